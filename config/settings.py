@@ -1,0 +1,175 @@
+"""Groundwork settings: every knob comes from the environment with a safe default.
+
+Embedded defaults (no env at all) give SQLite under var/, local file storage,
+Redis on loopback and the offline LLM provider: what `make run` and the tests use.
+"""
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(environ.Env().str("GROUNDWORK_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="groundwork-insecure-dev-key-change-me")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "channels",
+    "context_app",
+    "research_app",
+    "conversation_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# SQLite in IMMEDIATE mode with WAL: web and worker processes write the same
+# file, and deferred transactions would fail with "database is locked".
+DATABASES = {
+    "default": env.db_url(
+        "DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'groundwork.sqlite3'}"
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+LOGIN_URL = "/accounts/login/"
+
+# File storage: local by default, S3-compatible through django-storages.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if STORAGE_BACKEND == "s3":
+    STORAGES["default"] = {"BACKEND": "storages.backends.s3.S3Storage"}
+    AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME")
+    AWS_S3_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default=None)
+    AWS_S3_REGION_NAME = env.str("AWS_S3_REGION_NAME", default=None)
+
+# Redis: Celery broker and the Channels layer.
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
+    }
+}
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "research_app.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+# Upload and extraction limits (SPEC §2.6). Bytes above the request limit get 413.
+GROUNDWORK_MAX_UPLOAD_BYTES = env.int("GROUNDWORK_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+GROUNDWORK_MAX_FILES_PER_SET = env.int("GROUNDWORK_MAX_FILES_PER_SET", default=1000)
+GROUNDWORK_MAX_PAGES = env.int("GROUNDWORK_MAX_PAGES", default=2000)
+GROUNDWORK_MAX_CHARS = env.int("GROUNDWORK_MAX_CHARS", default=5_000_000)
+GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES", default=200 * 1024 * 1024)
+GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=120.0)
+# Files up to this size are extracted inside the upload request; larger ones in the worker.
+GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = env.int("GROUNDWORK_SYNC_EXTRACT_MAX_BYTES", default=1024 * 1024)
+# A file still `parsing` this long after its job started is assumed lost with its worker.
+GROUNDWORK_PARSING_STUCK_SECONDS = env.int("GROUNDWORK_PARSING_STUCK_SECONDS", default=900)
+# Task B fan-out: up to this many digests in one aggregate call, else a tree.
+GROUNDWORK_AGGREGATE_FANOUT = env.int("GROUNDWORK_AGGREGATE_FANOUT", default=8)
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+DATA_UPLOAD_MAX_MEMORY_SIZE = GROUNDWORK_MAX_UPLOAD_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# Model gateway. GROUNDWORK_LLM picks the provider; without it, `anthropic`
+# when ANTHROPIC_API_KEY is set, else the offline extractive provider.
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
+GROUNDWORK_LLM = env.str("GROUNDWORK_LLM", default="anthropic" if ANTHROPIC_API_KEY else "offline")
+GROUNDWORK_ANTHROPIC_MODEL = env.str("GROUNDWORK_ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+GROUNDWORK_LLM_MAX_TOKENS = env.int("GROUNDWORK_LLM_MAX_TOKENS", default=8192)
+GROUNDWORK_LLM_TIMEOUT_SECONDS = env.float("GROUNDWORK_LLM_TIMEOUT_SECONDS", default=120.0)
+GROUNDWORK_LLM_MAX_RETRIES = env.int("GROUNDWORK_LLM_MAX_RETRIES", default=3)
+GROUNDWORK_LLM_BACKOFF_SECONDS = env.float("GROUNDWORK_LLM_BACKOFF_SECONDS", default=1.0)
+
+PROMPTS_DIR = BASE_DIR / "prompts"
+CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.4"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

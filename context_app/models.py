@@ -1,0 +1,177 @@
+"""Context files, their extracted spans, stored digests, the digest cache and model calls.
+
+context_app knows a research session only through a foreign key; it imports
+nothing from the other apps.
+"""
+import uuid
+
+from django.db import models
+
+
+class DigestStatus(models.TextChoices):
+    READY = "ready"
+    STALE = "stale"
+    PARSING = "parsing"
+    ERROR = "error"
+
+
+class Change(models.TextChoices):
+    NEW = "new"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    DELETED = "deleted"
+
+
+class ContextSet(models.Model):
+    """The files of one research session, with a revision bumped by every mutation."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.OneToOneField(
+        "research_app.ResearchSession", on_delete=models.CASCADE, related_name="context_set"
+    )
+    # Digests are shared through the cache between sets with the same scope (a team).
+    cache_scope = models.CharField(max_length=64, db_index=True)
+    revision = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+    auto_parse = models.BooleanField(default=False)
+    # Set by Parse now / a run start; cleared when the set has settled. Files whose
+    # extraction finishes meanwhile are parsed too.
+    parse_requested = models.BooleanField(default=False)
+    aggregate_digest_status = models.CharField(
+        max_length=16, choices=DigestStatus.choices, default=DigestStatus.READY
+    )
+    aggregate_digest = models.ForeignKey(
+        "StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The revision at which the aggregate was last known to match the files.
+    aggregate_revision = models.PositiveIntegerField(default=0)
+    aggregate_error = models.JSONField(null=True, blank=True)
+    last_diff = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"ContextSet {self.id} (rev {self.revision})"
+
+
+class ContextFile(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="files")
+    filename = models.CharField(max_length=255)
+    mime_type = models.CharField(max_length=128)
+    format = models.CharField(max_length=32)
+    size_bytes = models.PositiveBigIntegerField()
+    uploaded_at = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+    blob = models.FileField(upload_to="context/%Y/%m/", max_length=255)
+    content_hash = models.CharField(max_length=64)
+    # Empty until extraction has run (large files are extracted in the worker).
+    extracted_text_hash = models.CharField(max_length=64, blank=True)
+    chunking_version = models.CharField(max_length=32, blank=True)
+    spans_hash = models.CharField(max_length=64, blank=True)
+    page_count = models.PositiveIntegerField(null=True, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    digest_status = models.CharField(
+        max_length=16, choices=DigestStatus.choices, default=DigestStatus.STALE
+    )
+    digest = models.ForeignKey(
+        "StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    digest_hash = models.CharField(max_length=64, blank=True)
+    last_change = models.CharField(max_length=16, choices=Change.choices, default=Change.NEW)
+    error = models.JSONField(null=True, blank=True)
+    parsing_started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")
+        ]
+        ordering = ["filename"]
+        indexes = [models.Index(fields=["digest_status", "parsing_started_at"])]
+
+    def __str__(self) -> str:
+        return self.filename
+
+    @property
+    def is_extracted(self) -> bool:
+        return bool(self.extracted_text_hash)
+
+
+class FileText(models.Model):
+    """Normalised text and spans of a file, kept apart so file lists never load them."""
+
+    file = models.OneToOneField(ContextFile, on_delete=models.CASCADE, related_name="text")
+    text = models.TextField()
+    spans = models.JSONField(default=list)  # [{span_id, text, locator, start, end}]
+
+
+class StoredDigest(models.Model):
+    class Kind(models.TextChoices):
+        FILE = "file"
+        AGGREGATE = "aggregate"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content = models.JSONField()
+    digest_hash = models.CharField(max_length=64, db_index=True)
+    prompt_version = models.CharField(max_length=32)
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    # What validation removed: [{"where": ..., "reason": ...}]
+    validation_report = models.JSONField(default=list, blank=True)
+    # For aggregates: hash of the ordered input digests it was built from.
+    input_hash = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} digest {self.digest_hash[:12]}"
+
+
+class DigestCacheEntry(models.Model):
+    """Content-addressed cache: same key within a scope → same digest, no model call."""
+
+    scope = models.CharField(max_length=64)
+    cache_key = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=StoredDigest.Kind.choices)
+    digest = models.ForeignKey(StoredDigest, on_delete=models.CASCADE, related_name="+")
+    # The filename the digest's SourceRefs were written with (relabelled on reuse).
+    filename = models.CharField(max_length=255, blank=True)
+    hits = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "cache_key"], name="unique_cache_key_per_scope")
+        ]
+        verbose_name_plural = "digest cache entries"
+
+
+class LLMCall(models.Model):
+    class Outcome(models.TextChoices):
+        OK = "ok"
+        RETRIED = "retried"
+        INVALID = "invalid"
+        FAILED = "failed"
+
+    task = models.CharField(max_length=64, db_index=True)
+    attempt = models.PositiveSmallIntegerField(default=1)  # 2 = the repair call
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    retries = models.PositiveSmallIntegerField(default=0)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    error = models.TextField(blank=True)
+    # What the call was for, e.g. "file:<uuid>" or "aggregate:<context set uuid>".
+    subject = models.CharField(max_length=128, blank=True)
+    context_set = models.ForeignKey(
+        ContextSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_calls"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "LLM call"
+
+    def __str__(self) -> str:
+        return f"{self.task} via {self.provider} ({self.outcome})"

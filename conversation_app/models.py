@@ -1,0 +1,1 @@
+# Chat, context requests and supplies arrive with the chat issue (SPEC §5).
