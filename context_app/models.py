@@ -43,8 +43,10 @@ class ContextSet(models.Model):
     aggregate_digest = models.ForeignKey(
         "StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The revision at which the aggregate was last known to match the files.
+    # The revision at which the aggregate was last known to match the files, and
+    # the hash of the (filename, format, digest_hash) inputs it was built from.
     aggregate_revision = models.PositiveIntegerField(default=0)
+    aggregate_inputs_hash = models.CharField(max_length=64, blank=True)
     aggregate_error = models.JSONField(null=True, blank=True)
     last_diff = models.JSONField(default=dict, blank=True)
 
@@ -117,8 +119,6 @@ class StoredDigest(models.Model):
     model = models.CharField(max_length=128)
     # What validation removed: [{"where": ..., "reason": ...}]
     validation_report = models.JSONField(default=list, blank=True)
-    # For aggregates: hash of the ordered input digests it was built from.
-    input_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

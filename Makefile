@@ -1,0 +1,53 @@
+# Two commands: `make run` starts the product, `make test` runs every test.
+# Both bootstrap themselves (virtualenv, Python packages, redis-server).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+HOST ?= 127.0.0.1
+REDIS_PORT ?= 6379
+export REDIS_URL ?= redis://127.0.0.1:$(REDIS_PORT)/0
+
+.PHONY: run test bench bootstrap system-packages clean
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	touch $@
+
+# redis-server (and Chromium for the browser tests) come from Debian's packages.
+system-packages:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing$$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else \
+	    echo "missing:$$missing. Install it (e.g. sudo apt-get install$$missing) and run make again." >&2; exit 1; \
+	  fi; \
+	fi
+
+bootstrap: $(BIN)/.installed system-packages
+
+run: bootstrap
+	@mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py ensure_demo_user
+	@procfile=var/Procfile.run; cp Procfile $$procfile; \
+	if ! $(BIN)/python -c "import redis; redis.Redis.from_url('$(REDIS_URL)').ping()" 2>/dev/null; then \
+	  echo "redis: redis-server --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no" >> $$procfile; \
+	fi; \
+	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)})"; echo; \
+	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile
+
+# The suite starts and stops its own redis-server on a free port (tests/conftest.py).
+test: bootstrap
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: bootstrap
+	$(BIN)/python bench/context_bench.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,56 @@
+from django.contrib import admin
+
+from .models import ContextFile, ContextSet, DigestCacheEntry, LLMCall, StoredDigest
+
+
+class ContextFileInline(admin.TabularInline):
+    model = ContextFile
+    fields = ("filename", "format", "size_bytes", "digest_status", "last_change", "updated_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(ContextSet)
+class ContextSetAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "revision", "aggregate_digest_status", "aggregate_revision", "auto_parse", "updated_at")
+    list_filter = ("aggregate_digest_status", "auto_parse")
+    list_select_related = ("session",)
+    readonly_fields = ("id", "aggregate_digest", "aggregate_inputs_hash", "last_diff", "updated_at")
+    inlines = [ContextFileInline]
+
+
+@admin.register(ContextFile)
+class ContextFileAdmin(admin.ModelAdmin):
+    list_display = ("filename", "format", "size_bytes", "digest_status", "last_change", "page_count", "uploaded_at")
+    list_filter = ("digest_status", "format", "last_change")
+    search_fields = ("filename", "content_hash", "extracted_text_hash")
+    readonly_fields = (
+        "id", "context_set", "content_hash", "extracted_text_hash", "chunking_version", "spans_hash",
+        "prompt_version", "digest", "digest_hash", "error", "parsing_started_at", "uploaded_at", "updated_at",
+    )
+
+
+@admin.register(StoredDigest)
+class StoredDigestAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "provider", "model", "prompt_version", "digest_hash", "created_at")
+    list_filter = ("kind", "provider", "prompt_version")
+    search_fields = ("digest_hash",)
+    readonly_fields = ("content", "validation_report", "created_at")
+
+
+@admin.register(DigestCacheEntry)
+class DigestCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ("cache_key", "scope", "kind", "filename", "hits", "created_at")
+    list_filter = ("kind", "scope")
+    search_fields = ("cache_key", "filename")
+    list_select_related = ("digest",)
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "task", "attempt", "provider", "model", "outcome", "retries", "input_tokens", "output_tokens", "latency_ms")
+    list_filter = ("task", "provider", "outcome", "prompt_version")
+    search_fields = ("subject", "error")
+    date_hierarchy = "created_at"

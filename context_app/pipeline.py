@@ -1,0 +1,425 @@
+"""Parsing: extraction in the worker, Task A per file, Task B per set (SPEC §2.3–2.5).
+
+Every step is safe to run twice and writes only if the state it started from is
+still current (the file's text hash, the set's aggregate inputs): a stale job's
+result is dropped, never shown. Celery tasks in tasks.py only call these.
+"""
+import json
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import digest_cache
+from .digests.generate import DigestFailed, generate_aggregate_digest, generate_file_digest
+from .digests.prompts import PROMPT_VERSION
+from .extraction import (
+    CHUNKING_VERSION,
+    ExtractedDocument,
+    ExtractionError,
+    ExtractionLimits,
+    extract_document,
+    sha256_hex,
+)
+from .models import ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
+from .notify import notify_context_changed
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CHUNKING_VERSION"]
+
+
+def prompt_version() -> str:
+    return PROMPT_VERSION
+
+
+# --- scheduling --------------------------------------------------------------
+
+
+def enqueue_parse(context_set_id) -> None:
+    from .tasks import parse_context_set
+
+    parse_context_set.delay(str(context_set_id))
+
+
+def enqueue_extraction(file_id, content_hash: str) -> None:
+    from .tasks import extract_file
+
+    extract_file.delay(str(file_id), content_hash)
+
+
+def after_change(context_set_id) -> None:
+    """After a committed mutation: tell the watchers, and parse if the set wants it."""
+    notify_context_changed(context_set_id)
+    context_set = ContextSet.objects.filter(pk=context_set_id).first()
+    if context_set and (context_set.auto_parse or context_set.parse_requested):
+        enqueue_parse(context_set_id)
+
+
+def parsing_wanted(context_set: ContextSet) -> bool:
+    return context_set.auto_parse or context_set.parse_requested
+
+
+def dispatch_parse(context_set_id) -> None:
+    """Claim every stale file for Task A (one task each, in parallel); aggregate when none is left."""
+    recover_stuck_files(context_set_id)
+    if not ContextSet.objects.filter(pk=context_set_id).exists():
+        return
+    # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
+    claimed = [
+        (file_id, text_hash)
+        for file_id, text_hash in _stale_extracted(context_set_id).values_list("id", "extracted_text_hash")
+        if _claim_file(file_id, text_hash)
+    ]
+    from .tasks import digest_file
+
+    for file_id, text_hash in claimed:
+        digest_file.delay(str(file_id), text_hash)
+    notify_context_changed(context_set_id)
+    schedule_aggregate_if_due(context_set_id)
+
+
+def _stale_extracted(context_set_id):
+    return ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.STALE).exclude(
+        extracted_text_hash=""
+    )
+
+
+def _claim_file(file_id, text_hash: str) -> bool:
+    now = timezone.now()
+    return bool(
+        ContextFile.objects.filter(pk=file_id, digest_status=DigestStatus.STALE, extracted_text_hash=text_hash).update(
+            digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now
+        )
+    )
+
+
+def schedule_aggregate_if_due(context_set_id) -> None:
+    """Once no file is parsing (or about to be), claim the stale aggregate and build it."""
+    if ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.PARSING).exists():
+        return
+    context_set = ContextSet.objects.get(pk=context_set_id)
+    if context_set.aggregate_digest_status == DigestStatus.READY:
+        _settle(context_set_id)
+        return
+    if not parsing_wanted(context_set) or _stale_extracted(context_set_id).exists():
+        return  # a queued dispatch_parse claims those files first
+    claimed = ContextSet.objects.filter(
+        pk=context_set_id, aggregate_digest_status__in=[DigestStatus.STALE, DigestStatus.ERROR]
+    ).update(aggregate_digest_status=DigestStatus.PARSING)
+    if claimed:
+        from .tasks import build_aggregate
+
+        notify_context_changed(context_set_id)
+        build_aggregate.delay(str(context_set_id))
+
+
+def _settle(context_set_id) -> None:
+    """Parse now is done once nothing is stale or parsing."""
+    busy = ContextFile.objects.filter(
+        context_set_id=context_set_id, digest_status__in=[DigestStatus.STALE, DigestStatus.PARSING]
+    ).exists()
+    if not busy:
+        ContextSet.objects.filter(pk=context_set_id, parse_requested=True).update(parse_requested=False)
+
+
+def recover_stuck_files(context_set_id=None) -> set:
+    """Files left `parsing` by a worker that died go back to the queue; returns the sets touched."""
+    cutoff = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS)
+    stuck = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, parsing_started_at__lt=cutoff)
+    if context_set_id is not None:
+        stuck = stuck.filter(context_set_id=context_set_id)
+    touched = set()
+    for file in stuck.only("id", "context_set_id", "content_hash", "extracted_text_hash", "parsing_started_at"):
+        touched.add(file.context_set_id)
+        if file.extracted_text_hash:
+            ContextFile.objects.filter(
+                pk=file.pk, digest_status=DigestStatus.PARSING, parsing_started_at=file.parsing_started_at
+            ).update(digest_status=DigestStatus.STALE, parsing_started_at=None)
+        else:
+            ContextFile.objects.filter(pk=file.pk).update(parsing_started_at=timezone.now())
+            enqueue_extraction(file.pk, file.content_hash)
+    if touched:
+        logger.warning("recovered files stuck in parsing in %d context set(s)", len(touched))
+    return touched
+
+
+# --- extraction --------------------------------------------------------------
+
+
+def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
+    file.digest_status = DigestStatus.ERROR
+    file.error = {"code": exc.code, "message": exc.message, "stage": "extraction"}
+    file.extracted_text_hash = ""
+    file.digest = None
+    file.digest_hash = ""
+    file.parsing_started_at = None
+
+
+def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
+    """Record text, spans and hashes; reuse a cached digest when one matches (no model call)."""
+    same_text = file.extracted_text_hash == document.extracted_text_hash and file.digest_id
+    file.format = document.format
+    file.mime_type = document.mime_type
+    file.extracted_text_hash = document.extracted_text_hash
+    file.chunking_version = CHUNKING_VERSION
+    file.spans_hash = document.spans_hash
+    file.page_count = document.page_count
+    file.parsing_started_at = None
+    file.error = None
+    if not file.pk or file._state.adding:
+        file.save()
+    FileText.objects.update_or_create(
+        file=file, defaults={"text": document.text, "spans": [s.as_dict() for s in document.spans]}
+    )
+    if same_text and file.prompt_version == PROMPT_VERSION:
+        file.digest_status = DigestStatus.READY
+        return
+    attach_cached_digest_or_mark_stale(file)
+
+
+def file_cache_key(file: ContextFile) -> str:
+    return digest_cache.digest_cache_key(file.extracted_text_hash, CHUNKING_VERSION, PROMPT_VERSION)
+
+
+def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
+    cached = digest_cache.cached_file_digest(
+        file.context_set.cache_scope, file_cache_key(file), file.filename
+    )
+    if cached is None:
+        file.digest_status = DigestStatus.STALE
+        file.digest = None
+        file.digest_hash = ""
+        return
+    file.digest = cached
+    file.digest_hash = cached.digest_hash
+    file.prompt_version = cached.prompt_version
+    file.digest_status = DigestStatus.READY
+
+
+def extract_file(file_id, content_hash: str) -> None:
+    """Worker-side extraction of a large file; dropped if the file was replaced meanwhile."""
+    file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
+    if file is None or file.content_hash != content_hash or file.is_extracted:
+        return
+    try:
+        with file.blob.open("rb") as handle:
+            data = handle.read()
+        document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
+    except ExtractionError as exc:
+        document, failure = None, exc
+    except OSError as exc:
+        document, failure = None, ExtractionError("storage", f"stored file could not be read: {exc}")
+    with transaction.atomic():
+        current = ContextFile.objects.select_for_update().select_related("context_set").filter(pk=file_id).first()
+        if current is None or current.content_hash != content_hash or current.is_extracted:
+            return
+        if document is None:
+            mark_extraction_failed(current, failure)
+        else:
+            apply_extraction(current, document)
+        current.save()
+        refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=current.context_set_id))
+    after_change(current.context_set_id)
+
+
+# --- Task A ------------------------------------------------------------------
+
+
+def digest_file(file_id, extracted_text_hash: str) -> None:
+    """Task A for one claimed file, unless the cache already holds its digest."""
+    file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
+    if file is None or file.digest_status != DigestStatus.PARSING or file.extracted_text_hash != extracted_text_hash:
+        logger.info("dropping stale digest job for file %s", file_id)
+        return
+    scope = file.context_set.cache_scope
+    cache_key = file_cache_key(file)
+    stored = digest_cache.cached_file_digest(scope, cache_key, file.filename)
+    error = None
+    if stored is None:
+        try:
+            generated = generate_file_digest(
+                filename=file.filename,
+                format=file.format,
+                spans=FileText.objects.get(file=file).spans,
+                subject=f"file:{file.id}",
+                context_set_id=file.context_set_id,
+            )
+            stored = digest_cache.store_digest(
+                scope=scope, cache_key=cache_key, kind=StoredDigest.Kind.FILE, generated=generated, filename=file.filename
+            )
+        except DigestFailed as exc:
+            error = {"code": "digest_failed", "message": str(exc), "stage": "digest"}
+    _write_file_digest(file, extracted_text_hash, stored, error)
+    after_file_digest(file.context_set_id)
+
+
+def _write_file_digest(file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        current = ContextFile.objects.filter(
+            pk=file.pk, digest_status=DigestStatus.PARSING, extracted_text_hash=extracted_text_hash
+        )
+        if stored is not None:
+            written = current.update(
+                digest=stored,
+                digest_hash=stored.digest_hash,
+                prompt_version=stored.prompt_version,
+                digest_status=DigestStatus.READY,
+                error=None,
+                parsing_started_at=None,
+                updated_at=now,
+            )
+        else:
+            written = current.update(digest_status=DigestStatus.ERROR, error=error, parsing_started_at=None, updated_at=now)
+        if not written:
+            logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
+            return
+        refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+
+
+def after_file_digest(context_set_id) -> None:
+    notify_context_changed(context_set_id)
+    schedule_aggregate_if_due(context_set_id)
+
+
+# --- Task B ------------------------------------------------------------------
+
+
+def aggregate_inputs(context_set: ContextSet) -> list[ContextFile]:
+    return list(
+        context_set.files.filter(digest_status=DigestStatus.READY, digest__isnull=False)
+        .select_related("digest")
+        .order_by("filename")
+    )
+
+
+def aggregate_inputs_hash(files: list[ContextFile]) -> str:
+    inputs = [[f.filename, f.format, f.digest_hash] for f in files]
+    return sha256_hex(json.dumps([PROMPT_VERSION, inputs], separators=(",", ":")))
+
+
+def refresh_aggregate_state(context_set: ContextSet) -> None:
+    """Decide, inside the mutation's transaction, whether the aggregate still matches the files.
+
+    Runs after every change: if the ready files and their digests are what the
+    current aggregate was built from, it simply becomes current for the new
+    revision (no Task B); otherwise it is stale until rebuilt.
+    """
+    statuses = set(context_set.files.values_list("digest_status", flat=True))
+    fields = ["aggregate_digest_status", "aggregate_revision", "aggregate_digest", "aggregate_inputs_hash", "aggregate_error"]
+    if not statuses:
+        context_set.aggregate_digest = None
+        context_set.aggregate_inputs_hash = ""
+        context_set.aggregate_digest_status = DigestStatus.READY
+        context_set.aggregate_revision = context_set.revision
+        context_set.aggregate_error = None
+    elif statuses == {DigestStatus.ERROR}:
+        context_set.aggregate_digest = None
+        context_set.aggregate_inputs_hash = ""
+        context_set.aggregate_digest_status = DigestStatus.ERROR
+        context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
+    else:
+        settled = not statuses & {DigestStatus.STALE, DigestStatus.PARSING}
+        current = context_set.aggregate_digest
+        inputs_hash = aggregate_inputs_hash(aggregate_inputs(context_set))
+        if settled and current is not None and context_set.aggregate_inputs_hash == inputs_hash:
+            context_set.aggregate_digest_status = DigestStatus.READY
+            context_set.aggregate_revision = context_set.revision
+            context_set.aggregate_error = None
+        elif context_set.aggregate_digest_status != DigestStatus.PARSING:
+            context_set.aggregate_digest_status = DigestStatus.STALE
+    context_set.save(update_fields=fields)
+
+
+def build_aggregate(context_set_id) -> None:
+    """Task B over the ready files' digests, as a tree of cached calls when the set is large."""
+    context_set = ContextSet.objects.filter(pk=context_set_id).first()
+    if context_set is None or context_set.aggregate_digest_status != DigestStatus.PARSING:
+        return
+    files = aggregate_inputs(context_set)
+    inputs_hash = aggregate_inputs_hash(files)
+    stored, error = None, None
+    if context_set.aggregate_digest_id and context_set.aggregate_inputs_hash == inputs_hash:
+        stored = context_set.aggregate_digest
+    elif files:
+        try:
+            stored = aggregate_tree(context_set, files)
+        except DigestFailed as exc:
+            error = {"message": str(exc)}
+    _write_aggregate(context_set_id, inputs_hash, stored, error)
+    notify_context_changed(context_set_id)
+    schedule_aggregate_if_due(context_set_id)
+
+
+def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> None:
+    with transaction.atomic():
+        context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
+        if aggregate_inputs_hash(aggregate_inputs(context_set)) != inputs_hash:
+            logger.info("dropped aggregate of %s: files changed while it was built", context_set_id)
+            context_set.aggregate_digest_status = DigestStatus.STALE
+        elif stored is not None:
+            context_set.aggregate_digest = stored
+            context_set.aggregate_inputs_hash = inputs_hash
+            context_set.aggregate_error = None
+            context_set.aggregate_digest_status = DigestStatus.PARSING  # refresh decides ready vs stale
+            context_set.save(
+                update_fields=["aggregate_digest", "aggregate_inputs_hash", "aggregate_error", "aggregate_digest_status"]
+            )
+            refresh_aggregate_state(context_set)
+            if context_set.aggregate_digest_status == DigestStatus.PARSING:
+                context_set.aggregate_digest_status = DigestStatus.STALE
+        else:
+            context_set.aggregate_digest_status = DigestStatus.ERROR
+            context_set.aggregate_error = error
+        context_set.save(update_fields=["aggregate_digest_status", "aggregate_error"])
+
+
+def aggregate_tree(context_set: ContextSet, files: list[ContextFile]) -> StoredDigest:
+    """One Task B for up to FANOUT files; above that, buckets aggregated level by level.
+
+    Bucket boundaries depend only on each entry's own name (content-defined), so
+    adding or changing one file changes one bucket per level and every other
+    node is a cache hit: O(log N) calls for one changed file.
+    """
+    entries = [
+        {"manifest": [{"filename": f.filename, "format": f.format}], "digest": f.digest}
+        for f in files
+    ]
+    fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
+    while len(entries) > fanout:
+        entries = [_aggregate_node(context_set, bucket) for bucket in _buckets(entries, fanout)]
+    return _aggregate_node(context_set, entries)["digest"]
+
+
+def _buckets(entries: list[dict], fanout: int) -> list[list[dict]]:
+    buckets: list[list[dict]] = [[]]
+    for entry in entries:
+        buckets[-1].append(entry)
+        boundary = int(sha256_hex(entry["manifest"][0]["filename"])[:8], 16) % max(2, fanout // 2) == 0
+        if boundary or len(buckets[-1]) >= fanout:
+            buckets.append([])
+    return [b for b in buckets if b]
+
+
+def _aggregate_node(context_set: ContextSet, entries: list[dict]) -> dict:
+    manifest = [item for entry in entries for item in entry["manifest"]]
+    input_hashes = [entry["digest"].digest_hash for entry in entries]
+    cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, PROMPT_VERSION)
+    stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
+    if stored is None:
+        generated = generate_aggregate_digest(
+            manifest=manifest,
+            digests=[entry["digest"].content for entry in entries],
+            subject=f"aggregate:{context_set.id}",
+            context_set_id=context_set.id,
+        )
+        stored = digest_cache.store_digest(
+            scope=context_set.cache_scope,
+            cache_key=cache_key,
+            kind=StoredDigest.Kind.AGGREGATE,
+            generated=generated,
+        )
+    return {"manifest": manifest, "digest": stored}

@@ -1,0 +1,19 @@
+"""Read paths for context sets: one query for the set, one for its files.
+
+FileText (text and spans) lives in its own table, so file lists never load it.
+"""
+from .models import ContextFile, ContextSet, FileText
+from .serializers import serialize_manifest
+
+
+def files_of(context_set: ContextSet) -> list[ContextFile]:
+    return list(context_set.files.order_by("filename"))
+
+
+def manifest_of(context_set: ContextSet) -> dict:
+    return serialize_manifest(context_set, files_of(context_set))
+
+
+def spans_of(file: ContextFile) -> list[dict]:
+    text = FileText.objects.filter(file=file).only("spans").first()
+    return text.spans if text else []

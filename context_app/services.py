@@ -1,0 +1,246 @@
+"""Context set mutations: upload, replace, delete, Parse now, retry, auto-parse.
+
+Every mutation runs in one transaction holding the set's row, bumps `revision`,
+records the diff for the banner, and after commit pushes `context.updated` and
+(when parsing is wanted) hands work to the worker. No model is called here.
+"""
+import uuid
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from . import pipeline
+from .extraction import (
+    ExtractionError,
+    ExtractionLimits,
+    clean_filename,
+    detect_format,
+    extract_document,
+    sha256_hex,
+)
+from .models import Change, ContextFile, ContextSet, DigestStatus, FileText
+
+
+class ContextError(Exception):
+    """A request the context set refuses; `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400, **extra):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.extra = extra
+
+
+@dataclass(frozen=True)
+class Upload:
+    filename: str
+    data: bytes
+    content_type: str | None = None
+
+
+@dataclass
+class MutationResult:
+    context_set: ContextSet
+    diff: list[dict] = field(default_factory=list)
+
+
+def create_context_set(session_id, cache_scope: str) -> ContextSet:
+    context_set, _ = ContextSet.objects.get_or_create(
+        session_id=session_id, defaults={"cache_scope": cache_scope}
+    )
+    return context_set
+
+
+def upload_files(context_set: ContextSet, uploads: list[Upload], *, expected_revision: int | None = None) -> MutationResult:
+    if not uploads:
+        raise ContextError("no files in the request (multipart field 'files')")
+    named = _named_uploads(uploads)
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        existing = {f.filename: f for f in context_set.files.filter(filename__in=named)}
+        new_count = sum(1 for name in named if name not in existing)
+        limit = settings.GROUNDWORK_MAX_FILES_PER_SET
+        if context_set.files.count() + new_count > limit:
+            raise ContextError(f"a context set holds at most {limit} files")
+        diff = [
+            _store_upload(context_set, name, upload, existing.get(name))
+            for name, upload in named.items()
+        ]
+        return _commit_mutation(context_set, diff)
+
+
+def replace_file(context_set: ContextSet, file_id, upload: Upload, *, expected_revision: int | None = None) -> MutationResult:
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        current = _file_in(context_set, file_id)
+        diff = [_store_upload(context_set, current.filename, upload, current)]
+        return _commit_mutation(context_set, diff)
+
+
+def delete_file(context_set: ContextSet, file_id, *, expected_revision: int | None = None) -> MutationResult:
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        doomed = _file_in(context_set, file_id)
+        diff = [{"file_id": str(doomed.id), "filename": doomed.filename, "change": Change.DELETED.value}]
+        blob_name = doomed.blob.name
+        doomed.delete()
+        transaction.on_commit(lambda: doomed.blob.storage.delete(blob_name))
+        return _commit_mutation(context_set, diff)
+
+
+def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | None = None) -> MutationResult:
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        retried = _file_in(context_set, file_id)
+        if retried.digest_status != DigestStatus.ERROR:
+            raise ContextError(f"{retried.filename} is {retried.digest_status}, only files in error can be retried", 409)
+        retried.error = None
+        if retried.is_extracted:
+            retried.digest_status = DigestStatus.STALE
+        else:
+            _extract_or_defer(retried, retried.blob.read() if _small(retried) else None)
+        retried.save()
+        context_set.parse_requested = True
+        diff = [{"file_id": str(retried.id), "filename": retried.filename, "change": Change.CHANGED.value}]
+        return _commit_mutation(context_set, diff)
+
+
+def request_parse(context_set: ContextSet, *, expected_revision: int | None = None) -> MutationResult:
+    """Parse now: Task A for stale files, then Task B if the aggregate is behind."""
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        context_set.parse_requested = True
+        context_set.save(update_fields=["parse_requested", "updated_at"])
+        transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id))
+    return MutationResult(context_set=context_set)
+
+
+def set_auto_parse(context_set: ContextSet, auto_parse: bool, *, expected_revision: int | None = None) -> MutationResult:
+    # A settings change, not a content change: the revision stays (see docs/decisions.md).
+    with transaction.atomic():
+        context_set = _lock(context_set, expected_revision)
+        context_set.auto_parse = auto_parse
+        context_set.save(update_fields=["auto_parse", "updated_at"])
+        transaction.on_commit(lambda: pipeline.after_change(context_set.id))
+    return MutationResult(context_set=context_set)
+
+
+# --- internals ---------------------------------------------------------------
+
+
+def parse_uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _lock(context_set: ContextSet, expected_revision: int | None) -> ContextSet:
+    locked = ContextSet.objects.select_for_update().get(pk=context_set.pk)
+    if expected_revision is not None and expected_revision != locked.revision:
+        raise ContextError(
+            "This context changed since you loaded it (revision "
+            f"{expected_revision} → {locked.revision}); reload and try again",
+            412,
+            current_revision=locked.revision,
+        )
+    return locked
+
+
+def _file_in(context_set: ContextSet, file_id) -> ContextFile:
+    file_uuid = parse_uuid(file_id)
+    file = context_set.files.filter(pk=file_uuid).first() if file_uuid else None
+    if file is None:
+        raise ContextError("file not found", 404)
+    return file
+
+
+def _named_uploads(uploads: list[Upload]) -> dict[str, Upload]:
+    named: dict[str, Upload] = {}
+    for upload in uploads:
+        try:
+            name = clean_filename(upload.filename)
+        except ValueError as exc:
+            raise ContextError(f"bad filename {upload.filename!r}: {exc}") from None
+        named[name] = upload  # the same name twice in one request: the last one wins
+    return named
+
+
+def _small(file: ContextFile) -> bool:
+    return file.size_bytes <= settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES
+
+
+def _store_upload(context_set: ContextSet, filename: str, upload: Upload, current: ContextFile | None) -> dict:
+    content_hash = sha256_hex(upload.data)
+    if current is not None and current.content_hash == content_hash:
+        current.last_change = Change.UNCHANGED
+        current.save(update_fields=["last_change", "updated_at"])
+        return _diff_item(current, Change.UNCHANGED)
+
+    file_format, mime_type = detect_format(filename, upload.data, upload.content_type)
+    file = current or ContextFile(context_set=context_set, filename=filename)
+    previous_text_hash = file.extracted_text_hash
+    if current is not None:
+        old_blob = current.blob.name
+        transaction.on_commit(lambda: current.blob.storage.delete(old_blob))
+    file.format = file_format
+    file.mime_type = mime_type
+    file.size_bytes = len(upload.data)
+    file.uploaded_at = timezone.now()
+    file.content_hash = content_hash
+    file.blob.save(filename, ContentFile(upload.data), save=False)
+    _extract_or_defer(file, upload.data if _small(file) else None)
+
+    if current is None:
+        change = Change.NEW
+    elif previous_text_hash and previous_text_hash == file.extracted_text_hash:
+        change = Change.UNCHANGED  # re-saved document, same text: the digest still holds
+    else:
+        change = Change.CHANGED
+    file.last_change = change
+    file.save()
+    return _diff_item(file, change)
+
+
+def _extract_or_defer(file: ContextFile, data: bytes | None) -> None:
+    """Extract small files now; large ones wait for the worker (status `parsing`, no text hash yet)."""
+    file.error = None
+    if data is None:
+        file.extracted_text_hash = ""
+        file.digest_status = DigestStatus.PARSING
+        file.parsing_started_at = timezone.now()
+        file.digest = None
+        file.digest_hash = ""
+        if file.pk:
+            FileText.objects.filter(file_id=file.pk).delete()
+        transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
+        return
+    try:
+        document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
+    except ExtractionError as exc:
+        pipeline.mark_extraction_failed(file, exc)
+        return
+    pipeline.apply_extraction(file, document)
+
+
+def _diff_item(file: ContextFile, change: Change) -> dict:
+    return {"file_id": str(file.id), "filename": file.filename, "change": change.value}
+
+
+def _commit_mutation(context_set: ContextSet, diff: list[dict]) -> MutationResult:
+    context_set.revision += 1
+    context_set.last_diff = _banner_counts(diff, context_set.revision)
+    context_set.save()
+    pipeline.refresh_aggregate_state(context_set)
+    transaction.on_commit(lambda: pipeline.after_change(context_set.id))
+    return MutationResult(context_set=context_set, diff=diff)
+
+
+def _banner_counts(diff: list[dict], revision: int) -> dict:
+    counts = {change.value: 0 for change in Change}
+    for item in diff:
+        counts[item["change"]] += 1
+    return {"revision": revision, **counts, "items": diff}

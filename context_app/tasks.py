@@ -1,0 +1,31 @@
+"""Celery entry points: load ids, call one pipeline function. All safe to run twice (acks_late)."""
+from celery import shared_task
+from celery.signals import worker_ready
+
+from . import pipeline
+
+
+@shared_task(name="context.parse_context_set")
+def parse_context_set(context_set_id: str) -> None:
+    pipeline.dispatch_parse(context_set_id)
+
+
+@shared_task(name="context.extract_file")
+def extract_file(file_id: str, content_hash: str) -> None:
+    pipeline.extract_file(file_id, content_hash)
+
+
+@shared_task(name="context.digest_file")
+def digest_file(file_id: str, extracted_text_hash: str) -> None:
+    pipeline.digest_file(file_id, extracted_text_hash)
+
+
+@shared_task(name="context.build_aggregate")
+def build_aggregate(context_set_id: str) -> None:
+    pipeline.build_aggregate(context_set_id)
+
+
+@worker_ready.connect
+def recover_after_restart(**_kwargs) -> None:
+    for context_set_id in pipeline.recover_stuck_files():
+        pipeline.enqueue_parse(context_set_id)

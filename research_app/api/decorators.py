@@ -1,0 +1,146 @@
+"""Small decorators so each API view body holds only its action.
+
+Order on a view: @api_view (auth) → @limit_upload_size → @idempotent → @with_session.
+"""
+import re
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpResponse
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+from .. import idempotency
+from ..selectors import visible_session
+from .errors import error
+
+MUTATING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+_IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
+
+
+def with_session(view):
+    """Loads the session named by `sid` for its members; everyone else gets 404."""
+
+    @wraps(view)
+    def wrapper(request, sid, *args, **kwargs):
+        session = visible_session(request.user, sid)
+        if session is None:
+            return error("session not found", 404)
+        return view(request, session, *args, **kwargs)
+
+    return wrapper
+
+
+def expected_revision(request) -> int | None:
+    """`If-Match: "<revision>"`; absent (or `*`) means the current revision."""
+    raw = request.headers.get("If-Match", "").strip()
+    if raw in ("", "*"):
+        return None
+    match = _IF_MATCH.match(raw)
+    if match is None:
+        raise ValueError(f'If-Match must be a revision like "3", got {raw!r}')
+    return int(match.group(1))
+
+
+def with_revision(view):
+    """Passes `expected_revision` from If-Match; a malformed header is a 400."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            revision = expected_revision(request)
+        except ValueError as exc:
+            return error(str(exc), 400)
+        return view(request, *args, expected_revision=revision, **kwargs)
+
+    return wrapper
+
+
+def limit_upload_size(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        limit = settings.GROUNDWORK_MAX_UPLOAD_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit:
+            return error(f"upload is {length} bytes; the limit is {limit} bytes", 413, limit_bytes=limit)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def idempotent(view):
+    """Requires Idempotency-Key on mutations and replays/refuses repeats (see research_app.idempotency)."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method not in MUTATING_METHODS:
+            return view(request, *args, **kwargs)
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if not key:
+            return error("Idempotency-Key header is required for this request", 400)
+        if len(key) > 255:
+            return error("Idempotency-Key is longer than 255 characters", 400)
+        claim = idempotency.claim_key(request.user, key, _fingerprint(request))
+        if claim.conflict == "mismatch":
+            return error("Idempotency-Key was already used for a different request", 422)
+        if claim.conflict == "in_flight":
+            return error("a request with this Idempotency-Key is still in progress", 409)
+        if claim.replay is not None:
+            return _replayed(claim.replay)
+        try:
+            response = _as_bytes(view(request, *args, **kwargs))
+        except BaseException:
+            idempotency.abandon(claim.record)
+            raise
+        idempotency.complete(claim.record, response.status_code, response.content, dict(response.items()))
+        return response
+
+    return wrapper
+
+
+def _fingerprint(request) -> str:
+    files = [
+        (field, upload.name, _read(upload))
+        for field in sorted(request.FILES)
+        for upload in request.FILES.getlist(field)
+    ]
+    data = request.data
+    fields = {
+        name: data.getlist(name) if hasattr(data, "getlist") else data[name]
+        for name in data
+        if name not in request.FILES
+    }
+    return idempotency.request_fingerprint(
+        request.method, request.path, request.headers.get("If-Match", ""), fields, files
+    )
+
+
+def _read(upload) -> bytes:
+    upload.seek(0)
+    content = upload.read()
+    upload.seek(0)
+    return content
+
+
+def _as_bytes(response) -> HttpResponse:
+    """Render once, so the stored body and the first answer are the same bytes."""
+    if isinstance(response, Response):
+        rendered = HttpResponse(
+            JSONRenderer().render(response.data), status=response.status_code, content_type="application/json"
+        )
+        for name, value in response.items():
+            if name.lower() != "content-type":
+                rendered[name] = value
+        return rendered
+    return response
+
+
+def _replayed(record) -> HttpResponse:
+    response = HttpResponse(bytes(record.response_body or b""), status=record.response_status)
+    for name, value in record.response_headers.items():
+        response[name] = value
+    response[idempotency.REPLAYED_HEADER] = "true"
+    return response

@@ -1,0 +1,27 @@
+"""One shape for every JSON error: {"error": "<message>", ...}."""
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from context_app.services import ContextError
+
+from ..services import SessionError
+
+
+def error(message: str, status: int, **extra) -> Response:
+    return Response({"error": message, **extra}, status=status)
+
+
+def exception_handler(exc, context) -> Response | None:
+    if isinstance(exc, ContextError):
+        return error(exc.message, exc.status, **exc.extra)
+    if isinstance(exc, SessionError):
+        return error(exc.message, exc.status)
+    if isinstance(exc, Http404):
+        return error("not found", 404)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, exceptions.APIException):
+        detail = response.data.get("detail") if isinstance(response.data, dict) else None
+        response.data = {"error": str(detail or exc.detail)}
+    return response

@@ -1,0 +1,26 @@
+"""Live context status for a session's members (SPEC §2.7)."""
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from context_app.notify import context_group_name
+
+from .selectors import is_member
+
+
+class ContextConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self):
+        session_id = self.scope["url_route"]["kwargs"]["sid"]
+        user = self.scope.get("user")
+        if user is None or not await database_sync_to_async(is_member)(user, session_id):
+            await self.close(code=4404)  # before accept: the handshake is refused
+            return
+        self.group = context_group_name(session_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def context_updated(self, event):
+        await self.send_json(event)

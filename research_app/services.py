@@ -1,0 +1,53 @@
+"""Teams and research sessions."""
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from context_app.services import create_context_set
+
+from .models import ResearchSession, Team
+
+
+class SessionError(Exception):
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def team_cache_scope(team: Team) -> str:
+    return f"team:{team.pk}"
+
+
+def create_session(*, user: AbstractBaseUser, title: str, question: str = "", team_id=None) -> ResearchSession:
+    title = (title or "").strip()
+    if not title:
+        raise SessionError("title is required")
+    if len(title) > 200:
+        raise SessionError("title is longer than 200 characters")
+    teams = Team.objects.filter(members=user)
+    if team_id is not None:
+        team = teams.filter(pk=team_id).first() if str(team_id).isdigit() else None
+        if team is None:
+            raise SessionError("team not found", 404)
+    else:
+        team = teams.order_by("pk").first()
+        if team is None:
+            raise SessionError("you are not a member of any team; ask an admin to add you to one")
+    with transaction.atomic():
+        session = ResearchSession.objects.create(team=team, title=title, question=question or "", created_by=user)
+        create_context_set(session.pk, team_cache_scope(team))
+    return session
+
+
+def ensure_demo_user(username: str = "demo", password: str = "demo", team_name: str = "Demo"):
+    """The login `make run` prints: user demo/demo in team Demo."""
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(username=username)
+    if created:
+        user.set_password(password)
+        user.save()
+    team, _ = Team.objects.get_or_create(name=team_name)
+    team.members.add(user)
+    return user, team

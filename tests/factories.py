@@ -1,0 +1,117 @@
+"""Users, teams, sessions and an API client that speaks SPEC §2.6 with its headers."""
+import itertools
+import time
+import uuid
+
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from context_app.models import ContextSet, LLMCall
+from research_app.models import Team
+
+_counter = itertools.count(1)
+
+
+def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+def make_member(team: Team | None = None, username: str | None = None):
+    team = team or Team.objects.create(name=f"team-{next(_counter)}")
+    user = get_user_model().objects.create_user(username or f"user-{next(_counter)}", password="pw")
+    team.members.add(user)
+    return user, team
+
+
+class ContextApi:
+    """Thin client over the HTTP endpoints, adding Idempotency-Key to every mutation."""
+
+    def __init__(self, user):
+        self.user = user
+        self.token = Token.objects.create(user=user).key
+        self.client = APIClient()
+        self.client.credentials(HTTP_AUTHORIZATION=f"Token {self.token}")
+
+    def create_session(self, title: str = "Pilot study", **extra) -> str:
+        response = self.post("/api/sessions", {"title": title, **extra}, format="json")
+        assert response.status_code == 201, response.content
+        return response.json()["session_id"]
+
+    def post(self, path, data=None, key: str | None = None, if_match: int | None = None, **kwargs):
+        return self.client.post(path, data, **self._headers(key, if_match), **kwargs)
+
+    def put(self, path, data=None, key: str | None = None, if_match: int | None = None, **kwargs):
+        return self.client.put(path, data, **self._headers(key, if_match), **kwargs)
+
+    def patch(self, path, data=None, key: str | None = None, if_match: int | None = None, **kwargs):
+        return self.client.patch(path, data, **self._headers(key, if_match), **kwargs)
+
+    def delete(self, path, key: str | None = None, if_match: int | None = None):
+        return self.client.delete(path, **self._headers(key, if_match))
+
+    def get(self, path, **kwargs):
+        return self.client.get(path, **kwargs)
+
+    @staticmethod
+    def _headers(key, if_match) -> dict:
+        headers = {"HTTP_IDEMPOTENCY_KEY": key or uuid.uuid4().hex}
+        if if_match is not None:
+            headers["HTTP_IF_MATCH"] = f'"{if_match}"'
+        return headers
+
+    # --- context conveniences ------------------------------------------------
+
+    def upload(self, sid: str, files: dict[str, bytes], **kwargs):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        uploads = [SimpleUploadedFile(name, content) for name, content in files.items()]
+        return self.post(f"/api/sessions/{sid}/context/files", {"files": uploads}, format="multipart", **kwargs)
+
+    def replace(self, sid: str, fid: str, name: str, content: bytes, **kwargs):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        return self.put(
+            f"/api/sessions/{sid}/context/files/{fid}",
+            {"file": SimpleUploadedFile(name, content)},
+            format="multipart",
+            **kwargs,
+        )
+
+    def manifest(self, sid: str) -> dict:
+        response = self.get(f"/api/sessions/{sid}/context")
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    def parse(self, sid: str):
+        response = self.post(f"/api/sessions/{sid}/context/parse")
+        assert response.status_code == 202, response.content
+        return response
+
+    def settle(self, sid: str, timeout: float = 60) -> dict:
+        """Wait until no file is stale or parsing and the aggregate matches the revision."""
+
+        def settled():
+            manifest = self.manifest(sid)
+            busy = any(f["digest_status"] in ("stale", "parsing") for f in manifest["files"])
+            if busy or manifest["aggregate_digest_status"] in ("stale", "parsing"):
+                return None
+            return manifest
+
+        return wait_until(settled, timeout=timeout, message=f"context of {sid} to settle")
+
+    def file_id(self, sid: str, filename: str) -> str:
+        return next(f["file_id"] for f in self.manifest(sid)["files"] if f["filename"] == filename)
+
+
+def model_calls(sid: str, task: str, attempt: int | None = 1) -> int:
+    calls = LLMCall.objects.filter(context_set=ContextSet.objects.get(session_id=sid), task=task)
+    if attempt is not None:
+        calls = calls.filter(attempt=attempt)
+    return calls.count()

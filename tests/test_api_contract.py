@@ -1,0 +1,181 @@
+"""SPEC §2.6 contract details: idempotency, If-Match, ETag, limits, team isolation."""
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from research_app import idempotency
+from tests.factories import ContextApi, make_member
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TEXT = b"The survey covered 412 households in 2023. Results may change after the audit.\n"
+
+
+@pytest.fixture
+def api():
+    user, _ = make_member()
+    return ContextApi(user)
+
+
+@pytest.fixture
+def session_with_file(api):
+    sid = api.create_session()
+    fid = api.upload(sid, {"survey.txt": TEXT}).json()["files"][0]["file_id"]
+    return sid, fid
+
+
+def test_sessions_create_list_and_snapshot(api):
+    response = api.post("/api/sessions", {"title": "Leak study", "question": "Do sensors pay off?"}, format="json")
+    assert response.status_code == 201
+    sid = response.json()["session_id"]
+    listed = api.get("/api/sessions").json()["sessions"]
+    assert [s["session_id"] for s in listed] == [sid]
+    snapshot = api.get(f"/api/sessions/{sid}").json()
+    assert snapshot["question"] == "Do sensors pay off?"
+    assert snapshot["context_processing"]["files_total"] == 0
+    assert snapshot["runs"] == []
+    assert api.post("/api/sessions", {"title": " "}, format="json").status_code == 400
+
+
+def test_mutations_require_an_idempotency_key(api, session_with_file):
+    sid, _ = session_with_file
+    response = api.client.post(f"/api/sessions/{sid}/context/parse")
+    assert response.status_code == 400
+    assert "Idempotency-Key" in response.json()["error"]
+
+
+def test_same_key_same_request_replays_byte_for_byte_without_a_second_effect(api):
+    sid = api.create_session()
+    first = api.upload(sid, {"survey.txt": TEXT}, key="k-1")
+    second = api.upload(sid, {"survey.txt": TEXT}, key="k-1")
+    assert first.status_code == second.status_code == 201
+    assert second.content == first.content
+    assert second["Idempotent-Replayed"] == "true"
+    assert not first.has_header("Idempotent-Replayed")
+    assert api.manifest(sid)["revision"] == 1
+
+
+def test_same_key_different_request_is_422(api):
+    sid = api.create_session()
+    api.upload(sid, {"survey.txt": TEXT}, key="k-2")
+    response = api.upload(sid, {"survey.txt": TEXT + b"more"}, key="k-2")
+    assert response.status_code == 422
+    assert api.manifest(sid)["revision"] == 1
+
+
+def test_same_key_while_the_first_is_running_is_409(api, session_with_file):
+    sid, _ = session_with_file
+    path = f"/api/sessions/{sid}/context/parse"
+    # The first request has claimed the key and not finished: exactly the state a concurrent retry sees.
+    fingerprint = idempotency.request_fingerprint("POST", path, "", {}, [])
+    claim = idempotency.claim_key(api.user, "k-3", fingerprint)
+    assert claim.record is not None
+    response = api.post(path, key="k-3")
+    assert response.status_code == 409
+    idempotency.complete(claim.record, 202, b'{"ok":true}', {"Content-Type": "application/json"})
+    replay = api.post(path, key="k-3")
+    assert replay.status_code == 202 and replay.content == b'{"ok":true}'
+
+
+def test_keys_are_per_user(api, session_with_file):
+    sid, _ = session_with_file
+    teammate, _ = make_member(team=api.user.teams.first())
+    other = ContextApi(teammate)
+    assert api.post(f"/api/sessions/{sid}/context/parse", key="shared").status_code == 202
+    assert other.post(f"/api/sessions/{sid}/context/parse", key="shared").status_code == 202
+
+
+def test_manifest_etag_and_if_match(api, session_with_file):
+    sid, fid = session_with_file
+    response = api.get(f"/api/sessions/{sid}/context")
+    assert response["ETag"] == '"1"'
+    stale = api.delete(f"/api/sessions/{sid}/context/files/{fid}", if_match=0)
+    assert stale.status_code == 412
+    assert stale.json()["current_revision"] == 1 and stale.json()["error"]
+    assert api.manifest(sid)["files"], "a 412 must not delete anything"
+    ok = api.delete(f"/api/sessions/{sid}/context/files/{fid}", if_match=1)
+    assert ok.status_code == 200 and ok.json()["revision"] == 2
+    bad = api.post(f"/api/sessions/{sid}/context/parse", if_match=None, HTTP_IF_MATCH="yesterday")
+    assert bad.status_code == 400
+
+
+def test_upload_limit_is_413(api, settings):
+    settings.GROUNDWORK_MAX_UPLOAD_BYTES = 1000
+    sid = api.create_session()
+    response = api.upload(sid, {"big.txt": b"x" * 5000})
+    assert response.status_code == 413
+    assert "limit" in response.json()["error"]
+    assert api.manifest(sid)["files"] == []
+
+
+def test_too_many_files_is_refused(api, settings):
+    settings.GROUNDWORK_MAX_FILES_PER_SET = 2
+    sid = api.create_session()
+    response = api.upload(sid, {"a.txt": b"one", "b.txt": b"two", "c.txt": b"three"})
+    assert response.status_code == 400 and "at most 2 files" in response.json()["error"]
+
+
+def test_filenames_are_cleaned_and_unique(api):
+    sid = api.create_session()
+    body = api.upload(sid, {"../../etc/notes::v2.txt": TEXT}).json()
+    assert body["files"][0]["filename"] == "notes_v2.txt"
+    again = api.upload(sid, {"notes_v2.txt": TEXT + b"x"}).json()
+    assert again["diff"][0]["change"] == "changed"
+    assert len(api.manifest(sid)["files"]) == 1
+
+
+def test_preview_download_and_digest_endpoints(api, session_with_file):
+    sid, fid = session_with_file
+    meta = api.get(f"/api/sessions/{sid}/context/files/{fid}").json()
+    assert meta["preview_url"].endswith("/preview") and meta["download_url"].endswith("/download")
+    spans = api.get(meta["preview_url"]).json()["spans"]
+    assert spans[0]["span_id"] == "S1" and "412 households" in spans[0]["text"]
+    assert {"span_id", "text", "locator", "start", "end"} <= set(spans[0])
+    download = api.get(meta["download_url"])
+    assert download.status_code == 200
+    assert b"".join(download.streaming_content) == TEXT
+    assert download["Content-Disposition"].startswith("attachment")
+    missing = api.get(f"/api/sessions/{sid}/context/files/{fid}/digest")
+    assert missing.status_code == 404 and "stale" in missing.json()["error"]
+    assert api.get(f"/api/sessions/{sid}/context/digest").status_code == 404
+
+
+def test_other_teams_get_404_on_every_endpoint(api, session_with_file):
+    sid, fid = session_with_file
+    stranger = ContextApi(make_member()[0])
+    base = f"/api/sessions/{sid}"
+    reads = [base, f"{base}/context", f"{base}/context/digest", f"{base}/context/files/{fid}",
+             f"{base}/context/files/{fid}/preview", f"{base}/context/files/{fid}/download",
+             f"{base}/context/files/{fid}/digest"]
+    for path in reads:
+        assert stranger.get(path).status_code == 404, path
+    assert stranger.upload(sid, {"x.txt": b"x"}).status_code == 404
+    assert stranger.replace(sid, fid, "survey.txt", b"x").status_code == 404
+    assert stranger.delete(f"{base}/context/files/{fid}").status_code == 404
+    assert stranger.patch(f"{base}/context", {"auto_parse": True}, format="json").status_code == 404
+    assert stranger.post(f"{base}/context/parse").status_code == 404
+    assert stranger.post(f"{base}/context/files/{fid}/retry").status_code == 404
+    assert sid not in str(stranger.get("/api/sessions").json())
+    assert api.manifest(sid)["files"][0]["content_hash"], "the owner's data is untouched"
+
+
+def test_unknown_ids_are_404_not_500(api):
+    sid = api.create_session()
+    assert api.get(f"/api/sessions/{uuid.uuid4()}").status_code == 404
+    assert api.get("/api/sessions/not-a-uuid/context").status_code == 404
+    assert api.get(f"/api/sessions/{sid}/context/files/not-a-uuid").status_code == 404
+    assert api.delete(f"/api/sessions/{sid}/context/files/{uuid.uuid4()}").status_code == 404
+
+
+def test_staff_see_every_session(api, session_with_file):
+    sid, _ = session_with_file
+    staff = get_user_model().objects.create_user("auditor", password="pw", is_staff=True)
+    assert ContextApi(staff).get(f"/api/sessions/{sid}/context").status_code == 200
+
+
+def test_anonymous_is_refused(api, session_with_file):
+    sid, _ = session_with_file
+    from rest_framework.test import APIClient
+
+    assert APIClient().get(f"/api/sessions/{sid}/context").status_code in (401, 403)

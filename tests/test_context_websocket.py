@@ -1,0 +1,77 @@
+"""`/ws/sessions/{sid}/context/` over the real ASGI app and the Redis channel layer."""
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from config.asgi import application
+from tests.factories import ContextApi, make_member
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+
+HEADERS = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
+
+
+def connect(sid: str, token: str) -> WebsocketCommunicator:
+    return WebsocketCommunicator(application, f"/ws/sessions/{sid}/context/?token={token}", headers=HEADERS)
+
+
+def test_member_receives_context_updated_after_an_upload():
+    user, _ = make_member()
+    api = ContextApi(user)
+    sid = api.create_session()
+
+    async def scenario():
+        communicator = connect(sid, api.token)
+        connected, _ = await communicator.connect()
+        assert connected
+        response = await sync_to_async(api.upload)(sid, {"notes.txt": b"Pumps were replaced in May 2023."})
+        assert response.status_code == 201
+        message = await communicator.receive_json_from(timeout=10)
+        await communicator.disconnect()
+        return message
+
+    message = async_to_sync(scenario)()
+    assert message["type"] == "context.updated"
+    assert message["revision"] == 1
+    assert [f["filename"] for f in message["files"]] == ["notes.txt"]
+    assert message["last_diff"]["new"] == 1
+    assert message["aggregate_digest_status"] == "stale"
+
+
+def test_statuses_stream_while_parsing():
+    user, _ = make_member()
+    api = ContextApi(user)
+    sid = api.create_session()
+    api.upload(sid, {"notes.txt": b"Pumps were replaced in May 2023. Costs may rise."})
+
+    async def scenario():
+        communicator = connect(sid, api.token)
+        assert (await communicator.connect())[0]
+        await sync_to_async(api.parse)(sid)
+        seen = []
+        while True:
+            message = await communicator.receive_json_from(timeout=20)
+            seen.append((message["files"][0]["digest_status"], message["aggregate_digest_status"]))
+            if seen[-1] == ("ready", "ready"):
+                break
+        await communicator.disconnect()
+        return seen
+
+    seen = async_to_sync(scenario)()
+    assert ("parsing", "stale") in seen
+    assert seen[-1] == ("ready", "ready")
+
+
+def test_non_members_and_anonymous_are_refused():
+    owner, _ = make_member()
+    sid = ContextApi(owner).create_session()
+    stranger = ContextApi(make_member()[0])
+
+    async def attempt(token: str):
+        communicator = connect(sid, token)
+        connected, code = await communicator.connect()
+        await communicator.disconnect()
+        return connected, code
+
+    assert async_to_sync(attempt)(stranger.token) == (False, 4404)
+    assert async_to_sync(attempt)("not-a-token")[0] is False
