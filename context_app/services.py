@@ -22,6 +22,7 @@ from .extraction import (
     sha256_hex,
 )
 from .models import Change, ContextFile, ContextSet, DigestStatus, FileText
+from .selectors import manifest_of
 
 
 class ContextError(Exception):
@@ -44,6 +45,8 @@ class Upload:
 @dataclass
 class MutationResult:
     context_set: ContextSet
+    # The manifest as committed, before any worker could move on.
+    manifest: dict
     diff: list[dict] = field(default_factory=list)
 
 
@@ -115,7 +118,7 @@ def request_parse(context_set: ContextSet, *, expected_revision: int | None = No
         context_set.parse_requested = True
         context_set.save(update_fields=["parse_requested", "updated_at"])
         transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id))
-    return MutationResult(context_set=context_set)
+        return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
 def set_auto_parse(context_set: ContextSet, auto_parse: bool, *, expected_revision: int | None = None) -> MutationResult:
@@ -125,7 +128,7 @@ def set_auto_parse(context_set: ContextSet, auto_parse: bool, *, expected_revisi
         context_set.auto_parse = auto_parse
         context_set.save(update_fields=["auto_parse", "updated_at"])
         transaction.on_commit(lambda: pipeline.after_change(context_set.id))
-    return MutationResult(context_set=context_set)
+        return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
 # --- internals ---------------------------------------------------------------
@@ -236,7 +239,7 @@ def _commit_mutation(context_set: ContextSet, diff: list[dict]) -> MutationResul
     context_set.save()
     pipeline.refresh_aggregate_state(context_set)
     transaction.on_commit(lambda: pipeline.after_change(context_set.id))
-    return MutationResult(context_set=context_set, diff=diff)
+    return MutationResult(context_set=context_set, manifest=manifest_of(context_set), diff=diff)
 
 
 def _banner_counts(diff: list[dict], revision: int) -> dict:

@@ -49,10 +49,13 @@ def context(request, session, expected_revision):
         auto_parse = request.data.get("auto_parse") if isinstance(request.data, dict) else None
         if not isinstance(auto_parse, bool):
             return error("body must be {\"auto_parse\": true|false}", 400)
-        context_services.set_auto_parse(context_set, auto_parse, expected_revision=expected_revision)
-        context_set.refresh_from_db()
-    response = Response(context_selectors.manifest_of(context_set))
-    response["ETag"] = f'"{context_set.revision}"'
+        manifest = context_services.set_auto_parse(
+            context_set, auto_parse, expected_revision=expected_revision
+        ).manifest
+    else:
+        manifest = context_selectors.manifest_of(context_set)
+    response = Response(manifest)
+    response["ETag"] = f'"{manifest["revision"]}"'
     return response
 
 
@@ -207,8 +210,7 @@ def _digest_fields(digest: StoredDigest) -> dict:
 
 
 def _mutation_response(result: context_services.MutationResult, status: int = 200) -> Response:
-    context_set = result.context_set
-    manifest = context_selectors.manifest_of(context_set)
+    manifest = result.manifest
     response = Response(
         {
             "revision": manifest["revision"],

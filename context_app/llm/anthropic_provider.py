@@ -1,0 +1,49 @@
+"""Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
+import anthropic
+
+from .base import LLMRequest, LLMResponse, ProviderError
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
+        self.model = model
+        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            message = self.client.messages.create(
+                model=self.model,
+                max_tokens=request.max_tokens,
+                system=request.system,
+                messages=[{"role": "user", "content": request.prompt}],
+            )
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
+        except anthropic.APIStatusError as exc:
+            retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
+            raise ProviderError(f"HTTP {exc.status_code}: {_message(exc)}", retryable=retryable) from exc
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        return LLMResponse(
+            text=text,
+            input_tokens=message.usage.input_tokens,
+            output_tokens=message.usage.output_tokens,
+            model=message.model or self.model,
+        )
+
+    def count_tokens(self, system: str, prompt: str) -> int | None:
+        """Exact input tokens when the API offers counting; None lets callers estimate."""
+        try:
+            result = self.client.messages.count_tokens(
+                model=self.model, system=system, messages=[{"role": "user", "content": prompt}]
+            )
+            return result.input_tokens
+        except anthropic.AnthropicError:
+            return None
+
+
+def _message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    return str(error.get("message") or exc.message)[:500]

@@ -1,0 +1,113 @@
+"""The one way to call a model: pick the provider, retry what is worth retrying, record every call."""
+import logging
+import random
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from ..models import LLMCall
+from .base import LLMRequest, LLMResponse, Provider, ProviderError
+
+logger = logging.getLogger(__name__)
+
+_providers: dict[str, Provider] = {}
+
+
+@dataclass(frozen=True)
+class GatewayResult:
+    response: LLMResponse
+    call: LLMCall
+
+
+class GatewayError(Exception):
+    """The call failed for good (after retries); the message is safe to show."""
+
+
+def _build(name: str) -> Provider:
+    if name == "offline":
+        from .offline import OfflineProvider
+
+        return OfflineProvider()
+    if name == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+
+        if not settings.ANTHROPIC_API_KEY:
+            raise ImproperlyConfigured("GROUNDWORK_LLM=anthropic needs ANTHROPIC_API_KEY")
+        return AnthropicProvider(
+            api_key=settings.ANTHROPIC_API_KEY,
+            base_url=settings.ANTHROPIC_BASE_URL or None,
+            model=settings.GROUNDWORK_ANTHROPIC_MODEL,
+            timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS,
+        )
+    raise ImproperlyConfigured(f"unknown GROUNDWORK_LLM {name!r}; known providers: anthropic, offline")
+
+
+def get_provider(name: str | None = None) -> Provider:
+    name = name or settings.GROUNDWORK_LLM
+    if name not in _providers:
+        _providers[name] = _build(name)
+    return _providers[name]
+
+
+def reset_providers() -> None:
+    """Forget built providers (tests and settings changes)."""
+    _providers.clear()
+
+
+def complete(
+    request: LLMRequest,
+    *,
+    prompt_version: str = "",
+    subject: str = "",
+    context_set_id=None,
+    attempt: int = 1,
+    provider: Provider | None = None,
+) -> GatewayResult:
+    provider = provider or get_provider()
+    retries = 0
+    started = time.monotonic()
+    record = dict(
+        task=request.task, attempt=attempt, provider=provider.name, model=provider.model,
+        prompt_version=prompt_version, subject=subject, context_set_id=context_set_id,
+    )
+    while True:
+        try:
+            response = provider.complete(request)
+            break
+        except ProviderError as exc:
+            if exc.retryable and retries < settings.GROUNDWORK_LLM_MAX_RETRIES:
+                retries += 1
+                time.sleep(_backoff(retries))
+                continue
+            after = f" after {retries} retries" if retries else ""
+            LLMCall.objects.create(
+                **record, retries=retries, outcome=LLMCall.Outcome.FAILED, error=str(exc)[:2000],
+                latency_ms=_ms_since(started),
+            )
+            raise GatewayError(f"{provider.name}: {exc}{after}") from exc
+    call = LLMCall.objects.create(
+        **{**record, "model": response.model or provider.model},
+        retries=retries,
+        outcome=LLMCall.Outcome.RETRIED if retries else LLMCall.Outcome.OK,
+        input_tokens=response.input_tokens,
+        output_tokens=response.output_tokens,
+        latency_ms=_ms_since(started),
+    )
+    return GatewayResult(response=response, call=call)
+
+
+def mark_invalid(call: LLMCall, errors: list[str]) -> None:
+    call.outcome = LLMCall.Outcome.INVALID
+    call.error = "\n".join(errors)[:4000]
+    call.save(update_fields=["outcome", "error"])
+
+
+def _backoff(retry: int) -> float:
+    base = settings.GROUNDWORK_LLM_BACKOFF_SECONDS
+    return base * (2 ** (retry - 1)) * (1 + random.random() / 2)
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,42 @@
+"""The offline provider: deterministic, extractive, no network (the embedded default).
+
+It reads the task envelope (`TASK: <NAME>` on the first line) and answers with
+JSON built from the input itself. A documented product mode, not a test double.
+"""
+import json
+import math
+from collections.abc import Callable
+
+from .base import LLMRequest, LLMResponse, ProviderError
+
+
+def _handlers() -> dict[str, Callable[[str], dict]]:
+    from ..digests import offline as digest_offline
+
+    return {
+        "PER_FILE_DIGEST": digest_offline.per_file_digest,
+        "AGGREGATE_DIGEST": digest_offline.aggregate_digest,
+    }
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+class OfflineProvider:
+    name = "offline"
+    model = "extractive-v1"
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        first_line = request.prompt.split("\n", 1)[0]
+        task = first_line.removeprefix("TASK:").strip() if first_line.startswith("TASK:") else ""
+        handler = _handlers().get(task)
+        if handler is None:
+            raise ProviderError(f"offline provider has no handler for TASK: {task or '(none)'}", retryable=False)
+        text = json.dumps(handler(request.prompt), ensure_ascii=False)
+        return LLMResponse(
+            text=text,
+            input_tokens=estimate_tokens(request.system) + estimate_tokens(request.prompt),
+            output_tokens=estimate_tokens(text),
+            model=self.model,
+        )
