@@ -43,3 +43,6 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30) as worker:
             yield worker
+
+
+from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)

@@ -33,8 +33,16 @@ For example, in district B the average outage fell from 9 to 4 hours.
 """
 
 
+@pytest.fixture(params=["offline", "anthropic"])
+def provider(request):
+    """Each scenario runs with the offline provider and with the real anthropic SDK against a fake API."""
+    if request.param == "anthropic":
+        return request.getfixturevalue("fake_anthropic")
+    return None
+
+
 @pytest.fixture
-def api():
+def api(provider):
     user, _team = make_member()
     return ContextApi(user)
 
