@@ -239,9 +239,13 @@ class _Budget:
         if time.monotonic() > self.deadline:
             raise ExtractionError("timeout", f"extraction took longer than {self.limits.seconds:g} seconds")
 
+    @property
+    def full(self) -> bool:
+        return self.chars >= self.limits.max_chars
+
     def take(self, text: str) -> str | None:
         """The part of `text` that still fits the character limit (None once full)."""
-        if self.chars >= self.limits.max_chars:
+        if self.full:
             self.truncated = True
             return None
         room = self.limits.max_chars - self.chars
@@ -582,7 +586,7 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
                 ranges.append([start, length, block.locator])
             else:
                 open_span[1] = length
-        if budget.truncated:
+        if budget.full:
             break
     text = "".join(parts)
     spans = [Span(f"S{i}", text[a:b], locator, a, b) for i, (a, b, locator) in enumerate(ranges, start=1)]

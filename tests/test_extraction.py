@@ -1,0 +1,208 @@
+"""Extraction and spans for every supported format, and every way a file can be bad."""
+import io
+import random
+import zipfile
+from pathlib import Path
+
+import pypdf
+import pytest
+
+from bench.synthetic_pdf import build_pdf, report_pages
+from context_app.extraction import (
+    CHUNKING_VERSION,
+    SPAN_MAX_CHARS,
+    ExtractionError,
+    ExtractionLimits,
+    clean_filename,
+    detect_format,
+    extract_document,
+    normalise_text,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def extract(name: str, **limits):
+    return extract_document((FIXTURES / name).read_bytes(), name, None, ExtractionLimits(**limits) if limits else None)
+
+
+def assert_spans_consistent(document):
+    assert document.spans
+    assert [s.span_id for s in document.spans] == [f"S{i}" for i in range(1, len(document.spans) + 1)]
+    for span in document.spans:
+        assert document.text[span.start:span.end] == span.text
+        assert span.text.strip() and len(span.text) <= SPAN_MAX_CHARS * 2
+    starts = [s.start for s in document.spans]
+    assert starts == sorted(starts)
+
+
+@pytest.mark.parametrize(
+    "name, file_format, phrase",
+    [
+        ("report.pdf", "pdf", "Water losses fell by 18 percent"),
+        ("brief.docx", "docx", "Each meter must transmit readings every 15 minutes"),
+        ("notes.md", "markdown", "Night flow dropped to 210 m3/h"),
+        ("page.html", "html", "keep losses below 20 percent by 2026"),
+        ("data.csv", "csv", "district: Harbour"),
+        ("records.json", "json", "AC-011"),
+        ("legacy.txt", "text", "Coût total : 48 000 €"),
+    ],
+)
+def test_every_format_parses(name, file_format, phrase):
+    document = extract(name)
+    assert document.format == file_format
+    assert phrase in document.text
+    assert_spans_consistent(document)
+    again = extract(name)
+    assert (again.extracted_text_hash, again.spans_hash) == (document.extracted_text_hash, document.spans_hash)
+
+
+def test_pdf_spans_follow_pages():
+    document = extract("report.pdf")
+    assert document.page_count == 3
+    assert [s.locator for s in document.spans] == ["p. 1", "p. 2", "p. 3"]
+    assert "acoustic sensors" in document.spans[-1].text
+
+
+def test_docx_heading_paths_and_table_in_body_order():
+    document = extract("brief.docx")
+    by_text = {s.text.split("\n")[0]: s for s in document.spans}
+    assert by_text["Technical"].locator == "Procurement Brief > Requirements > Technical"
+    technical = by_text["Technical"].text
+    assert "North | 12000 | 2.4 million" in technical
+    assert technical.index("transmit readings") < technical.index("Lot | Meters")
+    assert by_text["Risks"].locator == "Procurement Brief > Requirements > Risks"
+
+
+def test_html_drops_scripts_styles_and_keeps_headings():
+    document = extract("page.html")
+    for hidden in ("alert(1)", "tracking", "font-family", "never shown", "Enable JavaScript"):
+        assert hidden not in document.text
+    assert "Industry groups say the target is ambitious & may be hard" in document.text
+    assert any(s.locator == "Regulator sets new loss target > Reaction" for s in document.spans)
+    assert "Metro Water | 24%" in document.text
+
+
+def test_markdown_heading_paths():
+    document = extract("notes.md")
+    locators = [s.locator for s in document.spans]
+    assert "Field notes > Northgate" in locators
+    assert "Field notes > Setext heading below" in locators
+
+
+def test_csv_row_ranges():
+    document = extract("data.csv")
+    assert document.spans[0].locator == "header"
+    assert document.spans[1].locator.startswith("rows 2-")
+    assert document.spans[-1].locator.endswith("-51")
+
+
+def test_json_paths():
+    document = extract("records.json")
+    assert [s.locator for s in document.spans][:2] == ["$.dataset", "$.updated"]
+    assert any(s.locator == "$.notes" and "not yet confirmed" in s.text for s in document.spans)
+
+
+def test_normalisation_makes_resaved_text_identical():
+    unix = b"Line one.\n\nLine two has trailing spaces.   \n"
+    windows = b"\xef\xbb\xbfLine one.\r\n\r\n\r\n\r\nLine two has trailing spaces.\r\n"
+    a, b = extract_document(unix, "a.txt"), extract_document(windows, "a.txt")
+    assert a.extracted_text_hash == b.extracted_text_hash and a.spans_hash == b.spans_hash
+    assert normalise_text("e\u0301") == "\u00e9"  # NFC
+
+
+def test_a_giant_paragraph_is_split_at_sentence_boundaries():
+    text = ("The valve at site %d was replaced. " * 400) % tuple(range(400))
+    document = extract_document(text.encode(), "long.txt")
+    assert len(document.spans) > 3
+    assert all(len(s.text) <= SPAN_MAX_CHARS for s in document.spans)
+    assert all(s.text.endswith(".") for s in document.spans[:-1])
+
+
+def test_limits_truncate_pages_and_characters():
+    pdf = build_pdf(report_pages(12))
+    capped = extract_document(pdf, "big.pdf", None, ExtractionLimits(max_pages=5))
+    assert capped.truncated and capped.page_count == 12
+    assert {s.locator for s in capped.spans} == {f"p. {n}" for n in range(1, 6)}
+    short = extract_document(b"word " * 10000, "w.txt", None, ExtractionLimits(max_chars=1000))
+    assert short.truncated and len(short.text) <= 1000
+
+
+@pytest.mark.parametrize(
+    "data, name, code, message",
+    [
+        (b"", "empty.txt", "empty", "file is empty"),
+        (b"  \n\t\n", "blank.txt", "empty", "file is empty"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(100), "photo.pdf", "unsupported_format", "unsupported format: image/png"),
+        (b"%PDF-1.7\n1 0 obj <<>> garbage", "broken.pdf", "corrupt", "not a valid PDF"),
+        (b"PK\x03\x04 not really a zip", "broken.docx", "unsupported_format", "application/zip"),
+        (b'{"a": [1, 2,', "bad.json", "corrupt", "invalid JSON"),
+        (bytes(range(256)) * 4, "blob.bin", "unsupported_format", "unsupported format"),
+    ],
+)
+def test_bad_files_get_a_clear_error(data, name, code, message):
+    with pytest.raises(ExtractionError) as caught:
+        extract_document(data, name)
+    assert caught.value.code == code
+    assert message in caught.value.message
+
+
+def test_encrypted_pdf():
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO((FIXTURES / "report.pdf").read_bytes()))
+    writer.encrypt("secret")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(ExtractionError) as caught:
+        extract_document(buffer.getvalue(), "locked.pdf")
+    assert caught.value.code == "encrypted"
+
+
+def test_docx_zip_bomb_is_refused_before_unpacking():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", "<w:document>" + "A" * (60 * 1024 * 1024) + "</w:document>")
+    data = buffer.getvalue()
+    assert len(data) < 200_000
+    with pytest.raises(ExtractionError) as caught:
+        extract_document(data, "bomb.docx", None, ExtractionLimits(max_decompressed_bytes=20 * 1024 * 1024))
+    assert caught.value.code == "too_large"
+
+
+def test_mangled_inputs_only_ever_raise_extraction_error():
+    rng = random.Random(1234)
+    seeds = [(FIXTURES / name).read_bytes() for name in ("report.pdf", "brief.docx", "page.html", "records.json")]
+    for _ in range(150):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 20)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            data = data[: rng.randrange(1, len(data))]
+        try:
+            document = extract_document(bytes(data), rng.choice(["x.pdf", "x.docx", "x.html", "x.json"]))
+        except ExtractionError as exc:
+            assert exc.message
+        else:
+            assert_spans_consistent(document)
+
+
+def test_format_detection_trusts_content_over_names():
+    pdf = (FIXTURES / "report.pdf").read_bytes()
+    assert detect_format("report.txt", pdf) == ("pdf", "application/pdf")
+    assert detect_format("notes.pdf", b"plain words") == ("text", "text/plain")
+    assert detect_format("x.md", b"# hi")[0] == "markdown"
+
+
+def test_clean_filename():
+    assert clean_filename("../../etc/passwd") == "passwd"
+    assert clean_filename("C:\\Users\\me\\report.pdf") == "report.pdf"
+    assert clean_filename("a::b.txt") == "a_b.txt"
+    long = clean_filename("x" * 300 + ".pdf")
+    assert len(long) == 255 and long.endswith(".pdf")
+    for bad in ("bad\x00name.txt", "line\nbreak.txt", "", "..", "dir/"):
+        with pytest.raises(ValueError):
+            clean_filename(bad)
+
+
+def test_chunking_version_is_named():
+    assert CHUNKING_VERSION == "spans.v1"

@@ -1,0 +1,142 @@
+"""Races, recovery and the aggregate tree: the pipeline's promises under stress."""
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from context_app import pipeline, services
+from context_app.digests.validation import ref_key
+from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
+from tests.factories import ContextApi, make_member, model_calls
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def eager():
+    """Run the pipeline's Celery tasks inline, so a test can step through a race."""
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def api():
+    return ContextApi(make_member()[0])
+
+
+def context_set_of(sid) -> ContextSet:
+    return ContextSet.objects.get(session_id=sid)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_digest_job_for_replaced_content_is_dropped(api, eager, monkeypatch):
+    sid = api.create_session()
+    api.upload(sid, {"plan.txt": b"The first plan budgets 40 pumps for 2024."})
+    file = ContextFile.objects.get()
+    old_hash = file.extracted_text_hash
+    ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)
+
+    real_generate = pipeline.generate_file_digest
+
+    def replace_while_the_model_runs(**kwargs):
+        generated = real_generate(**kwargs)
+        services.replace_file(context_set_of(sid), file.pk, services.Upload("plan.txt", b"The second plan budgets 55 pumps."))
+        return generated
+
+    monkeypatch.setattr(pipeline, "generate_file_digest", replace_while_the_model_runs)
+    pipeline.digest_file(file.pk, old_hash)
+    file.refresh_from_db()
+    assert file.extracted_text_hash != old_hash
+    assert file.digest_status == DigestStatus.STALE and file.digest is None, "the stale result must not be shown"
+
+    pipeline.digest_file(file.pk, old_hash)  # a redelivered copy of the old job
+    assert model_calls(sid, "per_file_digest") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_aggregate_built_from_old_inputs_is_dropped(api, eager, monkeypatch):
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022.", "b.txt": b"Site B used 19 MWh in 2022."})
+    real_tree = pipeline.aggregate_tree
+    built_from: list[list[str]] = []
+
+    def delete_while_building(context_set, files):
+        digest = real_tree(context_set, files)
+        built_from.append(sorted(f.filename for f in files))
+        if len(built_from) == 1:  # the first build loses the race against a delete
+            services.delete_file(context_set_of(sid), ContextFile.objects.get(filename="b.txt").pk)
+        return digest
+
+    monkeypatch.setattr(pipeline, "aggregate_tree", delete_while_building)
+    services.request_parse(context_set_of(sid))
+    context_set = context_set_of(sid)
+    assert built_from == [["a.txt", "b.txt"], ["a.txt"]], "the stale build is redone from current inputs"
+    assert context_set.aggregate_digest_status == DigestStatus.READY
+    assert context_set.aggregate_revision == context_set.revision
+    assert "b.txt" not in str(context_set.aggregate_digest.content)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker_thread")
+def test_files_left_parsing_by_a_dead_worker_are_recovered(api, settings):
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    long_ago = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS + 60)
+    ContextFile.objects.update(digest_status=DigestStatus.PARSING, parsing_started_at=long_ago)
+    context_set_of(sid).__class__.objects.update(parse_requested=True)
+    assert pipeline.recover_stuck_files() == {context_set_of(sid).pk}
+    api.parse(sid)
+    manifest = api.settle(sid)
+    assert manifest["files"][0]["digest_status"] == "ready"
+    assert model_calls(sid, "per_file_digest") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_large_sets_aggregate_as_a_tree_and_one_change_reruns_only_its_path(api, eager, settings):
+    settings.GROUNDWORK_AGGREGATE_FANOUT = 4
+    sid = api.create_session()
+    files = {f"doc-{i:02}.txt": f"District {i} replaced {i + 3} pumps in 20{10 + i}.".encode() for i in range(20)}
+    api.upload(sid, files)
+    services.request_parse(context_set_of(sid))
+    first_build = model_calls(sid, "aggregate_digest")
+    assert first_build > 2, "20 files with fan-out 4 need a tree"
+    context_set = context_set_of(sid)
+    aggregate = context_set.aggregate_digest.content
+    assert sorted(f["filename"] for f in aggregate["batch"]["files"]) == sorted(files)
+    cited_files = {ref_key(ref).split("::")[0] for fact in aggregate["facts"] for ref in fact["sources"]}
+    assert cited_files == set(files)
+
+    target = ContextFile.objects.get(filename="doc-07.txt")
+    services.replace_file(context_set, target.pk, services.Upload("doc-07.txt", b"District 7 replaced 99 pumps in 2031."))
+    services.request_parse(context_set_of(sid))
+    rebuilt = model_calls(sid, "aggregate_digest") - first_build
+    assert 1 <= rebuilt < first_build
+    assert model_calls(sid, "per_file_digest") == 21
+    context_set.refresh_from_db()
+    assert "99 pumps" in str(context_set.aggregate_digest.content)
+    assert context_set.aggregate_revision == context_set.revision
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker_thread")
+def test_every_real_format_goes_through_the_whole_pipeline(api):
+    sid = api.create_session()
+    names = ["report.pdf", "brief.docx", "notes.md", "page.html", "data.csv", "records.json", "legacy.txt"]
+    response = api.upload(sid, {name: (FIXTURES / name).read_bytes() for name in names})
+    assert response.status_code == 201
+    api.parse(sid)
+    manifest = api.settle(sid)
+    assert {f["filename"]: f["digest_status"] for f in manifest["files"]} == {name: "ready" for name in names}
+    formats = {f["filename"]: f["format"] for f in manifest["files"]}
+    assert formats["report.pdf"] == "pdf" and formats["brief.docx"] == "docx" and formats["legacy.txt"] == "text"
+    pdf = next(f for f in manifest["files"] if f["filename"] == "report.pdf")
+    assert pdf["page_count"] == 3
+    spans = api.get(pdf["preview_url"]).json()["spans"]
+    assert [s["locator"] for s in spans] == ["p. 1", "p. 2", "p. 3"]
+    aggregate = api.get(f"/api/sessions/{sid}/context/digest").json()["digest"]
+    assert len(aggregate["batch"]["files"]) == 7
+    assert LLMCall.objects.filter(task="per_file_digest").count() == 7
