@@ -6,6 +6,7 @@ Runs the real services and pipeline in-process (Celery eager, offline provider,
 a throwaway SQLite database) and counts model calls through LLMCall. Prints a
 table and writes bench/results/latest.json.
 """
+
 import json
 import os
 import sys
@@ -31,17 +32,19 @@ from django.core.management import call_command  # noqa: E402
 
 settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
-
 from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
 from context_app import services  # noqa: E402
+from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
 from context_app.models import LLMCall  # noqa: E402
 from research_app.services import create_session, ensure_demo_user  # noqa: E402
 
 
 def text_file(topic: str, n: int = 6) -> bytes:
-    lines = [f"{topic} report, page {i}: the {topic} budget was {i * 13 + 7} thousand euros in 20{10 + i}. "
-             f"Results may change after the audit." for i in range(1, n + 1)]
+    lines = [
+        f"{topic} report, page {i}: the {topic} budget was {i * 13 + 7} thousand euros in 20{10 + i}. "
+        f"Results may change after the audit."
+        for i in range(1, n + 1)
+    ]
     return "\n\n".join(lines).encode()
 
 
@@ -81,26 +84,55 @@ def scenario_calls() -> list[dict]:
 
     a, b, c, d, e = (text_file(t) for t in ("pump", "valve", "meter", "sensor", "survey"))
     rows = [
-        measure("upload 3 files + parse", lambda: (upload({"a.txt": a, "b.txt": b, "c.txt": c}), parse()), (3, 1), (3, 1)),
+        measure(
+            "upload 3 files + parse", lambda: (upload({"a.txt": a, "b.txt": b, "c.txt": c}), parse()), (3, 1), (3, 1)
+        ),
         measure("identical re-upload", lambda: (upload({"a.txt": a}), parse()), (0, 0), (3, 1)),
-        measure("replace 1 of 3", lambda: (services.replace_file(context_set, file_id("b.txt"), services.Upload("b.txt", b + b" Revised.")), parse()), (1, 1), (3, 1)),
-        measure("delete 1 of 3", lambda: (services.delete_file(context_set, file_id("c.txt")), parse()), (0, 1), (2, 1)),
-        measure("upload 2 new + 1 unchanged", lambda: (upload({"a.txt": a, "d.txt": d, "e.txt": e}), parse()), (2, 1), (4, 1)),
+        measure(
+            "replace 1 of 3",
+            lambda: (
+                services.replace_file(context_set, file_id("b.txt"), services.Upload("b.txt", b + b" Revised.")),
+                parse(),
+            ),
+            (1, 1),
+            (3, 1),
+        ),
+        measure(
+            "delete 1 of 3", lambda: (services.delete_file(context_set, file_id("c.txt")), parse()), (0, 1), (2, 1)
+        ),
+        measure(
+            "upload 2 new + 1 unchanged",
+            lambda: (upload({"a.txt": a, "d.txt": d, "e.txt": e}), parse()),
+            (2, 1),
+            (4, 1),
+        ),
     ]
     big = create_session(user=user, title="Bench 64 files").context_set
     many = {f"doc-{i:03}.txt": text_file(f"district {i}", 2) for i in range(64)}
-    rows.append(measure(
-        "64 files + parse (aggregate tree, fan-out 8)",
-        lambda: (services.upload_files(big, [services.Upload(n, d) for n, d in many.items()]), services.request_parse(big)),
-        (64, 0), (64, 1),
-    ))
+    rows.append(
+        measure(
+            "64 files + parse (aggregate tree, fan-out 8)",
+            lambda: (
+                services.upload_files(big, [services.Upload(n, d) for n, d in many.items()]),
+                services.request_parse(big),
+            ),
+            (64, 0),
+            (64, 1),
+        )
+    )
     rows[-1]["minimum"]["task_b"] = rows[-1]["actual"]["task_b"]  # a tree needs one call per node the first time
     target = big.files.get(filename="doc-031.txt").id
-    rows.append(measure(
-        "64 files: replace 1 (tree path only)",
-        lambda: (services.replace_file(big, target, services.Upload("doc-031.txt", b"Changed: 99 pumps in 2031.")), services.request_parse(big)),
-        (1, 2), (64, 1),
-    ))
+    rows.append(
+        measure(
+            "64 files: replace 1 (tree path only)",
+            lambda: (
+                services.replace_file(big, target, services.Upload("doc-031.txt", b"Changed: 99 pumps in 2031.")),
+                services.request_parse(big),
+            ),
+            (1, 2),
+            (64, 1),
+        )
+    )
     return rows
 
 
@@ -108,18 +140,26 @@ def extraction_speed() -> list[dict]:
     limits = ExtractionLimits.from_settings()
     samples = [("synthetic-300-pages.pdf", build_pdf(report_pages(300)))]
     fixtures = ROOT / "tests" / "fixtures"
-    samples += [(p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.suffix != ".md" or p.name != "README.md"]
+    samples += [
+        (p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.suffix != ".md" or p.name != "README.md"
+    ]
     results = []
     for name, data in samples:
         started = time.perf_counter()
         document = extract_document(data, name, None, limits)
         seconds = time.perf_counter() - started
         pages = document.page_count or 1
-        results.append({
-            "file": name, "bytes": len(data), "pages": document.page_count, "spans": len(document.spans),
-            "chars": len(document.text), "seconds": round(seconds, 4),
-            "pages_per_second": round(pages / seconds, 1) if document.page_count else None,
-        })
+        results.append(
+            {
+                "file": name,
+                "bytes": len(data),
+                "pages": document.page_count,
+                "spans": len(document.spans),
+                "chars": len(document.text),
+                "seconds": round(seconds, 4),
+                "pages_per_second": round(pages / seconds, 1) if document.page_count else None,
+            }
+        )
     return results
 
 
@@ -134,8 +174,10 @@ def main() -> None:
     extraction = extraction_speed()
     print(f"{'file':28} {'bytes':>9} {'pages':>6} {'spans':>6} {'seconds':>8} {'pages/s':>8}")
     for row in extraction:
-        print(f"{row['file']:28} {row['bytes']:>9} {str(row['pages'] or '-'):>6} {row['spans']:>6} "
-              f"{row['seconds']:>8} {str(row['pages_per_second'] or '-'):>8}")
+        print(
+            f"{row['file']:28} {row['bytes']:>9} {str(row['pages'] or '-'):>6} {row['spans']:>6} "
+            f"{row['seconds']:>8} {str(row['pages_per_second'] or '-'):>8}"
+        )
     results = {"model_calls": rows, "extraction": extraction, "provider": "offline"}
     out = ROOT / "bench" / "results" / "latest.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """HTTP and websockets in one ASGI application (served by daphne)."""
+
 import os
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
@@ -17,8 +18,6 @@ from research_app.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            TokenOrSessionAuthMiddleware(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": AllowedHostsOriginValidator(TokenOrSessionAuthMiddleware(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -3,6 +3,7 @@
 Embedded defaults (no env at all) give SQLite under var/, local file storage,
 Redis on loopback and the offline LLM provider: what `make run` and the tests use.
 """
+
 from pathlib import Path
 
 import environ
@@ -65,11 +66,7 @@ TEMPLATES = [
 
 # SQLite in IMMEDIATE mode with WAL: web and worker processes write the same
 # file, and deferred transactions would fail with "database is locked".
-DATABASES = {
-    "default": env.db_url(
-        "DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'groundwork.sqlite3'}"
-    )
-}
+DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'groundwork.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,

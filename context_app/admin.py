@@ -14,7 +14,15 @@ class ContextFileInline(admin.TabularInline):
 
 @admin.register(ContextSet)
 class ContextSetAdmin(admin.ModelAdmin):
-    list_display = ("id", "session", "revision", "aggregate_digest_status", "aggregate_revision", "auto_parse", "updated_at")
+    list_display = (
+        "id",
+        "session",
+        "revision",
+        "aggregate_digest_status",
+        "aggregate_revision",
+        "auto_parse",
+        "updated_at",
+    )
     list_filter = ("aggregate_digest_status", "auto_parse")
     list_select_related = ("session",)
     readonly_fields = ("id", "aggregate_digest", "aggregate_inputs_hash", "last_diff", "updated_at")
@@ -27,8 +35,19 @@ class ContextFileAdmin(admin.ModelAdmin):
     list_filter = ("digest_status", "format", "last_change")
     search_fields = ("filename", "content_hash", "extracted_text_hash")
     readonly_fields = (
-        "id", "context_set", "content_hash", "extracted_text_hash", "chunking_version", "spans_hash",
-        "prompt_version", "digest", "digest_hash", "error", "parsing_started_at", "uploaded_at", "updated_at",
+        "id",
+        "context_set",
+        "content_hash",
+        "extracted_text_hash",
+        "chunking_version",
+        "spans_hash",
+        "prompt_version",
+        "digest",
+        "digest_hash",
+        "error",
+        "parsing_started_at",
+        "uploaded_at",
+        "updated_at",
     )
 
 
@@ -50,7 +69,18 @@ class DigestCacheEntryAdmin(admin.ModelAdmin):
 
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "task", "attempt", "provider", "model", "outcome", "retries", "input_tokens", "output_tokens", "latency_ms")
+    list_display = (
+        "created_at",
+        "task",
+        "attempt",
+        "provider",
+        "model",
+        "outcome",
+        "retries",
+        "input_tokens",
+        "output_tokens",
+        "latency_ms",
+    )
     list_filter = ("task", "provider", "outcome", "prompt_version")
     search_fields = ("subject", "error")
     date_hierarchy = "created_at"

@@ -4,6 +4,7 @@ A per-file digest is determined by (extracted_text_hash, chunking_version,
 prompt_version, provider+model); an aggregate node by the hashes of its input
 digests. Entries are shared by every context set of one scope (a team).
 """
+
 import json
 
 from django.db import IntegrityError, transaction
@@ -36,11 +37,7 @@ def aggregate_cache_key(manifest: list[dict], input_hashes: list[str], prompt_ve
 
 def cached_file_digest(scope: str, cache_key: str, filename: str) -> StoredDigest | None:
     """The cached digest for this key, relabelled to `filename` when it was built under another name."""
-    entry = (
-        DigestCacheEntry.objects.select_related("digest")
-        .filter(scope=scope, cache_key=cache_key)
-        .first()
-    )
+    entry = DigestCacheEntry.objects.select_related("digest").filter(scope=scope, cache_key=cache_key).first()
     if entry is None:
         return None
     DigestCacheEntry.objects.filter(pk=entry.pk).update(hits=entry.hits + 1)

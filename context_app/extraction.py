@@ -3,6 +3,7 @@
 Pure functions, no database. Every input, however broken or hostile, ends in an
 ExtractedDocument or an ExtractionError with a message a user can read.
 """
+
 import csv
 import hashlib
 import io
@@ -79,7 +80,13 @@ class Span:
     end: int
 
     def as_dict(self) -> dict:
-        return {"span_id": self.span_id, "text": self.text, "locator": self.locator, "start": self.start, "end": self.end}
+        return {
+            "span_id": self.span_id,
+            "text": self.text,
+            "locator": self.locator,
+            "start": self.start,
+            "end": self.end,
+        }
 
 
 @dataclass(frozen=True)
@@ -157,7 +164,9 @@ def detect_format(filename: str, data: bytes, declared_mime: str | None = None) 
             return "unsupported", mime
     suffix = PurePosixPath(filename.lower()).suffix
     if not _looks_like_text(data):
-        return "unsupported", declared_mime if declared_mime and not declared_mime.startswith("text/") else "application/octet-stream"
+        return "unsupported", declared_mime if declared_mime and not declared_mime.startswith(
+            "text/"
+        ) else "application/octet-stream"
     by_extension = EXTENSIONS.get(suffix)
     if by_extension in ("pdf", "docx"):
         by_extension = "text"  # a .pdf/.docx that is really text: treat it as the text it is
@@ -203,7 +212,7 @@ def normalise_text(text: str) -> str:
 def decode_text(data: bytes) -> str:
     for bom, encoding in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
         if data.startswith(bom):
-            return data[len(bom):].decode(encoding, errors="replace")
+            return data[len(bom) :].decode(encoding, errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -354,8 +363,32 @@ def _guard_zip(data: bytes, limits: ExtractionLimits) -> None:
 
 class _HTMLText(HTMLParser):
     SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "head"}
-    BLOCK = {"p", "div", "section", "article", "li", "ul", "ol", "table", "tr", "br", "blockquote", "pre",
-             "header", "footer", "main", "nav", "aside", "figure", "figcaption", "dd", "dt", "hr", "form", "body"}
+    BLOCK = {
+        "p",
+        "div",
+        "section",
+        "article",
+        "li",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "br",
+        "blockquote",
+        "pre",
+        "header",
+        "footer",
+        "main",
+        "nav",
+        "aside",
+        "figure",
+        "figcaption",
+        "dd",
+        "dt",
+        "hr",
+        "form",
+        "body",
+    }
     HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
     def __init__(self) -> None:
@@ -487,7 +520,7 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     blocks = [Block(", ".join(header), "header", new_section=True)]
     for first in range(0, len(body), CSV_ROWS_PER_SPAN):
         budget.check_time()
-        chunk = body[first:first + CSV_ROWS_PER_SPAN]
+        chunk = body[first : first + CSV_ROWS_PER_SPAN]
         lines = [
             "; ".join(f"{header[i] if i < len(header) else f'column {i + 1}'}: {cell}" for i, cell in enumerate(row))
             for row in chunk
@@ -504,7 +537,9 @@ def _json_blocks(text: str) -> list[Block]:
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ExtractionError("corrupt", f"invalid JSON: {_short(exc)}") from None
     if isinstance(value, dict):
-        items = [(f"$.{key}" if re.fullmatch(r"\w+", str(key)) else f"$[{json.dumps(key)}]", v) for key, v in value.items()]
+        items = [
+            (f"$.{key}" if re.fullmatch(r"\w+", str(key)) else f"$[{json.dumps(key)}]", v) for key, v in value.items()
+        ]
     elif isinstance(value, list):
         items = [(f"$[{index}]", v) for index, v in enumerate(value)]
     else:

@@ -3,6 +3,7 @@
 context_app knows a research session only through a foreign key; it imports
 nothing from the other apps.
 """
+
 import uuid
 
 from django.db import models
@@ -26,9 +27,7 @@ class ContextSet(models.Model):
     """The files of one research session, with a revision bumped by every mutation."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.OneToOneField(
-        "research_app.ResearchSession", on_delete=models.CASCADE, related_name="context_set"
-    )
+    session = models.OneToOneField("research_app.ResearchSession", on_delete=models.CASCADE, related_name="context_set")
     # Digests are shared through the cache between sets with the same scope (a team).
     cache_scope = models.CharField(max_length=64, db_index=True)
     revision = models.PositiveIntegerField(default=0)
@@ -37,9 +36,7 @@ class ContextSet(models.Model):
     # Set by Parse now / a run start; cleared when the set has settled. Files whose
     # extraction finishes meanwhile are parsed too.
     parse_requested = models.BooleanField(default=False)
-    aggregate_digest_status = models.CharField(
-        max_length=16, choices=DigestStatus.choices, default=DigestStatus.READY
-    )
+    aggregate_digest_status = models.CharField(max_length=16, choices=DigestStatus.choices, default=DigestStatus.READY)
     aggregate_digest = models.ForeignKey(
         "StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -71,21 +68,15 @@ class ContextFile(models.Model):
     spans_hash = models.CharField(max_length=64, blank=True)
     page_count = models.PositiveIntegerField(null=True, blank=True)
     prompt_version = models.CharField(max_length=32, blank=True)
-    digest_status = models.CharField(
-        max_length=16, choices=DigestStatus.choices, default=DigestStatus.STALE
-    )
-    digest = models.ForeignKey(
-        "StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    digest_status = models.CharField(max_length=16, choices=DigestStatus.choices, default=DigestStatus.STALE)
+    digest = models.ForeignKey("StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     digest_hash = models.CharField(max_length=64, blank=True)
     last_change = models.CharField(max_length=16, choices=Change.choices, default=Change.NEW)
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")
-        ]
+        constraints = [models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")]
         ordering = ["filename"]
         indexes = [models.Index(fields=["digest_status", "parsing_started_at"])]
 
@@ -138,9 +129,7 @@ class DigestCacheEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["scope", "cache_key"], name="unique_cache_key_per_scope")
-        ]
+        constraints = [models.UniqueConstraint(fields=["scope", "cache_key"], name="unique_cache_key_per_scope")]
         verbose_name_plural = "digest cache entries"
 
 

@@ -1,4 +1,5 @@
 """Pushes `context.updated` to everyone watching a session's context (SPEC §2.7)."""
+
 import logging
 
 from asgiref.sync import async_to_sync

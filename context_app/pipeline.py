@@ -4,6 +4,7 @@ Every step is safe to run twice and writes only if the state it started from is
 still current (the file's text hash, the set's aggregate inputs): a stale job's
 result is dropped, never shown. Celery tasks in tasks.py only call these.
 """
+
 import json
 import logging
 from datetime import timedelta
@@ -185,9 +186,7 @@ def file_cache_key(file: ContextFile) -> str:
 
 
 def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
-    cached = digest_cache.cached_file_digest(
-        file.context_set.cache_scope, file_cache_key(file), file.filename
-    )
+    cached = digest_cache.cached_file_digest(file.context_set.cache_scope, file_cache_key(file), file.filename)
     if cached is None:
         file.digest_status = DigestStatus.STALE
         file.digest = None
@@ -248,7 +247,11 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
                 context_set_id=file.context_set_id,
             )
             stored = digest_cache.store_digest(
-                scope=scope, cache_key=cache_key, kind=StoredDigest.Kind.FILE, generated=generated, filename=file.filename
+                scope=scope,
+                cache_key=cache_key,
+                kind=StoredDigest.Kind.FILE,
+                generated=generated,
+                filename=file.filename,
             )
         except DigestFailed as exc:
             error = {"code": "digest_failed", "message": str(exc), "stage": "digest"}
@@ -256,7 +259,9 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
     after_file_digest(file.context_set_id)
 
 
-def _write_file_digest(file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None) -> None:
+def _write_file_digest(
+    file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None
+) -> None:
     now = timezone.now()
     with transaction.atomic():
         current = ContextFile.objects.filter(
@@ -273,7 +278,9 @@ def _write_file_digest(file: ContextFile, extracted_text_hash: str, stored: Stor
                 updated_at=now,
             )
         else:
-            written = current.update(digest_status=DigestStatus.ERROR, error=error, parsing_started_at=None, updated_at=now)
+            written = current.update(
+                digest_status=DigestStatus.ERROR, error=error, parsing_started_at=None, updated_at=now
+            )
         if not written:
             logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
             return
@@ -309,7 +316,13 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     revision (no Task B); otherwise it is stale until rebuilt.
     """
     statuses = set(context_set.files.values_list("digest_status", flat=True))
-    fields = ["aggregate_digest_status", "aggregate_revision", "aggregate_digest", "aggregate_inputs_hash", "aggregate_error"]
+    fields = [
+        "aggregate_digest_status",
+        "aggregate_revision",
+        "aggregate_digest",
+        "aggregate_inputs_hash",
+        "aggregate_error",
+    ]
     if not statuses:
         context_set.aggregate_digest = None
         context_set.aggregate_inputs_hash = ""
@@ -366,7 +379,12 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
             context_set.aggregate_error = None
             context_set.aggregate_digest_status = DigestStatus.PARSING  # refresh decides ready vs stale
             context_set.save(
-                update_fields=["aggregate_digest", "aggregate_inputs_hash", "aggregate_error", "aggregate_digest_status"]
+                update_fields=[
+                    "aggregate_digest",
+                    "aggregate_inputs_hash",
+                    "aggregate_error",
+                    "aggregate_digest_status",
+                ]
             )
             refresh_aggregate_state(context_set)
             if context_set.aggregate_digest_status == DigestStatus.PARSING:
@@ -384,10 +402,7 @@ def aggregate_tree(context_set: ContextSet, files: list[ContextFile]) -> StoredD
     adding or changing one file changes one bucket per level and every other
     node is a cache hit: O(log N) calls for one changed file.
     """
-    entries = [
-        {"manifest": [{"filename": f.filename, "format": f.format}], "digest": f.digest}
-        for f in files
-    ]
+    entries = [{"manifest": [{"filename": f.filename, "format": f.format}], "digest": f.digest} for f in files]
     fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
     while len(entries) > fanout:
         entries = [_aggregate_node(context_set, bucket) for bucket in _buckets(entries, fanout)]

@@ -2,6 +2,7 @@
 
 FileText (text and spans) lives in its own table, so file lists never load it.
 """
+
 from .models import ContextFile, ContextSet, FileText
 from .serializers import serialize_manifest
 

@@ -1,4 +1,5 @@
 """The JSON shapes of SPEC §2.6 (ContextFile fields of seed 000 §3.2), shared by API and websocket."""
+
 from django.urls import reverse
 
 from .models import ContextFile, ContextSet
@@ -47,9 +48,7 @@ def serialize_manifest(context_set: ContextSet, files: list[ContextFile]) -> dic
         "auto_parse": context_set.auto_parse,
         "parse_requested": context_set.parse_requested,
         "aggregate_digest_status": context_set.aggregate_digest_status,
-        "aggregate_digest_ref": (
-            str(context_set.aggregate_digest_id) if context_set.aggregate_digest_id else None
-        ),
+        "aggregate_digest_ref": (str(context_set.aggregate_digest_id) if context_set.aggregate_digest_id else None),
         "aggregate_revision": context_set.aggregate_revision,
         "aggregate_error": context_set.aggregate_error,
         "last_diff": context_set.last_diff,

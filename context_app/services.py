@@ -4,6 +4,7 @@ Every mutation runs in one transaction holding the set's row, bumps `revision`,
 records the diff for the banner, and after commit pushes `context.updated` and
 (when parsing is wanted) hands work to the worker. No model is called here.
 """
+
 import uuid
 from dataclasses import dataclass, field
 
@@ -51,13 +52,13 @@ class MutationResult:
 
 
 def create_context_set(session_id, cache_scope: str) -> ContextSet:
-    context_set, _ = ContextSet.objects.get_or_create(
-        session_id=session_id, defaults={"cache_scope": cache_scope}
-    )
+    context_set, _ = ContextSet.objects.get_or_create(session_id=session_id, defaults={"cache_scope": cache_scope})
     return context_set
 
 
-def upload_files(context_set: ContextSet, uploads: list[Upload], *, expected_revision: int | None = None) -> MutationResult:
+def upload_files(
+    context_set: ContextSet, uploads: list[Upload], *, expected_revision: int | None = None
+) -> MutationResult:
     if not uploads:
         raise ContextError("no files in the request (multipart field 'files')")
     named = _named_uploads(uploads)
@@ -68,14 +69,13 @@ def upload_files(context_set: ContextSet, uploads: list[Upload], *, expected_rev
         limit = settings.GROUNDWORK_MAX_FILES_PER_SET
         if context_set.files.count() + new_count > limit:
             raise ContextError(f"a context set holds at most {limit} files")
-        diff = [
-            _store_upload(context_set, name, upload, existing.get(name))
-            for name, upload in named.items()
-        ]
+        diff = [_store_upload(context_set, name, upload, existing.get(name)) for name, upload in named.items()]
         return _commit_mutation(context_set, diff)
 
 
-def replace_file(context_set: ContextSet, file_id, upload: Upload, *, expected_revision: int | None = None) -> MutationResult:
+def replace_file(
+    context_set: ContextSet, file_id, upload: Upload, *, expected_revision: int | None = None
+) -> MutationResult:
     with transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         current = _file_in(context_set, file_id)
@@ -99,7 +99,9 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         context_set = _lock(context_set, expected_revision)
         retried = _file_in(context_set, file_id)
         if retried.digest_status != DigestStatus.ERROR:
-            raise ContextError(f"{retried.filename} is {retried.digest_status}, only files in error can be retried", 409)
+            raise ContextError(
+                f"{retried.filename} is {retried.digest_status}, only files in error can be retried", 409
+            )
         retried.error = None
         if retried.is_extracted:
             retried.digest_status = DigestStatus.STALE
@@ -121,7 +123,9 @@ def request_parse(context_set: ContextSet, *, expected_revision: int | None = No
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
-def set_auto_parse(context_set: ContextSet, auto_parse: bool, *, expected_revision: int | None = None) -> MutationResult:
+def set_auto_parse(
+    context_set: ContextSet, auto_parse: bool, *, expected_revision: int | None = None
+) -> MutationResult:
     # A settings change, not a content change: the revision stays (see docs/decisions.md).
     with transaction.atomic():
         context_set = _lock(context_set, expected_revision)

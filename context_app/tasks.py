@@ -1,4 +1,5 @@
 """Celery entry points: load ids, call one pipeline function. All safe to run twice (acks_late)."""
+
 from celery import shared_task
 from celery.signals import worker_ready
 

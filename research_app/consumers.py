@@ -1,4 +1,5 @@
 """Live context status for a session's members (SPEC §2.7)."""
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 

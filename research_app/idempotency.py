@@ -4,6 +4,7 @@ Same key + same request within 24 h → the first response, byte for byte, with
 `Idempotent-Replayed: true`. Same key + different request → 422. Same key while
 the first is still running → 409.
 """
+
 import hashlib
 import json
 from dataclasses import dataclass
@@ -27,7 +28,9 @@ class Claim:
     conflict: str | None  # why the request is refused ("mismatch" or "in_flight")
 
 
-def request_fingerprint(method: str, path: str, if_match: str, fields: dict, files: list[tuple[str, str, bytes]]) -> str:
+def request_fingerprint(
+    method: str, path: str, if_match: str, fields: dict, files: list[tuple[str, str, bytes]]
+) -> str:
     """Over the parsed request, so a retried multipart upload with a new boundary still matches."""
     digest = hashlib.sha256()
     head = {"method": method, "path": path, "if_match": if_match, "fields": fields}

@@ -18,9 +18,7 @@ class ResearchSession(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200)
     question = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -44,9 +42,7 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")
-        ]
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.response_status or 'in flight'})"

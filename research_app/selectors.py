@@ -1,4 +1,5 @@
 """Who sees which session: its team's members and staff; everyone else gets a 404."""
+
 import uuid
 
 from django.db.models import QuerySet

@@ -1,4 +1,5 @@
 """Teams and research sessions."""
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 

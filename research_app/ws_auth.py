@@ -1,4 +1,5 @@
 """Websocket auth: the Django session cookie (browser) or `?token=<DRF token>` (API clients)."""
+
 from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddlewareStack

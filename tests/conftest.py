@@ -1,4 +1,5 @@
 """The real stack for tests: a redis-server of our own, a Celery worker, Channels over Redis."""
+
 import pytest
 
 from tests.redis_server import RedisServer

@@ -1,4 +1,5 @@
 """Users, teams, sessions and an API client that speaks SPEC §2.6 with its headers."""
+
 import itertools
 import time
 import uuid

@@ -4,6 +4,7 @@ By default it answers like a competent model: it runs the offline digest handler
 on the request it received. Scripted behaviours, consumed one per request, make it
 fail in the ways real services do.
 """
+
 import json
 import threading
 from collections import deque
@@ -22,6 +23,7 @@ class FakeAnthropic:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.behaviours: deque = deque()
+        self.failing_markers: dict[str, int] = {}  # prompt substring → HTTP status, until cleared
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -31,6 +33,15 @@ class FakeAnthropic:
     def script(self, *behaviours: tuple) -> None:
         with self.lock:
             self.behaviours.extend(behaviours)
+
+    def fail_when(self, marker: str, status: int) -> None:
+        """Every request whose prompt contains `marker` fails, whatever the order of requests."""
+        with self.lock:
+            self.failing_markers[marker] = status
+
+    def clear_failures(self) -> None:
+        with self.lock:
+            self.failing_markers.clear()
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -53,14 +64,18 @@ class FakeAnthropic:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with fake.lock:
-                    fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                    fake.requests.append(
+                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                    )
                 if api_key_of(self.headers) != API_KEY:
                     return self._error(401, "authentication_error", "invalid API key")
                 if self.path == "/v1/messages/count_tokens":
                     return self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 if self.path != "/v1/messages":
                     return self._error(404, "not_found_error", f"no route {self.path}")
-                behaviour = fake._next_behaviour()
+                prompt = json.dumps(body.get("messages", []))
+                failing = [status for marker, status in fake.failing_markers.items() if marker in prompt]
+                behaviour = ("status", failing[0]) if failing else fake._next_behaviour()
                 kind = behaviour[0]
                 if kind == "status":
                     kinds = {429: "rate_limit_error", 529: "overloaded_error", 400: "invalid_request_error"}
@@ -73,16 +88,30 @@ class FakeAnthropic:
                 if kind == "invent_sources":
                     for fact in answer["facts"]:
                         fact["sources"].append("ghost.pdf::S999")
-                    answer["facts"].append({"id": "F999", "kind": "fact", "claim": "Invented claim.",
-                                            "sources": [answer["document"]["filename"] + "::S4242"]})
+                    answer["facts"].append(
+                        {
+                            "id": "F999",
+                            "kind": "fact",
+                            "claim": "Invented claim.",
+                            "sources": [answer["document"]["filename"] + "::S4242"],
+                        }
+                    )
                 return self._message(body, json.dumps(answer))
 
             def _message(self, request_body: dict, text: str):
-                self._json(200, {
-                    "id": "msg_fake", "type": "message", "role": "assistant", "model": request_body.get("model"),
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                    "usage": {"input_tokens": len(json.dumps(request_body)) // 4, "output_tokens": len(text) // 4},
-                })
+                self._json(
+                    200,
+                    {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": request_body.get("model"),
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": len(json.dumps(request_body)) // 4, "output_tokens": len(text) // 4},
+                    },
+                )
 
             def _error(self, status: int, error_type: str, message: str):
                 self._json(status, {"type": "error", "error": {"type": error_type, "message": message}})

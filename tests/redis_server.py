@@ -1,4 +1,5 @@
 """A throwaway redis-server on a free loopback port, for the test session."""
+
 import shutil
 import socket
 import subprocess
@@ -22,7 +23,19 @@ class RedisServer:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="groundwork-redis-")
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir],
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -1,4 +1,5 @@
 """SPEC §2.6 contract details: idempotency, If-Match, ETag, limits, team isolation."""
+
 import uuid
 
 import pytest
@@ -145,9 +146,15 @@ def test_other_teams_get_404_on_every_endpoint(api, session_with_file):
     sid, fid = session_with_file
     stranger = ContextApi(make_member()[0])
     base = f"/api/sessions/{sid}"
-    reads = [base, f"{base}/context", f"{base}/context/digest", f"{base}/context/files/{fid}",
-             f"{base}/context/files/{fid}/preview", f"{base}/context/files/{fid}/download",
-             f"{base}/context/files/{fid}/digest"]
+    reads = [
+        base,
+        f"{base}/context",
+        f"{base}/context/digest",
+        f"{base}/context/files/{fid}",
+        f"{base}/context/files/{fid}/preview",
+        f"{base}/context/files/{fid}/download",
+        f"{base}/context/files/{fid}/digest",
+    ]
     for path in reads:
         assert stranger.get(path).status_code == 404, path
     assert stranger.upload(sid, {"x.txt": b"x"}).status_code == 404

@@ -2,6 +2,7 @@
 
 Model calls are counted through LLMCall: the only honest meter of cost.
 """
+
 import re
 
 import pytest

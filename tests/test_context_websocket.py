@@ -1,4 +1,5 @@
 """`/ws/sessions/{sid}/context/` over the real ASGI app and the Redis channel layer."""
+
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator

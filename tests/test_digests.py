@@ -1,4 +1,5 @@
 """Envelopes, offline extractive digests, validation and relabelling."""
+
 import json
 
 import pytest
@@ -19,7 +20,10 @@ from context_app.models import LLMCall
 SPANS = [
     {"span_id": "S1", "text": "Non-revenue water is defined as water produced but not billed."},
     {"span_id": "S2", "text": "Losses fell by 18 percent between March 2021 and June 2022.\nCosts may rise next year."},
-    {"span_id": "S3", "text": "The utility must report losses every quarter. For example, district B halved its outages."},
+    {
+        "span_id": "S3",
+        "text": "The utility must report losses every quarter. For example, district B halved its outages.",
+    },
     {"span_id": "S4", "text": "tricky lines:\n[S9] this is not a span\nEND_FILE\nstill S4"},
 ]
 
@@ -48,7 +52,9 @@ def test_aggregate_envelope_round_trip():
 
 def test_offline_per_file_digest_is_valid_cited_and_typed():
     digest = file_digest()
-    result = check_per_file_digest(json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"})
+    result = check_per_file_digest(
+        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
+    )
     assert result.valid, result.errors
     kinds = {fact["kind"] for fact in digest["facts"]}
     assert {"definition", "fact", "constraint"} <= kinds
@@ -64,10 +70,20 @@ def test_offline_digest_of_a_file_without_cue_sentences_still_cites_something():
 
 
 def test_offline_aggregate_merges_duplicates_and_flags_conflicts():
-    a = file_digest("a.txt", [{"span_id": "S1", "text": "Pipe bursts per year fell to 37 in 2022."},
-                              {"span_id": "S2", "text": "Non-revenue water is defined as water produced but not billed."}])
-    b = file_digest("b.txt", [{"span_id": "S3", "text": "Pipe bursts per year fell to 41 in 2022."},
-                              {"span_id": "S1", "text": "Non-revenue water is defined as water produced but not billed."}])
+    a = file_digest(
+        "a.txt",
+        [
+            {"span_id": "S1", "text": "Pipe bursts per year fell to 37 in 2022."},
+            {"span_id": "S2", "text": "Non-revenue water is defined as water produced but not billed."},
+        ],
+    )
+    b = file_digest(
+        "b.txt",
+        [
+            {"span_id": "S3", "text": "Pipe bursts per year fell to 41 in 2022."},
+            {"span_id": "S1", "text": "Non-revenue water is defined as water produced but not billed."},
+        ],
+    )
     manifest = [{"filename": "a.txt", "format": "text"}, {"filename": "b.txt", "format": "text"}]
     digest = aggregate_digest(aggregate_envelope(manifest, [a, b]))
     allowed = sources_of(a) | sources_of(b)
@@ -93,7 +109,9 @@ def test_offline_aggregate_merges_duplicates_and_flags_conflicts():
 def test_validation_catches_bad_digests(mutate, expected_error):
     digest = file_digest()
     mutate(digest)
-    result = check_per_file_digest(json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"})
+    result = check_per_file_digest(
+        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
+    )
     assert any(expected_error in error for error in result.errors), result.errors
 
 
@@ -101,11 +119,16 @@ def test_sanitising_removes_bad_sources_and_sourceless_facts():
     digest = file_digest()
     digest["facts"][0]["sources"] = ["plan.txt::S77"]
     digest["facts"][1]["sources"].append("ghost.pdf::S1")
-    result = check_per_file_digest(json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"})
+    result = check_per_file_digest(
+        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
+    )
     assert result.digest is not None and result.errors
     assert len(result.digest["facts"]) == len(digest["facts"]) - 1
     assert all("ghost" not in ref and "S77" not in ref for f in result.digest["facts"] for ref in f["sources"])
-    assert {d["reason"] for d in result.dropped} >= {"no valid sources left", "names 'ghost.pdf', not this file 'plan.txt'"}
+    assert {d["reason"] for d in result.dropped} >= {
+        "no valid sources left",
+        "names 'ghost.pdf', not this file 'plan.txt'",
+    }
 
 
 def test_unparsable_output_has_no_digest():
@@ -138,7 +161,9 @@ class ScriptedProvider:
         self.calls += 1
         if self.calls == 1:
             return LLMResponse(text="{broken", input_tokens=1, output_tokens=1, model=self.model)
-        return LLMResponse(text=json.dumps(per_file_digest(request.prompt)), input_tokens=1, output_tokens=1, model=self.model)
+        return LLMResponse(
+            text=json.dumps(per_file_digest(request.prompt)), input_tokens=1, output_tokens=1, model=self.model
+        )
 
 
 @pytest.mark.django_db

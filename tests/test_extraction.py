@@ -1,4 +1,5 @@
 """Extraction and spans for every supported format, and every way a file can be bad."""
+
 import io
 import random
 import zipfile
@@ -30,7 +31,7 @@ def assert_spans_consistent(document):
     assert document.spans
     assert [s.span_id for s in document.spans] == [f"S{i}" for i in range(1, len(document.spans) + 1)]
     for span in document.spans:
-        assert document.text[span.start:span.end] == span.text
+        assert document.text[span.start : span.end] == span.text
         assert span.text.strip() and len(span.text) <= SPAN_MAX_CHARS * 2
     starts = [s.start for s in document.spans]
     assert starts == sorted(starts)

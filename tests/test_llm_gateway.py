@@ -1,4 +1,5 @@
 """The gateway with the real anthropic SDK against a fake Messages API on loopback."""
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -68,7 +69,9 @@ def test_offline_provider_is_deterministic_and_refuses_unknown_tasks(settings):
     with pytest.raises(gateway.GatewayError, match="no handler for TASK: SOMETHING"):
         gateway.complete(request("TASK: SOMETHING\nhello"))
     assert list(LLMCall.objects.order_by("id").values_list("provider", "outcome")) == [
-        ("offline", "ok"), ("offline", "ok"), ("offline", "failed")
+        ("offline", "ok"),
+        ("offline", "ok"),
+        ("offline", "failed"),
     ]
 
 

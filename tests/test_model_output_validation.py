@@ -1,4 +1,5 @@
 """Bad model output never reaches a stored digest: repair once, then drop what is still invalid."""
+
 import pytest
 
 from context_app.digests.validation import ref_key
@@ -44,7 +45,9 @@ def test_invented_sources_never_reach_a_stored_digest(api, fake_anthropic):
     body = api.get(file["digest_url"]).json()
     spans = {s["span_id"] for s in api.get(file["preview_url"]).json()["spans"]}
     refs = [ref for fact in body["digest"]["facts"] for ref in fact["sources"]]
-    assert refs and all(ref_key(ref).split("::") [0] == "notes.txt" and ref_key(ref).split("::")[1] in spans for ref in refs)
+    assert refs and all(
+        ref_key(ref).split("::")[0] == "notes.txt" and ref_key(ref).split("::")[1] in spans for ref in refs
+    )
     assert "Invented claim." not in str(body["digest"])
     reasons = {item["reason"] for item in body["dropped"]}
     assert "no valid sources left" in reasons and any("ghost.pdf" in str(i.get("value")) for i in body["dropped"])
@@ -56,12 +59,14 @@ def test_invented_sources_never_reach_a_stored_digest(api, fake_anthropic):
 
 def test_a_provider_that_keeps_failing_marks_the_file_error_and_retry_recovers(api, fake_anthropic, settings):
     settings.GROUNDWORK_LLM_MAX_RETRIES = 1
-    fake_anthropic.script(("status", 500), ("status", 500))
+    fake_anthropic.fail_when("Valve replacement", 500)
     sid, manifest = parse(api, {"notes.txt": NOTES, "other.txt": b"A second file about 3 pumps in 2022."})
     statuses = {f["filename"]: f for f in manifest["files"]}
     failed = [f for f in statuses.values() if f["digest_status"] == "error"]
-    assert len(failed) == 1 and "500" in failed[0]["error"]["message"]
+    assert [f["filename"] for f in failed] == ["notes.txt"] and "500" in failed[0]["error"]["message"]
+    assert LLMCall.objects.get(task="per_file_digest", outcome="failed").retries == 1
     assert manifest["aggregate_digest_status"] == "ready", "one failed file must not block the others"
+    fake_anthropic.clear_failures()
     retry = api.post(f"/api/sessions/{sid}/context/files/{failed[0]['file_id']}/retry")
     assert retry.status_code == 202
     manifest = api.settle(sid)

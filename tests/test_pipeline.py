@@ -1,4 +1,5 @@
 """Races, recovery and the aggregate tree: the pipeline's promises under stress."""
+
 from datetime import timedelta
 from pathlib import Path
 
@@ -44,7 +45,9 @@ def test_a_digest_job_for_replaced_content_is_dropped(api, eager, monkeypatch):
 
     def replace_while_the_model_runs(**kwargs):
         generated = real_generate(**kwargs)
-        services.replace_file(context_set_of(sid), file.pk, services.Upload("plan.txt", b"The second plan budgets 55 pumps."))
+        services.replace_file(
+            context_set_of(sid), file.pk, services.Upload("plan.txt", b"The second plan budgets 55 pumps.")
+        )
         return generated
 
     monkeypatch.setattr(pipeline, "generate_file_digest", replace_while_the_model_runs)
@@ -111,7 +114,9 @@ def test_large_sets_aggregate_as_a_tree_and_one_change_reruns_only_its_path(api,
     assert cited_files == set(files)
 
     target = ContextFile.objects.get(filename="doc-07.txt")
-    services.replace_file(context_set, target.pk, services.Upload("doc-07.txt", b"District 7 replaced 99 pumps in 2031."))
+    services.replace_file(
+        context_set, target.pk, services.Upload("doc-07.txt", b"District 7 replaced 99 pumps in 2031.")
+    )
     services.request_parse(context_set_of(sid))
     rebuilt = model_calls(sid, "aggregate_digest") - first_build
     assert 1 <= rebuilt < first_build

@@ -1,4 +1,5 @@
 """The task envelopes of seed 000 §4, and their inverse (read by the offline provider)."""
+
 import json
 import re
 
@@ -55,9 +56,9 @@ def parse_aggregate_envelope(prompt: str) -> tuple[list[dict], list[dict]]:
         elif line == "END_FILE_DIGESTS":
             break
         elif section == "MANIFEST:" and line.startswith("- filename: "):
-            manifest.append({"filename": json.loads(line[len("- filename: "):])})
+            manifest.append({"filename": json.loads(line[len("- filename: ") :])})
         elif section == "MANIFEST:" and line.startswith("  format: ") and manifest:
-            manifest[-1]["format"] = line[len("  format: "):]
+            manifest[-1]["format"] = line[len("  format: ") :]
         elif section == "FILE_DIGESTS:" and line.strip():
             digests.append(json.loads(line))
     return manifest, digests

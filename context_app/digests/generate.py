@@ -1,4 +1,5 @@
 """Task A and Task B: envelope → gateway → validation → one repair → sanitised digest."""
+
 from dataclasses import dataclass, field
 
 from ..llm import gateway
@@ -57,7 +58,10 @@ def _generate(*, task, system, envelope, check, subject, context_set_id) -> Gene
         try:
             result = gateway.complete(
                 LLMRequest(task=task, system=system, prompt=prompt),
-                prompt_version=PROMPT_VERSION, subject=subject, context_set_id=context_set_id, attempt=attempt,
+                prompt_version=PROMPT_VERSION,
+                subject=subject,
+                context_set_id=context_set_id,
+                attempt=attempt,
             )
         except gateway.GatewayError as exc:
             raise DigestFailed(f"model call failed: {exc}") from exc
@@ -72,7 +76,9 @@ def _generate(*, task, system, envelope, check, subject, context_set_id) -> Gene
         repaired = True
         result, checked = call(_repair_prompt(envelope, checked.errors, result.response.text), attempt=2)
     if checked.digest is None:
-        raise DigestFailed("model output was not a valid digest after a repair attempt: " + "; ".join(checked.errors[:3]))
+        raise DigestFailed(
+            "model output was not a valid digest after a repair attempt: " + "; ".join(checked.errors[:3])
+        )
     return GeneratedDigest(
         content=checked.digest,
         provider=result.call.provider,

@@ -5,6 +5,7 @@ definitions, obligations, examples, reasoning or pointers become facts of the
 matching kind, hedged sentences become uncertainties, and each cites the span it
 was taken from. Claims are the source's own words (cut at a word boundary).
 """
+
 import re
 
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
@@ -19,16 +20,42 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])|\n+")
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=-]{3,}\s*$")
 _FIGURE = re.compile(r"\d")
 _DATE = re.compile(r"\b(1[89]\d\d|20\d\d)\b|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d", re.I)
-_UNIT = re.compile(r"\d\s?(%|percent|per cent|€|\$|£|eur|usd|km|kg|m3|m³|hours?|days?|years?|million|billion|thousand)", re.I)
+_UNIT = re.compile(
+    r"\d\s?(%|percent|per cent|€|\$|£|eur|usd|km|kg|m3|m³|hours?|days?|years?|million|billion|thousand)", re.I
+)
 
 # (kind, cue pattern), checked in this order: the first match decides the kind.
 _KIND_CUES: list[tuple[str, re.Pattern]] = [
-    ("conflict", re.compile(r"\b(however|contrary to|contradict\w*|in contrast|disagree\w*|whereas|but other)\b", re.I)),
-    ("definition", re.compile(r"\b(is defined as|are defined as|means|refers to|is known as|stands for|denotes)\b", re.I)),
-    ("constraint", re.compile(r"\b(must|shall|required|requires|mandatory|at most|at least|no more than|deadline|limit(ed)?|cap(ped)?|prohibit\w*|may not)\b", re.I)),
+    (
+        "conflict",
+        re.compile(r"\b(however|contrary to|contradict\w*|in contrast|disagree\w*|whereas|but other)\b", re.I),
+    ),
+    (
+        "definition",
+        re.compile(r"\b(is defined as|are defined as|means|refers to|is known as|stands for|denotes)\b", re.I),
+    ),
+    (
+        "constraint",
+        re.compile(
+            r"\b(must|shall|required|requires|mandatory|at most|at least|no more than|deadline|limit(ed)?|cap(ped)?|prohibit\w*|may not)\b",
+            re.I,
+        ),
+    ),
     ("case", re.compile(r"\b(for example|for instance|e\.g\.|case study|in one case|such as)\b", re.I)),
-    ("analysis", re.compile(r"\b(because|therefore|thus|suggests?|indicates?|implies|due to|as a result|attributed to|led to|explains?|conclude\w*)\b", re.I)),
-    ("lead", re.compile(r"\b(see |further (work|research|study)|contact|next step|to be (published|confirmed)|will publish|follow[- ]up|recommend\w*|should be (investigated|checked))\b", re.I)),
+    (
+        "analysis",
+        re.compile(
+            r"\b(because|therefore|thus|suggests?|indicates?|implies|due to|as a result|attributed to|led to|explains?|conclude\w*)\b",
+            re.I,
+        ),
+    ),
+    (
+        "lead",
+        re.compile(
+            r"\b(see |further (work|research|study)|contact|next step|to be (published|confirmed)|will publish|follow[- ]up|recommend\w*|should be (investigated|checked))\b",
+            re.I,
+        ),
+    ),
 ]
 _HEDGE = re.compile(
     r"\b(may|might|could|possibly|perhaps|unclear|uncertain\w*|unknown|not (yet )?known|approximately|about|roughly|"
@@ -100,18 +127,40 @@ def per_file_digest(prompt: str) -> dict:
             if len(facts) >= MAX_FACTS:
                 continue
             reliability, note = _reliability(sentence, kind, hedged)
-            fact = {"id": f"F{len(facts) + 1}", "kind": kind, "claim": claim, "sources": [ref],
-                    "reliability": reliability, "reliability_note": note}
+            fact = {
+                "id": f"F{len(facts) + 1}",
+                "kind": kind,
+                "claim": claim,
+                "sources": [ref],
+                "reliability": reliability,
+                "reliability_note": note,
+            }
             seen[key] = fact
             facts.append(fact)
     if not facts and first_sentence:
         sentence, ref = first_sentence
-        facts.append({"id": "F1", "kind": "fact", "claim": _cut(sentence), "sources": [ref], "reliability": "medium",
-                      "reliability_note": "offline extractive: the document's opening statement"})
+        facts.append(
+            {
+                "id": "F1",
+                "kind": "fact",
+                "claim": _cut(sentence),
+                "sources": [ref],
+                "reliability": "medium",
+                "reliability_note": "offline extractive: the document's opening statement",
+            }
+        )
     if not facts and spans:  # no sentence of three words: cite the first span as it stands
         ref = f"{filename}::{spans[0]['span_id']}"
-        facts.append({"id": "F1", "kind": "fact", "claim": _cut(spans[0]["text"]) or filename, "sources": [ref],
-                      "reliability": "low", "reliability_note": "offline extractive: fragmentary text"})
+        facts.append(
+            {
+                "id": "F1",
+                "kind": "fact",
+                "claim": _cut(spans[0]["text"]) or filename,
+                "sources": [ref],
+                "reliability": "low",
+                "reliability_note": "offline extractive: fragmentary text",
+            }
+        )
     summary = " ".join(summary_parts) or (facts[0]["claim"] if facts else f"{filename} holds no readable sentences.")
     return {
         "schema_version": SCHEMA_VERSION,
@@ -141,7 +190,12 @@ def aggregate_digest(prompt: str) -> dict:
         if nested:
             documents.extend(nested)
         else:
-            documents.append({"filename": digest.get("document", {}).get("filename", ""), "summary": _cut(digest.get("summary", ""), 300)})
+            documents.append(
+                {
+                    "filename": digest.get("document", {}).get("filename", ""),
+                    "summary": _cut(digest.get("summary", ""), 300),
+                }
+            )
         for fact in digest.get("facts", []):
             key = _normal(fact["claim"])
             if key in merged:
@@ -153,7 +207,9 @@ def aggregate_digest(prompt: str) -> dict:
             if copy.get("kind") != "conflict":
                 by_subject.setdefault(_subject_and_numbers(copy["claim"])[0], []).append(copy)
         for item in digest.get("uncertainties", []):
-            uncertainties.setdefault(_normal(item["text"]), {"text": item["text"], "sources": list(item.get("sources", []))})
+            uncertainties.setdefault(
+                _normal(item["text"]), {"text": item["text"], "sources": list(item.get("sources", []))}
+            )
     facts = list(merged.values())
     facts += _conflicts(by_subject, merged)
     facts = facts[: MAX_FACTS * 2]
@@ -161,7 +217,9 @@ def aggregate_digest(prompt: str) -> dict:
         fact["id"] = f"F{number}"
     names = [entry["filename"] for entry in manifest]
     summary_bits = [f"{d['filename']}: {_cut(d['summary'], 200)}" for d in documents if d.get("summary")]
-    summary = f"{len(names)} file(s). " + " ".join(summary_bits) if summary_bits else f"{len(names)} file(s) with no summary."
+    summary = (
+        f"{len(names)} file(s). " + " ".join(summary_bits) if summary_bits else f"{len(names)} file(s) with no summary."
+    )
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "batch",
@@ -181,17 +239,19 @@ def _conflicts(by_subject: dict[str, list[dict]], merged: dict[str, dict]) -> li
     for subject, facts in sorted(by_subject.items()):
         if not subject or len(facts) < 2:
             continue
-        for a, b in zip(facts, facts[1:]):
+        for a, b in zip(facts, facts[1:], strict=False):
             files_a = {s.split("::")[0] for s in a["sources"]}
             files_b = {s.split("::")[0] for s in b["sources"]}
             numbers_a, numbers_b = _subject_and_numbers(a["claim"])[1], _subject_and_numbers(b["claim"])[1]
             if files_a != files_b and numbers_a and numbers_b and numbers_a != numbers_b:
-                conflicts.append({
-                    "kind": "conflict",
-                    "claim": _cut(f"Sources disagree: “{a['claim']}” vs “{b['claim']}”", 600),
-                    "sources": a["sources"] + [s for s in b["sources"] if s not in a["sources"]],
-                    "reliability": "low",
-                    "reliability_note": "offline extractive: same subject, different figures in different files",
-                })
+                conflicts.append(
+                    {
+                        "kind": "conflict",
+                        "claim": _cut(f"Sources disagree: “{a['claim']}” vs “{b['claim']}”", 600),
+                        "sources": a["sources"] + [s for s in b["sources"] if s not in a["sources"]],
+                        "reliability": "low",
+                        "reliability_note": "offline extractive: same subject, different figures in different files",
+                    }
+                )
                 a["reliability"] = b["reliability"] = "low"
     return conflicts

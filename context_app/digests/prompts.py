@@ -1,4 +1,5 @@
 """Prompt files and JSON Schemas under prompts/, read once per process."""
+
 import json
 from functools import cache
 from typing import Literal

@@ -1,4 +1,5 @@
 """SourceRef relabelling for cache reuse under another filename, and the digest hash."""
+
 import copy
 import hashlib
 import json
@@ -11,7 +12,7 @@ def digest_hash(digest: dict) -> str:
 
 def relabel_ref(ref: str, old_filename: str, new_filename: str) -> str:
     prefix = f"{old_filename}::"
-    return new_filename + "::" + ref[len(prefix):] if ref.startswith(prefix) else ref
+    return new_filename + "::" + ref[len(prefix) :] if ref.startswith(prefix) else ref
 
 
 def relabel_digest(digest: dict, old_filename: str, new_filename: str) -> dict:

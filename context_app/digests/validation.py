@@ -5,6 +5,7 @@ an existing span; in Task B every source already occurs in the input digests.
 `errors` feed the one repair call; `sanitise` then removes what is still wrong
 and records it, so a fact without a valid SourceRef never reaches the UI.
 """
+
 import json
 import re
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ def parse_model_json(text: str) -> dict:
         if start < 0 or end <= start:
             raise ValueError("output is not JSON: no JSON object found") from None
         try:
-            value = json.loads(stripped[start:end + 1])
+            value = json.loads(stripped[start : end + 1])
         except json.JSONDecodeError as exc:
             raise ValueError(f"output is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(value, dict):
@@ -152,7 +153,9 @@ def _sanitise(digest: dict, ref_problem) -> tuple[dict, list[dict]]:
             for j, ref in enumerate(item.get("sources") or []):
                 problem = ref_problem(ref) if isinstance(ref, str) else "is not a string"
                 if problem:
-                    dropped.append({"where": f"{section}[{i}].sources[{j}]", "value": str(ref)[:300], "reason": problem})
+                    dropped.append(
+                        {"where": f"{section}[{i}].sources[{j}]", "value": str(ref)[:300], "reason": problem}
+                    )
                 else:
                     sources.append(ref)
             item["sources"] = sources
@@ -161,7 +164,9 @@ def _sanitise(digest: dict, ref_problem) -> tuple[dict, list[dict]]:
                 dropped.append({"where": f"{section}[{i}]", "reason": f"missing {text_field}"})
                 continue
             if section == "facts" and not sources:
-                dropped.append({"where": f"{section}[{i}]", "reason": "no valid sources left", "claim": item["claim"][:300]})
+                dropped.append(
+                    {"where": f"{section}[{i}]", "reason": "no valid sources left", "claim": item["claim"][:300]}
+                )
                 continue
             if section == "facts" and item.get("kind") not in _KINDS:
                 item["kind"] = "fact"

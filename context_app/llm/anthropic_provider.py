@@ -1,4 +1,5 @@
 """Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
+
 import anthropic
 
 from .base import LLMRequest, LLMResponse, ProviderError

@@ -1,4 +1,5 @@
 """The provider interface every model call goes through (see gateway.complete)."""
+
 from dataclasses import dataclass
 from typing import Protocol
 

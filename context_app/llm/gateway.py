@@ -1,4 +1,5 @@
 """The one way to call a model: pick the provider, retry what is worth retrying, record every call."""
+
 import logging
 import random
 import time
@@ -69,8 +70,13 @@ def complete(
     retries = 0
     started = time.monotonic()
     record = dict(
-        task=request.task, attempt=attempt, provider=provider.name, model=provider.model,
-        prompt_version=prompt_version, subject=subject, context_set_id=context_set_id,
+        task=request.task,
+        attempt=attempt,
+        provider=provider.name,
+        model=provider.model,
+        prompt_version=prompt_version,
+        subject=subject,
+        context_set_id=context_set_id,
     )
     while True:
         try:
@@ -83,7 +89,10 @@ def complete(
                 continue
             after = f" after {retries} retries" if retries else ""
             LLMCall.objects.create(
-                **record, retries=retries, outcome=LLMCall.Outcome.FAILED, error=str(exc)[:2000],
+                **record,
+                retries=retries,
+                outcome=LLMCall.Outcome.FAILED,
+                error=str(exc)[:2000],
                 latency_ms=_ms_since(started),
             )
             raise GatewayError(f"{provider.name}: {exc}{after}") from exc

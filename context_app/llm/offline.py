@@ -3,6 +3,7 @@
 It reads the task envelope (`TASK: <NAME>` on the first line) and answers with
 JSON built from the input itself. A documented product mode, not a test double.
 """
+
 import json
 import math
 from collections.abc import Callable

@@ -2,6 +2,7 @@
 
 Order on a view: @api_view (auth) → @limit_upload_size → @idempotent → @with_session.
 """
+
 import re
 from functools import wraps
 

@@ -1,4 +1,5 @@
 """One shape for every JSON error: {"error": "<message>", ...}."""
+
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response

@@ -12,6 +12,8 @@ urlpatterns = [
     path("sessions/<str:sid>/context/files/<str:fid>", views.context_file, name="context-file"),
     path("sessions/<str:sid>/context/files/<str:fid>/retry", views.context_file_retry, name="context-file-retry"),
     path("sessions/<str:sid>/context/files/<str:fid>/preview", views.context_file_preview, name="context-file-preview"),
-    path("sessions/<str:sid>/context/files/<str:fid>/download", views.context_file_download, name="context-file-download"),
+    path(
+        "sessions/<str:sid>/context/files/<str:fid>/download", views.context_file_download, name="context-file-download"
+    ),
     path("sessions/<str:sid>/context/files/<str:fid>/digest", views.context_file_digest, name="context-file-digest"),
 ]

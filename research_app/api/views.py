@@ -1,5 +1,6 @@
 """The REST API of SPEC §2.6. Each view: decorators for auth, idempotency and
 access; the body calls one service and shapes the answer."""
+
 from django.http import FileResponse
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -48,7 +49,7 @@ def context(request, session, expected_revision):
     if request.method == "PATCH":
         auto_parse = request.data.get("auto_parse") if isinstance(request.data, dict) else None
         if not isinstance(auto_parse, bool):
-            return error("body must be {\"auto_parse\": true|false}", 400)
+            return error('body must be {"auto_parse": true|false}', 400)
         manifest = context_services.set_auto_parse(
             context_set, auto_parse, expected_revision=expected_revision
         ).manifest
@@ -135,9 +136,7 @@ def context_file_download(request, session, fid):
     file = _file_or_none(session, fid)
     if file is None:
         return error("file not found", 404)
-    return FileResponse(
-        file.blob.open("rb"), as_attachment=True, filename=file.filename, content_type=file.mime_type
-    )
+    return FileResponse(file.blob.open("rb"), as_attachment=True, filename=file.filename, content_type=file.mime_type)
 
 
 @api_view(["GET"])
