@@ -33,7 +33,7 @@ bootstrap: $(BIN)/.installed system-packages
 
 run: bootstrap
 	@mkdir -p var
-	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py ensure_demo_user
 	@procfile=var/Procfile.run; cp Procfile $$procfile; \
 	if ! $(BIN)/python -c "import redis; redis.Redis.from_url('$(REDIS_URL)').ping()" 2>/dev/null; then \

@@ -91,7 +91,7 @@ def scenario_calls() -> list[dict]:
         measure(
             "replace 1 of 3",
             lambda: (
-                services.replace_file(context_set, file_id("b.txt"), services.Upload("b.txt", b + b" Revised.")),
+                services.replace_file(context_set, file_id("b.txt"), services.Upload("b.txt", b + b"\n\nA revised 2024 plan adds 12 pumps.")),
                 parse(),
             ),
             (1, 1),
@@ -129,11 +129,22 @@ def scenario_calls() -> list[dict]:
                 services.replace_file(big, target, services.Upload("doc-031.txt", b"Changed: 99 pumps in 2031.")),
                 services.request_parse(big),
             ),
-            (1, 2),
+            (1, tree_levels(sorted(many), settings.GROUNDWORK_AGGREGATE_FANOUT)),
             (64, 1),
         )
     )
     return rows
+
+
+def tree_levels(filenames: list[str], fanout: int) -> int:
+    """Task B calls on one file's path to the root: one per level of the aggregate tree."""
+    from context_app.pipeline import _buckets
+
+    entries, levels = [{"manifest": [{"filename": name}]} for name in filenames], 1
+    while len(entries) > fanout:
+        entries = [{"manifest": bucket[0]["manifest"]} for bucket in _buckets(entries, fanout)]
+        levels += 1
+    return levels
 
 
 def extraction_speed() -> list[dict]:

@@ -18,6 +18,7 @@ MAX_CLAIM_CHARS = 400
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])|\n+")
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=-]{3,}\s*$")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _FIGURE = re.compile(r"\d")
 _DATE = re.compile(r"\b(1[89]\d\d|20\d\d)\b|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d", re.I)
 _UNIT = re.compile(
@@ -58,14 +59,14 @@ _KIND_CUES: list[tuple[str, re.Pattern]] = [
     ),
 ]
 _HEDGE = re.compile(
-    r"\b(may|might|could|possibly|perhaps|unclear|uncertain\w*|unknown|not (yet )?known|approximately|about|roughly|"
+    r"\b((?-i:may)|might|could|possibly|perhaps|unclear|uncertain\w*|unknown|not (yet )?known|approximately|about(?= \d)|roughly|"
     r"estimated?|preliminary|likely|unlikely|appears?|seems?|not yet|tentative|unconfirmed|reportedly|to be confirmed)\b|\?",
     re.I,
 )
 
 
 def _sentences(text: str) -> list[str]:
-    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    pieces = [_LIST_MARK.sub("", p).strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
     return [p for p in pieces if not _HEADING_MARK.match(p) and len(re.findall(r"\w+", p)) >= 3]
 
 
