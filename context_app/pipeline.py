@@ -198,14 +198,18 @@ def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
     file.digest_status = DigestStatus.READY
 
 
+def read_blob(file: ContextFile) -> bytes:
+    with file.blob.open("rb") as handle:
+        return handle.read()
+
+
 def extract_file(file_id, content_hash: str) -> None:
     """Worker-side extraction of a large file; dropped if the file was replaced meanwhile."""
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None or file.content_hash != content_hash or file.is_extracted:
         return
     try:
-        with file.blob.open("rb") as handle:
-            data = handle.read()
+        data = read_blob(file)
         document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
     except ExtractionError as exc:
         document, failure = None, exc

@@ -106,7 +106,7 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         if retried.is_extracted:
             retried.digest_status = DigestStatus.STALE
         else:
-            _extract_or_defer(retried, retried.blob.read() if _small(retried) else None)
+            _extract_or_defer(retried, pipeline.read_blob(retried) if _small(retried) else None)
         retried.save()
         context_set.parse_requested = True
         diff = [{"file_id": str(retried.id), "filename": retried.filename, "change": Change.CHANGED.value}]
