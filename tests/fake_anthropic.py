@@ -7,12 +7,13 @@ fail in the ways real services do.
 
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from context_app.llm.base import LLMRequest
+from context_app.llm.base import LLMRequest, ProviderError
 from context_app.llm.gateway import reset_providers
 from context_app.llm.offline import OfflineProvider
 
@@ -27,7 +28,8 @@ class FakeAnthropic:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for it at every test's teardown.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     def script(self, *behaviours: tuple) -> None:
@@ -74,9 +76,13 @@ class FakeAnthropic:
                 if self.path != "/v1/messages":
                     return self._error(404, "not_found_error", f"no route {self.path}")
                 prompt = json.dumps(body.get("messages", []))
-                failing = [status for marker, status in fake.failing_markers.items() if marker in prompt]
+                with fake.lock:
+                    failing = [status for marker, status in fake.failing_markers.items() if marker in prompt]
                 behaviour = ("status", failing[0]) if failing else fake._next_behaviour()
                 kind = behaviour[0]
+                if kind == "delay":  # ("delay", seconds): answer late, past a short client timeout
+                    time.sleep(behaviour[1])
+                    kind = "answer"
                 if kind == "status":
                     kinds = {429: "rate_limit_error", 529: "overloaded_error", 400: "invalid_request_error"}
                     return self._error(behaviour[1], kinds.get(behaviour[1], "api_error"), "scripted failure")
@@ -84,7 +90,10 @@ class FakeAnthropic:
                     return self._message(body, behaviour[1])
                 if kind == "invalid_json":
                     return self._message(body, "Sure! Here is the digest: {this is not json")
-                answer = json.loads(_offline_answer(body))
+                try:
+                    answer = json.loads(_offline_answer(body))
+                except ProviderError as exc:  # e.g. a TASK the offline handlers don't know
+                    return self._error(400, "invalid_request_error", str(exc))
                 if kind == "invent_sources":
                     for fact in answer["facts"]:
                         fact["sources"].append("ghost.pdf::S999")
@@ -118,11 +127,14 @@ class FakeAnthropic:
 
             def _json(self, status: int, payload: dict):
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
 
         return Handler
 

@@ -1,183 +1,625 @@
-"""Envelopes, offline extractive digests, validation and relabelling."""
+"""Digest layer: envelopes, offline extractive digests, validation, relabelling, generation with repair."""
 
 import json
 
 import pytest
+from jsonschema import Draft202012Validator
 
-from context_app.digests import generate
+from context_app.digests import generate, prompts
 from context_app.digests.envelopes import (
+    EnvelopeError,
     aggregate_envelope,
     parse_aggregate_envelope,
     parse_per_file_envelope,
     per_file_envelope,
 )
-from context_app.digests.offline import aggregate_digest, per_file_digest
+from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, aggregate_digest, per_file_digest
 from context_app.digests.relabel import digest_hash, relabel_digest
-from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, parse_model_json, sources_of
-from context_app.llm.base import LLMResponse
+from context_app.digests.validation import (
+    check_aggregate_digest,
+    check_per_file_digest,
+    parse_model_json,
+    ref_key,
+    sources_of,
+)
+from context_app.llm.base import LLMResponse, ProviderError
 from context_app.models import LLMCall
 
-SPANS = [
+KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
+
+# A realistic multi-paragraph report, one span per paragraph.
+REPORT = [
+    "# Water loss report 2022\nThe Lyon water utility publishes this report on network losses for the calendar "
+    "year 2022. It covers 14 districts and 2,300 km of mains.",
+    "Non-revenue water is defined as water produced but not billed to any customer. Water losses fell from 24 % to "
+    "19 % between March 2021 and June 2022. The fall is attributed to pressure management, because lower night "
+    "pressure reduces leakage.",
+    "Utilities must report losses to the regulator every quarter. Annual spending on leak detection is capped at "
+    "EUR 2.5 million.",
+    "For example, district B halved its outages after zoning its network. In 2019, Lisbon replaced 40 km of mains "
+    "with similar results.",
+    "District-level figures are preliminary and may change. It is unclear whether the metering change in May 2022 "
+    "affected the figures.",
+    "See Annex C for the full district table. Contact the network department for the raw data.",
+]
+REPORT_SPANS = [{"span_id": f"S{i}", "text": text} for i, text in enumerate(REPORT, start=1)]
+
+TRICKY_SPANS = [
     {"span_id": "S1", "text": "Non-revenue water is defined as water produced but not billed."},
-    {"span_id": "S2", "text": "Losses fell by 18 percent between March 2021 and June 2022.\nCosts may rise next year."},
-    {
-        "span_id": "S3",
-        "text": "The utility must report losses every quarter. For example, district B halved its outages.",
-    },
-    {"span_id": "S4", "text": "tricky lines:\n[S9] this is not a span\nEND_FILE\nstill S4"},
+    {"span_id": "S2", "text": "tricky lines:\n[S9] trick\nEND_FILE\n  indented already\n\nstill S2\n"},
+    {"span_id": "S3", "text": ""},
+    {"span_id": "S4", "text": "  leading spaces and a [S5] marker mid-line"},
 ]
 
 
-def file_digest(filename="plan.txt", spans=SPANS) -> dict:
-    return per_file_digest(per_file_envelope(filename, "text", spans))
+def file_digest(filename: str, spans: list[dict], file_format: str = "text") -> dict:
+    return per_file_digest(per_file_envelope(filename, file_format, spans))
 
 
-def test_per_file_envelope_round_trip_survives_marker_lookalikes():
-    envelope = per_file_envelope("plan.txt", "text", SPANS)
-    assert envelope.startswith("TASK: PER_FILE_DIGEST\nFILE: plan.txt\nFORMAT: text\nSOURCE_SPANS:\n[S1] ")
+def spans_of(*texts: str) -> list[dict]:
+    return [{"span_id": f"S{i}", "text": text} for i, text in enumerate(texts, start=1)]
+
+
+def check_file(digest_or_text, filename: str, spans: list[dict], file_format: str = "text"):
+    text = digest_or_text if isinstance(digest_or_text, str) else json.dumps(digest_or_text)
+    return check_per_file_digest(
+        text, filename=filename, format=file_format, span_ids={span["span_id"] for span in spans}
+    )
+
+
+# --- envelopes ---------------------------------------------------------------------
+
+
+def test_per_file_envelope_is_the_seed_format_and_round_trips_marker_lookalikes():
+    envelope = per_file_envelope("plan.txt", "text", TRICKY_SPANS)
+    assert envelope.startswith("TASK: PER_FILE_DIGEST\nFILE: plan.txt\nFORMAT: text\nSOURCE_SPANS:\n[S1] Non-revenue")
     assert envelope.endswith("\nEND_FILE")
-    filename, file_format, spans = parse_per_file_envelope(envelope)
-    assert (filename, file_format) == ("plan.txt", "text")
-    assert spans == [{"span_id": s["span_id"], "text": s["text"]} for s in SPANS]
+    lines = envelope.split("\n")
+    assert lines.count("END_FILE") == 1, "a span's END_FILE line must not sit at column 0"
+    assert [line for line in lines if line.startswith("[S")] == [
+        "[S1] Non-revenue water is defined as water produced but not billed.",
+        "[S2] tricky lines:",
+        "[S3] ",
+        "[S4]   leading spaces and a [S5] marker mid-line",
+    ]
+    assert parse_per_file_envelope(envelope) == ("plan.txt", "text", TRICKY_SPANS)
 
 
-def test_aggregate_envelope_round_trip():
-    digests = [file_digest("a.txt"), file_digest("b: c.txt")]
-    manifest = [{"filename": "a.txt", "format": "text"}, {"filename": "b: c.txt", "format": "text"}]
+def test_per_file_envelope_keeps_odd_filenames():
+    spans = spans_of("One sentence with 3 words at least.")
+    assert parse_per_file_envelope(per_file_envelope("notes: draft #2 é.md", "markdown", spans)) == (
+        "notes: draft #2 é.md",
+        "markdown",
+        spans,
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["", "TASK: AGGREGATE_DIGEST\n", "TASK: PER_FILE_DIGEST\nFILE: a\nFORMAT: text\nSOURCE_SPANS:\n[S1] no end"],
+)
+def test_per_file_parser_rejects_what_it_did_not_write(prompt):
+    with pytest.raises(EnvelopeError):
+        parse_per_file_envelope(prompt)
+
+
+def test_aggregate_envelope_is_the_seed_format_and_round_trips():
+    manifest = [
+        {"filename": "a.txt", "format": "text"},
+        {"filename": 'b: "quoted" #1.md', "format": "markdown"},
+    ]
+    digests = [file_digest("a.txt", REPORT_SPANS), file_digest('b: "quoted" #1.md', TRICKY_SPANS, "markdown")]
     envelope = aggregate_envelope(manifest, digests)
-    assert envelope.startswith("TASK: AGGREGATE_DIGEST\nMANIFEST:\n- filename: ")
-    assert "\nFILE_DIGESTS:\n" in envelope and envelope.endswith("END_FILE_DIGESTS")
+    lines = envelope.split("\n")
+    assert lines[:4] == ["TASK: AGGREGATE_DIGEST", "MANIFEST:", '- filename: "a.txt"', '  format: "text"']
+    assert lines[6:9] == ["", "FILE_DIGESTS:", json.dumps(digests[0], ensure_ascii=False, separators=(",", ":"))]
+    assert lines[-1] == "END_FILE_DIGESTS" and len(lines) == 11, "one line per digest"
     assert parse_aggregate_envelope(envelope) == (manifest, digests)
 
 
+def test_aggregate_parser_accepts_plain_yaml_values():
+    prompt = "TASK: AGGREGATE_DIGEST\nMANIFEST:\n- filename: a.txt\n  format: text\n\nFILE_DIGESTS:\nEND_FILE_DIGESTS"
+    assert parse_aggregate_envelope(prompt) == ([{"filename": "a.txt", "format": "text"}], [])
+
+
+# --- offline Task A ----------------------------------------------------------------
+
+
 def test_offline_per_file_digest_is_valid_cited_and_typed():
-    digest = file_digest()
-    result = check_per_file_digest(
-        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
+    digest = file_digest("report 2022.md", REPORT_SPANS, "markdown")
+    result = check_file(digest, "report 2022.md", REPORT_SPANS, "markdown")
+    assert result.valid and result.dropped == [], result.errors
+    assert digest["generator"] == GENERATOR
+    assert digest["mode"] == "single" and digest["document"] == {"filename": "report 2022.md", "format": "markdown"}
+    by_claim = {fact["claim"]: fact for fact in digest["facts"]}
+    kinds = {fact["kind"] for fact in digest["facts"]}
+    assert {"fact", "definition", "constraint", "case", "analysis", "lead"} <= kinds <= KINDS
+    losses = by_claim["Water losses fell from 24 % to 19 % between March 2021 and June 2022."]
+    assert losses["kind"] == "fact" and losses["sources"] == ["report 2022.md::S2"]
+    assert losses["reliability"] == "high" and "measured" in losses["reliability_note"]
+    assert by_claim["Utilities must report losses to the regulator every quarter."]["kind"] == "constraint"
+    assert [fact["id"] for fact in digest["facts"]] == [f"F{i}" for i in range(1, len(digest["facts"]) + 1)]
+    uncertain = {u["text"]: u["sources"] for u in digest["uncertainties"]}
+    assert uncertain["District-level figures are preliminary and may change."] == ["report 2022.md::S5"]
+    assert "Water losses fell" in digest["summary"] and "Lyon water utility" in digest["summary"]
+
+
+def test_offline_digest_is_deterministic():
+    first = json.dumps(file_digest("report.md", REPORT_SPANS), sort_keys=True)
+    assert all(json.dumps(file_digest("report.md", REPORT_SPANS), sort_keys=True) == first for _ in range(3))
+
+
+def test_offline_hedges_and_opinion_lower_reliability_but_the_month_may_does_not():
+    digest = file_digest(
+        "m.txt",
+        spans_of(
+            "The pumps were replaced in May 2021 at a cost of EUR 40,000.",
+            "Costs might rise by 12 % next year.",
+            "We believe the new meters are 10 percent more accurate.",
+            "What caused the spike in July 2022?",
+        ),
+    )
+    by_claim = {fact["claim"]: fact for fact in digest["facts"]}
+    assert by_claim["The pumps were replaced in May 2021 at a cost of EUR 40,000."]["reliability"] == "high"
+    assert by_claim["Costs might rise by 12 % next year."]["reliability"] == "low"
+    assert by_claim["We believe the new meters are 10 percent more accurate."]["reliability"] == "low"
+    assert "What caused the spike in July 2022?" not in by_claim, "a question is not a claim"
+    assert [u["text"] for u in digest["uncertainties"]] == [
+        "Costs might rise by 12 % next year.",
+        "What caused the spike in July 2022?",
+    ]
+
+
+def test_offline_digest_of_a_file_without_cue_sentences_still_cites_its_first_sentence():
+    spans = spans_of("hello there world", "and some more plain words here")
+    digest = file_digest("bare.txt", spans)
+    assert digest["facts"] == [
+        {
+            "id": "F1",
+            "kind": "fact",
+            "claim": "hello there world",
+            "sources": ["bare.txt::S1"],
+            "reliability": "medium",
+            "reliability_note": "offline extractive: the document's opening statement",
+        }
+    ]
+    assert check_file(digest, "bare.txt", spans).valid
+    fragment = spans_of("42")
+    assert file_digest("n.csv", fragment)["facts"][0]["sources"] == ["n.csv::S1"]
+
+
+def test_offline_digest_of_an_empty_file_is_valid_and_says_so():
+    digest = file_digest("empty.txt", [])
+    assert digest["facts"] == [] and "no readable text" in digest["summary"]
+    assert check_file(digest, "empty.txt", []).valid
+
+
+def test_offline_digest_dedups_and_caps_a_long_file():
+    long_sentence = "The budget " + "for the regional network upgrade " * 30 + "was approved in 2021."
+    texts = [f"Section {i} reports 1{i} leaks in 2022 and may be revised." for i in range(1, 120)]
+    spans = spans_of(long_sentence, *texts, "Section 1 reports 11 leaks in 2022 and may be revised.")
+    digest = file_digest("long.txt", spans)
+    assert check_file(digest, "long.txt", spans).valid
+    assert len(digest["facts"]) == MAX_FACTS and len(digest["uncertainties"]) == MAX_UNCERTAINTIES
+    assert all(len(fact["claim"]) <= 400 for fact in digest["facts"])
+    cut = [fact for fact in digest["facts"] if fact["claim"].startswith("The budget")]
+    assert cut and cut[0]["claim"].endswith("…") and not cut[0]["claim"].endswith(" …")
+    repeated = next(u for u in digest["uncertainties"] if u["text"].startswith("Section 1 reports 11 leaks"))
+    assert repeated["sources"] == ["long.txt::S2", f"long.txt::S{len(spans)}"], "duplicates merge their sources"
+    cited = {int(ref_key(ref).split("::S")[1]) for item in digest["uncertainties"] for ref in item["sources"]}
+    assert max(cited) > 100, "a long file is covered to its end, not just its first pages"
+
+
+# --- offline Task B ----------------------------------------------------------------
+
+A_SPANS = spans_of(
+    "Annual report of the Lyon utility for 2022.",
+    "Non-revenue water is defined as water produced but not billed.",
+    "Water losses were 19 % in 2022 across the network.",
+    "Pipe bursts rose to 37 in 2021.",
+)
+B_SPANS = spans_of(
+    "Board memo on the 2022 budget.",
+    "Water losses were 23 % in 2022 according to the finance team.",
+    "Non-revenue water is defined as water produced but not billed!",
+    "Pipe bursts rose to 41 in 2020.",
+)
+MANIFEST = [{"filename": "report.pdf", "format": "pdf"}, {"filename": "memo.docx", "format": "docx"}]
+
+
+def two_file_aggregate() -> tuple[dict, dict, dict]:
+    a = file_digest("report.pdf", A_SPANS, "pdf")
+    b = file_digest("memo.docx", B_SPANS, "docx")
+    return a, b, aggregate_digest(aggregate_envelope(MANIFEST, [a, b]))
+
+
+def test_offline_aggregate_merges_a_duplicated_claim_into_one_fact_with_both_sources():
+    a, b, digest = two_file_aggregate()
+    result = check_aggregate_digest(
+        json.dumps(digest), allowed_sources=sources_of(a) | sources_of(b), manifest=MANIFEST
     )
     assert result.valid, result.errors
-    kinds = {fact["kind"] for fact in digest["facts"]}
-    assert {"definition", "fact", "constraint"} <= kinds
-    assert any("18 percent" in f["claim"] and f["sources"] == ["plan.txt::S2"] for f in digest["facts"])
-    assert any("may rise" in u["text"] for u in digest["uncertainties"])
-    assert digest["generator"] == "offline-extractive"
-    assert file_digest() == digest  # deterministic
+    definitions = [fact for fact in digest["facts"] if fact["kind"] == "definition"]
+    assert len(definitions) == 1 and definitions[0]["sources"] == ["report.pdf::S2", "memo.docx::S3"]
+    assert digest["mode"] == "batch" and digest["document"] == {"filename": "__BATCH__", "format": "mixed"}
+    assert digest["batch"] == {"files": MANIFEST} and digest["generator"] == GENERATOR
+    assert [d["filename"] for d in digest["documents"]] == ["report.pdf", "memo.docx"]
+    assert "report.pdf: Annual report of the Lyon utility for 2022." in digest["summary"]
+    assert "memo.docx: Board memo on the 2022 budget." in digest["summary"]
 
 
-def test_offline_digest_of_a_file_without_cue_sentences_still_cites_something():
-    digest = file_digest("bare.txt", [{"span_id": "S1", "text": "hello there world"}])
-    assert digest["facts"] and digest["facts"][0]["sources"] == ["bare.txt::S1"]
+def test_offline_aggregate_flags_different_figures_for_the_same_period_as_a_conflict():
+    _, _, digest = two_file_aggregate()
+    conflicts = [fact for fact in digest["facts"] if fact["kind"] == "conflict"]
+    # Losses: same subject, same year, 19 % vs 23 % → conflict. Pipe bursts: different years → none.
+    assert len(conflicts) == 1 and conflicts[0]["id"] == "F1"
+    assert conflicts[0]["sources"] == ["report.pdf::S3", "memo.docx::S2"]
+    assert "report.pdf says" in conflicts[0]["claim"] and "memo.docx says" in conflicts[0]["claim"]
+    sides = [fact for fact in digest["facts"] if fact["claim"].startswith("Water losses were")]
+    assert {fact["reliability"] for fact in sides} == {"low"}
 
 
-def test_offline_aggregate_merges_duplicates_and_flags_conflicts():
-    a = file_digest(
-        "a.txt",
-        [
-            {"span_id": "S1", "text": "Pipe bursts per year fell to 37 in 2022."},
-            {"span_id": "S2", "text": "Non-revenue water is defined as water produced but not billed."},
-        ],
-    )
-    b = file_digest(
-        "b.txt",
-        [
-            {"span_id": "S3", "text": "Pipe bursts per year fell to 41 in 2022."},
-            {"span_id": "S1", "text": "Non-revenue water is defined as water produced but not billed."},
-        ],
-    )
-    manifest = [{"filename": "a.txt", "format": "text"}, {"filename": "b.txt", "format": "text"}]
-    digest = aggregate_digest(aggregate_envelope(manifest, [a, b]))
-    allowed = sources_of(a) | sources_of(b)
-    assert check_aggregate_digest(json.dumps(digest), allowed_sources=allowed, manifest=manifest).valid
-    definition = [f for f in digest["facts"] if f["kind"] == "definition"]
-    assert len(definition) == 1 and set(definition[0]["sources"]) == {"a.txt::S2", "b.txt::S1"}
-    conflicts = [f for f in digest["facts"] if f["kind"] == "conflict"]
-    assert len(conflicts) == 1 and {"a.txt::S1", "b.txt::S3"} <= set(conflicts[0]["sources"])
-    # An aggregate of aggregates (the tree for big sets) is still valid.
-    top = aggregate_digest(aggregate_envelope(manifest, [digest]))
+def test_offline_aggregate_does_not_flag_figures_within_one_file():
+    spans = spans_of("Water losses were 19 % in 2022 in the north.", "Water losses were 23 % in 2022 in the south.")
+    single = file_digest("one.txt", spans)
+    digest = aggregate_digest(aggregate_envelope([{"filename": "one.txt", "format": "text"}], [single]))
+    assert not [fact for fact in digest["facts"] if fact["kind"] == "conflict"]
+
+
+def test_offline_aggregate_of_aggregates_stays_valid_and_does_not_repeat_conflicts():
+    a, b, first = two_file_aggregate()
+    c = file_digest("c.txt", spans_of("Pump energy use fell by 9 percent in 2021."))
+    c_manifest = [{"filename": "c.txt", "format": "text"}]
+    second = aggregate_digest(aggregate_envelope(c_manifest, [c]))
+    manifest = MANIFEST + c_manifest
+    top = aggregate_digest(aggregate_envelope(manifest, [first, second]))
+    allowed = sources_of(a) | sources_of(b) | sources_of(c)
     assert check_aggregate_digest(json.dumps(top), allowed_sources=allowed, manifest=manifest).valid
+    assert top["batch"]["files"] == manifest
+    assert [d["filename"] for d in top["documents"]] == ["report.pdf", "memo.docx", "c.txt"]
+    assert sum(fact["kind"] == "conflict" for fact in top["facts"]) == 1
+    assert sources_of(top) <= allowed and "c.txt::S1" in sources_of(top)
+
+
+def test_offline_aggregate_keeps_every_file_when_capping():
+    digests, manifest = [], []
+    for n in range(6):
+        name = f"f{n}.txt"
+        spans = spans_of(*(f"Station {n}-{i} measured {i + 10} mm of rain in 2020." for i in range(40)))
+        digests.append(file_digest(name, spans))
+        manifest.append({"filename": name, "format": "text"})
+    digest = aggregate_digest(aggregate_envelope(manifest, digests))
+    assert len(digest["facts"]) == 80
+    assert {ref.split("::")[0] for fact in digest["facts"] for ref in fact["sources"]} == {
+        f"f{n}.txt" for n in range(6)
+    }
+
+
+# --- validation --------------------------------------------------------------------
+
+
+def report_digest() -> dict:
+    return file_digest("plan.txt", REPORT_SPANS)
+
+
+def check_plan(digest_or_text):
+    return check_file(digest_or_text, "plan.txt", REPORT_SPANS)
 
 
 @pytest.mark.parametrize(
     "mutate, expected_error",
     [
-        (lambda d: d["facts"][0]["sources"].append("plan.txt::S99"), "unknown span S99"),
-        (lambda d: d["facts"][0]["sources"].append("other.pdf::S1"), "not this file"),
-        (lambda d: d["facts"][0]["sources"].append("no-ref"), "not a SourceRef"),
-        (lambda d: d.pop("summary"), "'summary' is a required property"),
+        (
+            lambda d: d["facts"][0]["sources"].append("plan.txt::S99"),
+            "facts[0].sources[1]: 'plan.txt::S99' unknown span",
+        ),
+        (lambda d: d["facts"][0]["sources"].append("other.pdf::S1"), "names 'other.pdf', not this file 'plan.txt'"),
+        (lambda d: d["facts"][0]["sources"].append("plan.txt:S1"), "is not a SourceRef"),
+        (lambda d: d["uncertainties"][0]["sources"].append("plan.txt::S0"), "uncertainties[0].sources[1]"),
+        (lambda d: d["facts"][1].update(sources=[]), "facts[1].sources: [] should be non-empty"),
+        (lambda d: d["facts"][1].update(kind="opinion"), "facts[1].kind: 'opinion' is not one of"),
+        (lambda d: d["facts"][1].pop("reliability"), "facts[1]: 'reliability' is a required property"),
+        (lambda d: d.update(mode="batch"), "mode: 'single' was expected"),
+        (lambda d: d.pop("summary"), "(root): 'summary' is a required property"),
     ],
 )
 def test_validation_catches_bad_digests(mutate, expected_error):
-    digest = file_digest()
+    digest = report_digest()
     mutate(digest)
-    result = check_per_file_digest(
-        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
-    )
+    result = check_plan(digest)
+    assert not result.valid
     assert any(expected_error in error for error in result.errors), result.errors
 
 
-def test_sanitising_removes_bad_sources_and_sourceless_facts():
-    digest = file_digest()
+def test_validation_accepts_hints_and_filenames_with_colons():
+    spans = spans_of("Losses were 19 % in 2022.")
+    for filename in ("a: b.txt", "notes:"):
+        digest = file_digest(filename, spans)
+        digest["facts"][0]["sources"] = [f"{filename}::S1::p. 3 :: table 2"]
+        result = check_file(digest, filename, spans)
+        assert result.valid, result.errors
+        assert sources_of(result.digest) == {f"{filename}::S1"}
+
+
+def test_missing_summary_or_unparsable_output_leaves_no_digest():
+    digest = report_digest()
+    del digest["summary"]
+    assert check_plan(digest).digest is None
+    result = check_plan("I cannot help with that.")
+    assert result.digest is None and result.errors == ["output is not JSON: no JSON object found"]
+    truncated = check_plan(json.dumps(report_digest())[:500])
+    assert truncated.digest is None and truncated.errors[0].startswith("output is not JSON: ")
+
+
+def test_parse_model_json_tolerates_fences_and_prose_but_wants_one_object():
+    assert parse_model_json('Here you go:\n```json\n{"a": 1}\n```\nThanks') == {"a": 1}
+    assert parse_model_json('```\n{"a": {"b": "}"}}\n```') == {"a": {"b": "}"}}
+    assert parse_model_json('The digest: {"a": [1, 2]} — hope it helps {sic}') == {"a": [1, 2]}
+    with pytest.raises(ValueError, match="more than one JSON object"):
+        parse_model_json('{"a": 1}\n{"b": 2}')
+    with pytest.raises(ValueError, match="not a JSON array"):
+        parse_model_json('[{"a": 1}]')
+    with pytest.raises(ValueError, match=r"output is not JSON: Expecting value at line 1 column 6 \(the output seems"):
+        parse_model_json('{"a": ')
+    with pytest.raises(ValueError, match="output is not JSON: Expecting ',' delimiter at line 2"):
+        parse_model_json('{"facts": [{"claim": "x"}\n {"claim": "y"}]}')
+
+
+def test_fenced_valid_digest_is_valid():
+    result = check_plan("```json\n" + json.dumps(report_digest(), indent=2) + "\n```")
+    assert result.valid and result.dropped == []
+
+
+def test_sanitising_removes_bad_sources_and_sourceless_facts_and_records_them():
+    digest = report_digest()
+    count = len(digest["facts"])
     digest["facts"][0]["sources"] = ["plan.txt::S77"]
     digest["facts"][1]["sources"].append("ghost.pdf::S1")
-    result = check_per_file_digest(
-        json.dumps(digest), filename="plan.txt", format="text", span_ids={"S1", "S2", "S3", "S4"}
+    digest["facts"][2]["kind"] = "rumour"
+    digest["facts"].append("not an object")
+    digest["uncertainties"][0]["sources"] = ["plan.txt::S42"]
+    result = check_plan(digest)
+    assert result.errors and result.digest is not None
+    clean = result.digest
+    assert len(clean["facts"]) == count - 1 and clean["facts"][0]["claim"] == digest["facts"][1]["claim"]
+    assert clean["facts"][0]["sources"] == digest["facts"][1]["sources"][:-1]
+    assert clean["facts"][1]["kind"] == "fact"
+    assert clean["uncertainties"][0]["sources"] == [], "an uncertainty survives losing its sources"
+    assert {"where": "facts[0].sources[0]", "value": "plan.txt::S77", "reason": "unknown span S77"} in result.dropped
+    assert {
+        "where": "facts[0]",
+        "reason": "no valid sources left",
+        "claim": digest["facts"][0]["claim"],
+    } in result.dropped
+    assert {
+        "where": "facts[1].sources[1]",
+        "value": "ghost.pdf::S1",
+        "reason": "names 'ghost.pdf', not this file 'plan.txt'",
+    } in result.dropped
+    assert {"where": "facts[2].kind", "value": "rumour", "reason": 'unknown kind; set to "fact"'} in result.dropped
+    assert {"where": f"facts[{count}]", "reason": "not an object"} in result.dropped
+    assert {"where": "uncertainties[0].sources[0]", "value": "plan.txt::S42", "reason": "unknown span S42"} in (
+        result.dropped
     )
-    assert result.digest is not None and result.errors
-    assert len(result.digest["facts"]) == len(digest["facts"]) - 1
-    assert all("ghost" not in ref and "S77" not in ref for f in result.digest["facts"] for ref in f["sources"])
-    assert {d["reason"] for d in result.dropped} >= {
-        "no valid sources left",
-        "names 'ghost.pdf', not this file 'plan.txt'",
-    }
+    # The sanitised digest passes everything a valid one passes.
+    assert check_plan(clean).valid
+    Draft202012Validator(prompts.load_schema("per_file_digest")).validate(clean)
 
 
-def test_unparsable_output_has_no_digest():
-    result = check_per_file_digest("I cannot help with that.", filename="p", format="text", span_ids={"S1"})
-    assert result.digest is None and "not JSON" in result.errors[0]
+def test_sanitising_forces_document_and_mode():
+    digest = report_digest()
+    digest["mode"] = "batch"
+    digest["document"] = {"filename": "other.txt"}
+    result = check_plan(digest)
+    assert result.errors and result.digest["mode"] == "single"
+    assert result.digest["document"] == {"filename": "plan.txt", "format": "text"}
 
 
-def test_fenced_json_is_accepted():
-    assert parse_model_json('Here you go:\n```json\n{"a": 1}\n```\nThanks') == {"a": 1}
+def test_aggregate_validation_only_accepts_sources_from_the_inputs():
+    a, b, digest = two_file_aggregate()
+    allowed = sources_of(a) | sources_of(b)
+    digest["facts"][1]["sources"].append("report.pdf::S3::Table 2")  # a hint on a known source is fine
+    digest["facts"][1]["sources"].append("report.pdf::S99")  # a span no input digest cites is not
+    digest["batch"]["files"] = []
+    result = check_aggregate_digest(json.dumps(digest), allowed_sources=allowed, manifest=MANIFEST)
+    assert result.errors == ["facts[1].sources[2]: 'report.pdf::S99' does not occur in the input digests"]
+    assert result.digest["batch"] == {"files": MANIFEST}, "batch.files always comes from the manifest"
+    assert "report.pdf::S3::Table 2" in result.digest["facts"][1]["sources"]
+    assert [d["reason"] for d in result.dropped] == ["does not occur in the input digests"]
 
 
-def test_relabel_and_hash():
-    digest = file_digest()
-    relabelled = relabel_digest(digest, "plan.txt", "copy.txt")
-    assert relabelled["document"]["filename"] == "copy.txt"
-    assert all(ref.startswith("copy.txt::") for f in relabelled["facts"] for ref in f["sources"])
+def test_aggregate_validation_drops_malformed_documents_entries():
+    a, b, digest = two_file_aggregate()
+    digest["documents"].append({"filename": "x"})
+    result = check_aggregate_digest(
+        json.dumps(digest), allowed_sources=sources_of(a) | sources_of(b), manifest=MANIFEST
+    )
+    assert result.digest is not None and len(result.digest["documents"]) == 2
+    assert result.dropped[0]["where"] == "documents[2]"
+
+
+def test_schemas_accept_offline_output_and_know_the_source_ref_grammar():
+    schema = prompts.load_schema("per_file_digest")
+    Draft202012Validator.check_schema(schema)
+    Draft202012Validator(schema).validate(report_digest())
+    pattern = Draft202012Validator({"$ref": "#/$defs/source_ref", "$defs": schema["$defs"]})
+    for good in ("a.txt::S1", "a: b.txt::S12::p. 3", "notes:::S1", "a.txt::S1::"):
+        assert pattern.is_valid(good), good
+    for bad in ("a::b::S1", "a.txt::S0", "a.txt::S1x", "::S1", "a.txt:S1", "a.txt::s1", "a.txt"):
+        assert not pattern.is_valid(bad), bad
+    aggregate_schema = prompts.load_schema("aggregate_digest")
+    Draft202012Validator.check_schema(aggregate_schema)
+    Draft202012Validator(aggregate_schema).validate(two_file_aggregate()[2])
+
+
+# --- relabel and hash --------------------------------------------------------------
+
+
+def test_relabel_rewrites_only_this_files_refs_and_keeps_hints():
+    digest = report_digest()
+    digest["facts"][0]["sources"] = ["plan.txt::S1::p. 2", "plan.txt.bak::S1"]
+    relabelled = relabel_digest(digest, "plan.txt", "final: plan.txt")
+    assert relabelled["document"]["filename"] == "final: plan.txt"
+    assert relabelled["facts"][0]["sources"] == ["final: plan.txt::S1::p. 2", "plan.txt.bak::S1"]
+    assert all(ref.startswith("final: plan.txt::") for item in relabelled["uncertainties"] for ref in item["sources"])
     assert digest["document"]["filename"] == "plan.txt", "the original is not mutated"
-    assert digest_hash(digest) == digest_hash(json.loads(json.dumps(digest))) != digest_hash(relabelled)
+    assert check_file(relabelled, "final: plan.txt", REPORT_SPANS).errors == [
+        "facts[0].sources[1]: 'plan.txt.bak::S1' names 'plan.txt.bak', not this file 'final: plan.txt'"
+    ]
+    assert relabel_digest(relabelled, "final: plan.txt", "plan.txt")["facts"][1:] == digest["facts"][1:]
+
+
+def test_digest_hash_is_canonical():
+    digest = report_digest()
+    reordered = json.loads(json.dumps(digest, sort_keys=True, indent=3))
+    assert digest_hash(digest) == digest_hash(reordered)
+    assert digest_hash({}) == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    assert digest_hash({"é": 1}) != digest_hash({"e": 1})
+    assert digest_hash(relabel_digest(digest, "plan.txt", "copy.txt")) != digest_hash(digest)
+
+
+# --- prompts ------------------------------------------------------------------------
+
+
+def test_system_prompts_are_common_rules_plus_the_task(settings):
+    per_file, aggregate = prompts.system_prompt("per_file"), prompts.system_prompt("aggregate")
+    for text in (per_file, aggregate):
+        assert text.startswith("You are the context preprocessor") and "context_digest.v1.4.1" in text
+        assert "<filename>::<span_id>" in text and "TAXONOMY" in text and "No web browsing" in text
+    assert "TASK A: PER_FILE_DIGEST" in per_file and "TASK B" not in per_file
+    assert "TASK B: AGGREGATE_DIGEST" in aggregate and "__BATCH__" in aggregate
+    with pytest.raises(ValueError):
+        prompts.system_prompt("summary")
+    assert prompts.prompt_version() == "v1.4"
+    settings.CONTEXT_PREPROCESS_PROMPT_VERSION = "v9"
+    assert prompts.prompt_version() == "v9", "read from settings when used, not at import"
+
+
+# --- generation through the gateway --------------------------------------------------
 
 
 class ScriptedProvider:
-    """Answers first with broken JSON, then like the offline provider."""
+    """Answers with the scripted texts in turn; "OFFLINE" answers like the offline provider."""
 
     name, model = "scripted", "scripted-1"
 
-    def __init__(self):
-        self.calls = 0
+    def __init__(self, *answers: str):
+        self.answers = list(answers)
+        self.requests = []
 
     def complete(self, request):
-        self.calls += 1
-        if self.calls == 1:
-            return LLMResponse(text="{broken", input_tokens=1, output_tokens=1, model=self.model)
-        return LLMResponse(
-            text=json.dumps(per_file_digest(request.prompt)), input_tokens=1, output_tokens=1, model=self.model
-        )
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if answer == "OFFLINE":
+            handler = per_file_digest if request.task == "per_file_digest" else aggregate_digest
+            answer = json.dumps(handler(request.prompt.split("\n\nYOUR PREVIOUS OUTPUT")[0]))
+        return LLMResponse(text=answer, input_tokens=10, output_tokens=5, model=self.model)
 
 
-@pytest.mark.django_db
-def test_generate_repairs_once_with_the_errors(monkeypatch):
-    provider = ScriptedProvider()
-    monkeypatch.setattr("context_app.llm.gateway.get_provider", lambda name=None: provider)
-    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=SPANS)
-    assert generated.repaired and generated.content["document"]["filename"] == "plan.txt"
-    assert list(LLMCall.objects.order_by("id").values_list("attempt", "outcome")) == [(1, "invalid"), (2, "ok")]
+def calls() -> list[tuple]:
+    return list(LLMCall.objects.order_by("id").values_list("task", "attempt", "outcome", "provider", "prompt_version"))
 
 
 @pytest.mark.django_db
 def test_offline_generation_needs_no_repair(settings):
     settings.GROUNDWORK_LLM = "offline"
-    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=SPANS)
-    assert not generated.repaired and not generated.dropped
-    assert LLMCall.objects.get().outcome == "ok"
+    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, subject="file:x")
+    assert not generated.repaired and generated.dropped == []
+    assert (generated.provider, generated.model, generated.prompt_version) == ("offline", "extractive-v1", "v1.4")
+    assert generated.content == report_digest()
+    aggregate = generate.generate_aggregate_digest(
+        manifest=[{"filename": "plan.txt", "format": "text"}], digests=[generated.content], subject="aggregate:x"
+    )
+    assert not aggregate.repaired and aggregate.dropped == [] and aggregate.content["mode"] == "batch"
+    assert calls() == [
+        ("per_file_digest", 1, "ok", "offline", "v1.4"),
+        ("aggregate_digest", 1, "ok", "offline", "v1.4"),
+    ]
+    assert LLMCall.objects.get(task="per_file_digest").subject == "file:x"
+
+
+@pytest.mark.django_db
+def test_invalid_output_is_repaired_once_with_the_errors():
+    provider = ScriptedProvider("Sure! {broken", "OFFLINE")
+    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=provider)
+    assert generated.repaired and generated.dropped == [] and generated.content == report_digest()
+    assert calls() == [
+        ("per_file_digest", 1, "invalid", "scripted", "v1.4"),
+        ("per_file_digest", 2, "ok", "scripted", "v1.4"),
+    ]
+    assert "output is not JSON" in LLMCall.objects.get(attempt=1).error
+    first, repair = provider.requests
+    assert repair.system == first.system == prompts.system_prompt("per_file")
+    assert repair.prompt.startswith(first.prompt + "\n\nYOUR PREVIOUS OUTPUT WAS INVALID:\n- output is not JSON")
+    assert repair.prompt.endswith("Previous output:\nSure! {broken\nReturn the corrected JSON only.")
+
+
+@pytest.mark.django_db
+def test_still_invalid_after_repair_uses_the_sanitised_digest():
+    invented = report_digest()
+    invented["facts"].append(
+        {"id": "F99", "kind": "fact", "claim": "Invented.", "sources": ["plan.txt::S4242"], "reliability": "high"}
+    )
+    provider = ScriptedProvider(json.dumps(invented), json.dumps(invented))
+    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=provider)
+    assert generated.repaired and generated.content["facts"] == report_digest()["facts"]
+    assert [d["reason"] for d in generated.dropped] == ["unknown span S4242", "no valid sources left"]
+    assert [c[2] for c in calls()] == ["invalid", "invalid"]
+
+
+@pytest.mark.django_db
+def test_a_worse_repair_falls_back_to_the_first_answer_sanitised():
+    invented = report_digest()
+    invented["facts"][0]["sources"].append("ghost.pdf::S1")
+    provider = ScriptedProvider(json.dumps(invented), "no idea")
+    generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=provider)
+    assert generated.content["facts"] == report_digest()["facts"] and len(generated.dropped) == 1
+
+
+@pytest.mark.django_db
+def test_unusable_output_twice_fails_with_a_readable_message():
+    provider = ScriptedProvider("no", '{"facts": []}')
+    with pytest.raises(generate.DigestFailed, match="not a valid digest after a repair attempt"):
+        generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=provider)
+    assert [c[1:3] for c in calls()] == [(1, "invalid"), (2, "invalid")]
+
+
+@pytest.mark.django_db
+def test_aggregate_repair_keeps_only_input_sources():
+    a, b, good = two_file_aggregate()
+    bad = json.loads(json.dumps(good))
+    bad["facts"][0]["sources"] = ["report.pdf::S3", "elsewhere.pdf::S1"]
+    provider = ScriptedProvider(json.dumps(bad), json.dumps(bad))
+    generated = generate.generate_aggregate_digest(manifest=MANIFEST, digests=[a, b], provider=provider)
+    assert generated.content["facts"][0]["sources"] == ["report.pdf::S3"]
+    assert generated.dropped == [
+        {"where": "facts[0].sources[1]", "value": "elsewhere.pdf::S1", "reason": "does not occur in the input digests"}
+    ]
+    assert [c[:3] for c in calls()] == [("aggregate_digest", 1, "invalid"), ("aggregate_digest", 2, "invalid")]
+
+
+@pytest.mark.django_db
+def test_provider_failure_becomes_digest_failed():
+    class Failing:
+        name, model = "failing", "f-1"
+
+        def complete(self, request):
+            raise ProviderError("invalid request: prompt too long", retryable=False)
+
+    with pytest.raises(generate.DigestFailed, match="prompt too long"):
+        generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=Failing())
+    assert [c[2] for c in calls()] == ["failed"]
+
+
+def test_offline_aggregate_bounds_conflicts_and_puts_them_first():
+    digests, manifest = [], []
+    for n in range(8):
+        name = f"site{n}.txt"
+        lines = [f"Water losses were {10 + n} % in 2022."] + [f"Pump {n}-{i} ran for {i} hours." for i in range(30)]
+        digests.append(file_digest(name, spans_of(*lines)))
+        manifest.append({"filename": name, "format": "text"})
+    digest = aggregate_digest(aggregate_envelope(manifest, digests))
+    conflicts = [fact for fact in digest["facts"] if fact["kind"] == "conflict"]
+    assert len(conflicts) == 3, "a handful of conflicts per subject, not n²"
+    assert digest["facts"][:3] == conflicts and len(digest["facts"]) == 80
+    assert "3 conflicts between files." in digest["summary"]

@@ -1,89 +1,254 @@
-"""The gateway with the real anthropic SDK against a fake Messages API on loopback."""
+"""The model gateway: the real anthropic SDK against a fake Messages API on loopback, and the offline provider.
+
+These tests register their own offline handler (TASK: ECHO) instead of relying on the
+digest handlers, and script the fake's answers, so they test the gateway alone.
+"""
+
+import math
+import socket
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from context_app.llm import gateway
-from context_app.llm.base import LLMRequest
+from context_app.llm import gateway, offline
+from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
 from context_app.models import LLMCall
 from tests.fake_anthropic import api_key_of
 
 pytestmark = pytest.mark.django_db
 
-ENVELOPE = "TASK: PER_FILE_DIGEST\nFILE: a.txt\nFORMAT: text\nSOURCE_SPANS:\n[S1] The plant treated 4,100 m3 per day in 2023.\nEND_FILE"
+ECHO = "TASK: ECHO\nhello world"
 
 
-def request(prompt: str = ENVELOPE) -> LLMRequest:
-    return LLMRequest(task="per_file_digest", system="SYSTEM PROMPT", prompt=prompt, max_tokens=1000)
+def request(prompt: str = ECHO) -> LLMRequest:
+    return LLMRequest(task="echo", system="SYSTEM PROMPT", prompt=prompt, max_tokens=1000)
 
 
-def test_anthropic_call_is_recorded_and_sent_as_the_sdk_sends_it(fake_anthropic):
-    result = gateway.complete(request(), prompt_version="v1.4", subject="file:x")
-    assert '"a.txt::S1"' in result.response.text
-    sent = fake_anthropic.message_requests()[0]
+@pytest.fixture(autouse=True)
+def fresh_providers():
+    gateway.reset_providers()
+    yield
+    gateway.reset_providers()
+
+
+@pytest.fixture(autouse=True)
+def echo_handler(monkeypatch):
+    def echo(prompt: str) -> dict:
+        body = prompt.split("\n", 1)[1]
+        if body == "crash":
+            raise KeyError("missing section")
+        return {"echo": body}
+
+    monkeypatch.setattr(offline, "_handlers", lambda: {"ECHO": echo})
+
+
+class ScriptedProvider:
+    """A provider that raises the given errors in turn, then answers."""
+
+    name = "scripted"
+    model = "scripted-1"
+
+    def __init__(self, *errors: ProviderError):
+        self.errors = list(errors)
+        self.calls = 0
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return LLMResponse(text="{}", input_tokens=3, output_tokens=1, model="scripted-1-0401")
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- anthropic, through the real SDK -------------------------------------------
+
+
+def test_anthropic_call_is_sent_as_the_sdk_sends_it_and_recorded(fake_anthropic):
+    fake_anthropic.script(("text", '{"answer": 42}'))
+    result = gateway.complete(request(), prompt_version="v1.4", subject="file:x", attempt=2)
+
+    assert result.response.text == '{"answer": 42}'
+    [sent] = fake_anthropic.requests  # ANTHROPIC_BASE_URL honoured: it reached the fake
+    assert sent["path"] == "/v1/messages"
     assert api_key_of(sent["headers"]) == "test-key"
     assert sent["body"]["model"] == "claude-test-model"
     assert sent["body"]["system"] == "SYSTEM PROMPT"
-    assert sent["body"]["messages"] == [{"role": "user", "content": ENVELOPE}]
+    assert sent["body"]["messages"] == [{"role": "user", "content": ECHO}]
     assert sent["body"]["max_tokens"] == 1000
+
     call = LLMCall.objects.get()
-    assert (call.provider, call.model, call.outcome, call.retries) == ("anthropic", "claude-test-model", "ok", 0)
-    assert call.input_tokens > 0 and call.output_tokens > 0 and call.prompt_version == "v1.4"
+    assert call == result.call
+    assert (call.task, call.provider, call.model, call.outcome, call.retries) == (
+        "echo",
+        "anthropic",
+        "claude-test-model",
+        "ok",
+        0,
+    )
+    assert (call.prompt_version, call.subject, call.attempt, call.error) == ("v1.4", "file:x", 2, "")
+    assert call.input_tokens == result.response.input_tokens > 0
+    assert call.output_tokens == result.response.output_tokens > 0
 
 
-def test_server_errors_are_retried_and_counted(fake_anthropic):
-    fake_anthropic.script(("status", 500), ("status", 529))
+@pytest.mark.parametrize(
+    "statuses",
+    [(500,), (429,), (529,), (500, 529)],
+    ids=["500", "429", "529-overloaded", "500-then-529"],
+)
+def test_retryable_statuses_are_retried_and_counted(fake_anthropic, statuses):
+    fake_anthropic.script(*[("status", status) for status in statuses], ("text", "{}"))
     result = gateway.complete(request())
-    assert result.call.outcome == "retried" and result.call.retries == 2
-    assert len(fake_anthropic.message_requests()) == 3
+    assert (result.call.outcome, result.call.retries) == ("retried", len(statuses))
+    assert len(fake_anthropic.requests) == len(statuses) + 1
+    assert LLMCall.objects.count() == 1
 
 
-def test_rate_limit_beyond_the_retry_budget_fails(fake_anthropic, settings):
+def test_rate_limit_beyond_the_retry_budget_fails_and_is_recorded(fake_anthropic, settings):
     settings.GROUNDWORK_LLM_MAX_RETRIES = 2
-    fake_anthropic.script(("status", 429), ("status", 429), ("status", 429))
-    with pytest.raises(gateway.GatewayError, match="429"):
+    fake_anthropic.script(("status", 429), ("status", 429), ("status", 429), ("text", "never reached"))
+    with pytest.raises(gateway.GatewayError, match=r"^anthropic: 429 Too Many Requests: .* after 2 retries$"):
         gateway.complete(request())
     call = LLMCall.objects.get()
-    assert call.outcome == "failed" and call.retries == 2
-    assert len(fake_anthropic.message_requests()) == 3
+    assert (call.outcome, call.retries) == ("failed", 2)
+    assert "429" in call.error
+    assert len(fake_anthropic.requests) == 3
 
 
-def test_client_errors_are_not_retried(fake_anthropic):
+def test_client_errors_fail_at_once(fake_anthropic):
     fake_anthropic.script(("status", 400))
-    with pytest.raises(gateway.GatewayError, match="400"):
+    with pytest.raises(gateway.GatewayError, match=r"^anthropic: 400 Bad Request: scripted failure$"):
         gateway.complete(request())
-    assert len(fake_anthropic.message_requests()) == 1
-    assert LLMCall.objects.get().outcome == "failed"
+    assert len(fake_anthropic.requests) == 1
+    call = LLMCall.objects.get()
+    assert (call.outcome, call.retries) == ("failed", 0)
 
 
-def test_count_tokens_uses_the_api(fake_anthropic):
-    assert gateway.get_provider().count_tokens("system", "hello world") > 0
-
-
-def test_offline_provider_is_deterministic_and_refuses_unknown_tasks(settings):
-    settings.GROUNDWORK_LLM = "offline"
+def test_a_wrong_api_key_fails_at_once(fake_anthropic, settings):
+    settings.ANTHROPIC_API_KEY = "wrong-key"
     gateway.reset_providers()
-    first = gateway.complete(request()).response.text
-    second = gateway.complete(request()).response.text
-    assert first == second
-    with pytest.raises(gateway.GatewayError, match="no handler for TASK: SOMETHING"):
+    with pytest.raises(gateway.GatewayError, match="401 Unauthorized: invalid API key"):
+        gateway.complete(request())
+    assert api_key_of(fake_anthropic.requests[0]["headers"]) == "wrong-key"
+    assert len(fake_anthropic.requests) == 1
+
+
+def test_timeouts_are_retried(fake_anthropic, settings):
+    settings.GROUNDWORK_LLM_TIMEOUT_SECONDS = 0.3
+    gateway.reset_providers()
+    fake_anthropic.script(("delay", 1.5))  # then the default answer, from the ECHO handler
+    result = gateway.complete(request())
+    assert result.response.text == '{"echo": "hello world"}'
+    assert (result.call.outcome, result.call.retries) == ("retried", 1)
+
+
+def test_an_unreachable_server_is_retried_then_fails(fake_anthropic, settings):
+    settings.ANTHROPIC_BASE_URL = f"http://127.0.0.1:{closed_port()}"
+    gateway.reset_providers()
+    with pytest.raises(gateway.GatewayError, match="connection failed.* after 3 retries$"):
+        gateway.complete(request())
+    call = LLMCall.objects.get()
+    assert (call.provider, call.outcome, call.retries) == ("anthropic", "failed", 3)
+    assert fake_anthropic.requests == []
+
+
+def test_count_tokens_uses_the_api_and_gives_none_when_it_cannot(fake_anthropic, settings):
+    assert gateway.get_provider().count_tokens("system", "hello world") > 0
+    assert fake_anthropic.requests[-1]["path"] == "/v1/messages/count_tokens"
+    settings.ANTHROPIC_API_KEY = "wrong-key"
+    gateway.reset_providers()
+    assert gateway.get_provider().count_tokens("system", "hello world") is None
+
+
+# --- offline --------------------------------------------------------------------
+
+
+def test_offline_provider_is_deterministic_and_estimates_tokens(settings):
+    settings.GROUNDWORK_LLM = "offline"
+    first = gateway.complete(request())
+    second = gateway.complete(request())
+    assert first.response.text == second.response.text == '{"echo": "hello world"}'
+    call = first.call
+    assert (call.provider, call.model, call.outcome) == ("offline", "extractive-v1", "ok")
+    assert call.input_tokens == math.ceil(len("SYSTEM PROMPT") / 4) + math.ceil(len(ECHO) / 4)
+    assert call.output_tokens == math.ceil(len(first.response.text) / 4)
+
+
+def test_offline_provider_refuses_unknown_tasks_without_retrying(settings):
+    settings.GROUNDWORK_LLM = "offline"
+    with pytest.raises(gateway.GatewayError, match=r"^offline: offline provider has no handler for TASK: SOMETHING$"):
         gateway.complete(request("TASK: SOMETHING\nhello"))
-    assert list(LLMCall.objects.order_by("id").values_list("provider", "outcome")) == [
-        ("offline", "ok"),
-        ("offline", "ok"),
-        ("offline", "failed"),
+    with pytest.raises(gateway.GatewayError, match=r"no handler for TASK: \(none\)"):
+        gateway.complete(request("no envelope at all"))
+    assert list(LLMCall.objects.order_by("id").values_list("provider", "outcome", "retries")) == [
+        ("offline", "failed", 0),
+        ("offline", "failed", 0),
     ]
 
 
+def test_a_crashing_provider_is_still_recorded(settings):
+    settings.GROUNDWORK_LLM = "offline"
+    with pytest.raises(gateway.GatewayError, match=r"^offline: internal error \(KeyError\)$"):
+        gateway.complete(request("TASK: ECHO\ncrash"))
+    call = LLMCall.objects.get()
+    assert call.outcome == "failed" and "KeyError" in call.error
+
+
+# --- the gateway itself ---------------------------------------------------------
+
+
+def test_an_explicit_provider_is_used_and_retryable_errors_are_retried():
+    provider = ScriptedProvider(ProviderError("overloaded", retryable=True))
+    result = gateway.complete(request(), provider=provider, context_set_id=None)
+    assert provider.calls == 2
+    assert (result.call.provider, result.call.model, result.call.outcome) == ("scripted", "scripted-1-0401", "retried")
+
+
+def test_non_retryable_errors_fail_at_once():
+    provider = ScriptedProvider(ProviderError("bad request", retryable=False))
+    with pytest.raises(gateway.GatewayError, match=r"^scripted: bad request$"):
+        gateway.complete(request(), provider=provider)
+    assert provider.calls == 1
+    call = LLMCall.objects.get()
+    assert (call.model, call.outcome, call.error) == ("scripted-1", "failed", "bad request")
+
+
+def test_mark_invalid_records_the_validation_errors():
+    call = gateway.complete(request(), provider=ScriptedProvider()).call
+    gateway.mark_invalid(call, ["facts[0]: unknown source ghost.pdf::S9", "missing summary"])
+    call.refresh_from_db()
+    assert call.outcome == "invalid"
+    assert call.error == "facts[0]: unknown source ghost.pdf::S9\nmissing summary"
+
+
+def test_backoff_is_exponential_with_jitter(settings):
+    settings.GROUNDWORK_LLM_BACKOFF_SECONDS = 1.0
+    for retry, base in [(1, 1.0), (2, 2.0), (3, 4.0)]:
+        assert all(base <= gateway._backoff(retry) <= base * 1.5 for _ in range(20))
+    assert gateway._backoff(30) <= gateway.MAX_BACKOFF_SECONDS * 1.5
+
+
 def test_provider_selection(settings):
-    gateway.reset_providers()
-    settings.GROUNDWORK_LLM = "nonsense"
-    with pytest.raises(ImproperlyConfigured, match="known providers"):
-        gateway.get_provider()
+    settings.GROUNDWORK_LLM = "offline"
+    provider = gateway.get_provider()
+    assert provider.name == "offline"
+    assert gateway.get_provider() is provider  # cached per name
+
     settings.GROUNDWORK_LLM = "anthropic"
     settings.ANTHROPIC_API_KEY = ""
     with pytest.raises(ImproperlyConfigured, match="ANTHROPIC_API_KEY"):
         gateway.get_provider()
     settings.ANTHROPIC_API_KEY = "k"
     assert gateway.get_provider().name == "anthropic"
+    assert gateway.get_provider("offline") is provider  # an explicit name wins over the setting
+
+    settings.GROUNDWORK_LLM = "nonsense"
+    with pytest.raises(ImproperlyConfigured, match="known providers: anthropic, offline"):
+        gateway.get_provider()
+
     gateway.reset_providers()
+    assert gateway.get_provider("offline") is not provider

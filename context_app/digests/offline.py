@@ -1,87 +1,249 @@
 """Offline extractive digests: what the `offline` provider answers to Task A and Task B.
 
-Deterministic sentence selection, no model: sentences that carry figures,
-definitions, obligations, examples, reasoning or pointers become facts of the
-matching kind, hedged sentences become uncertainties, and each cites the span it
-was taken from. Claims are the source's own words (cut at a word boundary).
+A documented product mode (it runs when no API key is configured), not a test
+double. No model, no network, no randomness: the same envelope always gives the
+same JSON, and that JSON passes the same schema and SourceRef checks a model's
+output must pass.
+
+Task A: the file's spans are split into sentences. Sentences that carry figures,
+dates, names, definitions, obligations, examples, reasoning, pointers or
+disagreement become facts of the matching kind (the cue lists below), hedged
+sentences become uncertainties, and each cites the span it came from. Claims are
+the source's own words, cut at a word boundary; nothing is paraphrased, so
+nothing is made up.
+
+Task B: the input digests (per-file or themselves aggregates, for the tree over
+large sets) are merged: equal claims become one fact with the union of their
+sources, facts from different files about the same subject with different
+figures for the same period are flagged as a "conflict" citing both, and every
+source is copied from the inputs.
 """
 
 import re
+from collections.abc import Iterable
 
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
 from .prompts import SCHEMA_VERSION
+from .validation import split_ref
 
 GENERATOR = "offline-extractive"
 MAX_FACTS = 40
 MAX_UNCERTAINTIES = 15
+MAX_AGGREGATE_FACTS = 80
+MAX_AGGREGATE_UNCERTAINTIES = 30
 MAX_CLAIM_CHARS = 400
+MAX_SUMMARY_SENTENCES = 3
+SUMMARY_WINDOW = 12  # the summary is chosen among this many leading sentences
+MAX_AGGREGATE_SUMMARY_CHARS = 1500
+MAX_CONFLICTS_PER_SUBJECT = 3
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])|\n+")
-_HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=-]{3,}\s*$")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_FIGURE = re.compile(r"\d")
-_DATE = re.compile(r"\b(1[89]\d\d|20\d\d)\b|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d", re.I)
-_UNIT = re.compile(
-    r"\d\s?(%|percent|per cent|€|\$|£|eur|usd|km|kg|m3|m³|hours?|days?|years?|million|billion|thousand)", re.I
+# --- sentences -------------------------------------------------------------------
+
+# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) before
+# whitespace and an opening capital/digit/quote, or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
+    re.I,
 )
+_HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_WORD = re.compile(r"\w+")
 
-# (kind, cue pattern), checked in this order: the first match decides the kind.
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a span's text, list markers removed, headings and fragments skipped."""
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        piece = (piece or "").strip()
+        if not piece:
+            continue
+        # "e.g. Berlin" or "Dr. Smith" is not a sentence end: glue the split back.
+        if pieces and _ABBREVIATION.search(pieces[-1]) and "\n" not in pieces[-1]:
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    sentences = []
+    for piece in pieces:
+        if _HEADING_MARK.match(piece):
+            continue
+        piece = re.sub(r"\s+", " ", _LIST_MARK.sub("", piece)).strip()
+        if len(_WORD.findall(piece)) >= 3:
+            sentences.append(piece)
+    return sentences
+
+
+def _cut(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
+    """Whitespace collapsed; longer text cut at a word boundary and marked with "…"."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if " " in head:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
+
+
+def _normal(text: object) -> str:
+    """Comparison key for dedup: case, punctuation and spacing do not matter."""
+    if not isinstance(text, str):
+        return ""
+    return re.sub(r"[^\w%]+", " ", text.lower().replace("…", "")).strip()
+
+
+# --- cues ------------------------------------------------------------------------
+
+
+def _cue(*alternatives: str, flags: int = re.I) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", flags)
+
+
+# (kind, cue), checked in this order: the first match decides the kind. Disagreement
+# is checked first because it matters most to a researcher; definitions and rules
+# come before examples and reasoning because they are the more specific reading.
 _KIND_CUES: list[tuple[str, re.Pattern]] = [
     (
         "conflict",
-        re.compile(r"\b(however|contrary to|contradict\w*|in contrast|disagree\w*|whereas|but other)\b", re.I),
+        _cue(
+            r"however",
+            r"contrary to",
+            r"contradict\w*",
+            r"in contrast",
+            r"disagree\w*",
+            r"disputed?",
+            r"inconsistent with",
+            r"at odds with",
+            r"conflicts? with",
+        ),
     ),
     (
         "definition",
-        re.compile(r"\b(is defined as|are defined as|means|refers to|is known as|stands for|denotes)\b", re.I),
+        _cue(
+            r"(?:is|are) defined as",
+            r"means",
+            r"refers? to",
+            r"(?:is|are) known as",
+            r"stands for",
+            r"denotes?",
+            r"(?:is|are) called",
+            r"(?:is|are) the term for",
+        ),
     ),
     (
         "constraint",
+        _cue(
+            r"must",
+            r"shall",
+            r"required",
+            r"requires?",
+            r"mandatory",
+            r"obliged",
+            r"at most",
+            r"at least",
+            r"no more than",
+            r"no later than",
+            r"not exceed",
+            r"deadline",
+            r"limits?",
+            r"limited to",
+            r"capped",
+            r"prohibit\w*",
+            r"forbidden",
+            r"not permitted",
+        ),
+    ),
+    (
+        "case",
         re.compile(
-            r"\b(must|shall|required|requires|mandatory|at most|at least|no more than|deadline|limit(ed)?|cap(ped)?|prohibit\w*|may not)\b",
+            r"\b(?:for example|for instance|e\.g\.|case study|in one case|in the case of|such as|an example)\b"
+            # "In 2019, Lisbon halved …": a dated action of a named actor (capital, case-sensitive).
+            r"|^In (?:19|20)\d\d, (?-i:[A-Z])",
             re.I,
         ),
     ),
-    ("case", re.compile(r"\b(for example|for instance|e\.g\.|case study|in one case|such as)\b", re.I)),
     (
         "analysis",
-        re.compile(
-            r"\b(because|therefore|thus|suggests?|indicates?|implies|due to|as a result|attributed to|led to|explains?|conclude\w*)\b",
-            re.I,
+        _cue(
+            r"because",
+            r"therefore",
+            r"thus",
+            r"hence",
+            r"suggests?",
+            r"indicates?",
+            r"implies",
+            r"due to",
+            r"as a result",
+            r"attributed to",
+            r"led to",
+            r"leads to",
+            r"explains?",
+            r"conclude[sd]?",
+            r"consequently",
+            r"driven by",
         ),
     ),
     (
         "lead",
         re.compile(
-            r"\b(see |further (work|research|study)|contact|next step|to be (published|confirmed)|will publish|follow[- ]up|recommend\w*|should be (investigated|checked))\b",
+            r"\b(?:see (?:also |section |chapter |appendix |annex |table |figure |page |p\. |https?:|www\.|[A-Z])"
+            r"|further (?:work|research|study|studies|analysis|details|information|reading)"
+            r"|contact|next steps?|to be (?:published|confirmed|decided)|will (?:be )?publish\w*|follow[- ]up"
+            r"|recommend\w*|should be (?:investigated|checked|reviewed|verified)|open question)\b"
+            r"|https?://\S+|\bwww\.\S+",
             re.I,
         ),
     ),
 ]
+
+# Hedges make a sentence an uncertainty. "may" only in lower case: "May 2021" is a month.
 _HEDGE = re.compile(
-    r"\b((?-i:may)|might|could|possibly|perhaps|unclear|uncertain\w*|unknown|not (yet )?known|approximately|about(?= \d)|roughly|"
-    r"estimated?|preliminary|likely|unlikely|appears?|seems?|not yet|tentative|unconfirmed|reportedly|to be confirmed)\b|\?",
+    r"\b(?:(?-i:may)|might|could|possibly|perhaps|unclear|uncertain\w*|unknown|not (?:yet )?(?:known|clear|confirmed)"
+    r"|approximately|approx\.|about(?= \d)|around(?= \d)|roughly|estimated?|preliminary|likely|unlikely"
+    r"|appears? to|seems? to|not yet|tentative\w*|unconfirmed|unverified|reportedly|allegedly|to be confirmed"
+    r"|remains? to be seen|open question)\b|\?",
     re.I,
 )
-
-
-def _sentences(text: str) -> list[str]:
-    pieces = [_LIST_MARK.sub("", p).strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
-    return [p for p in pieces if not _HEADING_MARK.match(p) and len(re.findall(r"\w+", p)) >= 3]
-
-
-def _cut(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0] + "…"
+# Opinion and hearsay lower reliability without being an open question.
+_OPINION = _cue(
+    r"I think",
+    r"I believe",
+    r"we believe",
+    r"we think",
+    r"we feel",
+    r"in (?:my|our) (?:view|opinion)",
+    r"arguably",
+    r"reportedly",
+    r"allegedly",
+    r"rumou?red",
+    r"it is said",
+    r"anecdotal\w*",
+    r"probably",
+)
+_DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
+_DATE = re.compile(
+    r"\b(?:1[89]\d\d|20\d\d)\b|\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d"
+    r"|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b",
+    re.I,
+)
+_MEASURE = re.compile(
+    r"\d\s?(?:%|‰|°[CF]?|m²|m³)"  # symbol units: no word boundary after them
+    r"|\d\s?(?:percent|per cent|pct|eur|usd|gbp|chf|kwh|mwh|gwh|kw|mw|gw|km|kg|mg|g|t|tons?|tonnes?|"
+    r"m|cm|mm|m2|m3|l|litres?|liters?|ml|ha|ms|s|sec|seconds?|min|minutes?|h|hours?|days?|weeks?|"
+    r"months?|years?|people|persons|users|customers|employees|households|sites|k|million|billion|thousand|bn|mn)\b"
+    r"|(?:[€$£¥]|\b(?:eur|usd|gbp|chf))\s?\d",
+    re.I,
+)
+# A capitalised word that is not the sentence's first word: a crude named-entity cue.
+_NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 
 
 def _kind(sentence: str) -> str | None:
     for kind, cue in _KIND_CUES:
         if cue.search(sentence):
             return kind
-    if _FIGURE.search(sentence) or _DATE.search(sentence):
+    if _DIGIT.search(sentence) or _DATE.search(sentence) or _NAMED.search(sentence):
         return "fact"
     return None
 
@@ -89,170 +251,376 @@ def _kind(sentence: str) -> str | None:
 def _reliability(sentence: str, kind: str, hedged: bool) -> tuple[str, str]:
     if hedged:
         return "low", "offline extractive: hedged wording"
-    if kind == "fact" and (_UNIT.search(sentence) or _DATE.search(sentence)):
-        return "high", "offline extractive: a measured or dated figure stated in the source"
+    if _OPINION.search(sentence):
+        return "low", "offline extractive: opinion or hearsay"
+    if kind in ("fact", "case") and _MEASURE.search(sentence) and _DATE.search(sentence):
+        return "high", "offline extractive: contains a measured, dated figure"
+    if kind == "fact" and _MEASURE.search(sentence):
+        return "high", "offline extractive: contains a measured figure"
     if kind in ("definition", "constraint"):
         return "high", f"offline extractive: {kind} stated in the source"
+    if kind == "conflict":
+        return "medium", "offline extractive: the source notes a disagreement"
+    if kind == "analysis":
+        return "medium", "offline extractive: the author's interpretation"
     return "medium", "offline extractive: plain statement in the source"
 
 
-def _normal(claim: str) -> str:
-    return re.sub(r"[^\w%]+", " ", claim.lower()).strip()
+# How much a researcher needs a kind of fact; used only to choose which facts to
+# keep when a long file has more candidates than MAX_FACTS.
+_KIND_WEIGHT = {"conflict": 6, "definition": 5, "constraint": 5, "fact": 3, "case": 3, "analysis": 3, "lead": 2}
+
+
+def _score(sentence: str, kind: str, hedged: bool) -> int:
+    score = _KIND_WEIGHT[kind]
+    if _MEASURE.search(sentence):
+        score += 2
+    elif _DIGIT.search(sentence):
+        score += 1
+    if _DATE.search(sentence):
+        score += 1
+    if hedged:
+        score -= 2
+    if len(sentence) < 30:
+        score -= 1
+    return score
+
+
+def _spread(items: list, limit: int) -> list:
+    """At most `limit` items, evenly spread over the list (so a long file is covered end to end)."""
+    if len(items) <= limit:
+        return items
+    return [items[(i * len(items)) // limit] for i in range(limit)]
+
+
+# --- Task A ----------------------------------------------------------------------
 
 
 def per_file_digest(prompt: str) -> dict:
     filename, file_format, spans = parse_per_file_envelope(prompt)
-    facts: list[dict] = []
-    uncertainties: list[dict] = []
-    seen: dict[str, dict] = {}
-    first_sentence: tuple[str, str] | None = None
-    summary_parts: list[str] = []
+    located: list[tuple[int, str, str]] = []  # (position, sentence, SourceRef), in document order
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
-        for sentence in _sentences(span["text"]):
-            first_sentence = first_sentence or (sentence, ref)
-            if len(summary_parts) < 3 and len(sentence) > 40:
-                summary_parts.append(_cut(sentence, 240))
-            hedged = bool(_HEDGE.search(sentence))
-            if hedged and len(uncertainties) < MAX_UNCERTAINTIES:
-                uncertainties.append({"text": _cut(sentence), "sources": [ref]})
-            kind = _kind(sentence)
-            if kind is None:
-                continue
-            claim = _cut(sentence)
-            key = _normal(claim)
-            if key in seen:
-                if ref not in seen[key]["sources"]:
-                    seen[key]["sources"].append(ref)
-                continue
-            if len(facts) >= MAX_FACTS:
-                continue
-            reliability, note = _reliability(sentence, kind, hedged)
-            fact = {
-                "id": f"F{len(facts) + 1}",
-                "kind": kind,
-                "claim": claim,
-                "sources": [ref],
-                "reliability": reliability,
-                "reliability_note": note,
-            }
-            seen[key] = fact
-            facts.append(fact)
-    if not facts and first_sentence:
-        sentence, ref = first_sentence
-        facts.append(
-            {
-                "id": "F1",
-                "kind": "fact",
-                "claim": _cut(sentence),
-                "sources": [ref],
-                "reliability": "medium",
-                "reliability_note": "offline extractive: the document's opening statement",
-            }
-        )
-    if not facts and spans:  # no sentence of three words: cite the first span as it stands
-        ref = f"{filename}::{spans[0]['span_id']}"
-        facts.append(
-            {
-                "id": "F1",
-                "kind": "fact",
-                "claim": _cut(spans[0]["text"]) or filename,
-                "sources": [ref],
-                "reliability": "low",
-                "reliability_note": "offline extractive: fragmentary text",
-            }
-        )
-    summary = " ".join(summary_parts) or (facts[0]["claim"] if facts else f"{filename} holds no readable sentences.")
+        start = len(located)
+        located.extend((start + i, sentence, ref) for i, sentence in enumerate(_sentences(span["text"])))
+
+    candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
+    ranks: dict[str, tuple[int, int]] = {}
+    uncertainties: dict[str, dict] = {}
+    for position, sentence, ref in located:
+        hedged = bool(_HEDGE.search(sentence))
+        if hedged:
+            _add_unique(uncertainties, _normal(sentence), {"text": _cut(sentence), "sources": [ref]})
+        kind = _kind(sentence)
+        if kind is None or sentence.rstrip().endswith("?"):  # a question is not a claim
+            continue
+        claim = _cut(sentence)
+        key = _normal(claim)
+        if _add_unique(candidates, key, _fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
+            ranks[key] = (-_score(sentence, kind, hedged), position)
+
+    chosen = sorted(sorted(candidates, key=ranks.__getitem__)[:MAX_FACTS], key=lambda key: ranks[key][1])
+    facts = [candidates[key] for key in chosen]
+    if not facts:
+        facts = _fallback_fact(filename, spans, located)
+    for number, fact in enumerate(facts, start=1):
+        fact["id"] = f"F{number}"
+
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "single",
         "generator": GENERATOR,
         "document": {"filename": filename, "format": file_format},
-        "summary": summary,
+        "summary": _file_summary(filename, [sentence for _, sentence, _ in located], facts),
         "facts": facts,
-        "uncertainties": uncertainties,
+        "uncertainties": _spread(list(uncertainties.values()), MAX_UNCERTAINTIES),
     }
 
 
-def _subject_and_numbers(claim: str) -> tuple[str, tuple[str, ...]]:
-    numbers = tuple(re.findall(r"\d+(?:[.,]\d+)?", claim))
-    words = [w for w in re.findall(r"[a-z]{4,}", claim.lower())]
-    return " ".join(words[:4]), numbers
+def _fact(kind: str, claim: str, ref: str, reliability: str, note: str) -> dict:
+    return {
+        "id": "",
+        "kind": kind,
+        "claim": claim,
+        "sources": [ref],
+        "reliability": reliability,
+        "reliability_note": note,
+    }
+
+
+def _add_unique(items: dict[str, dict], key: str, item: dict) -> bool:
+    """Add `item` under `key`, or merge its sources into the one already there. True if added."""
+    if key in items:
+        sources = items[key]["sources"]
+        sources.extend(ref for ref in item["sources"] if ref not in sources)
+        return False
+    items[key] = item
+    return True
+
+
+def _fallback_fact(filename: str, spans: list[dict], located: list[tuple[int, str, str]]) -> list[dict]:
+    """Nothing carried a cue: the opening sentence (or the first span's text) stands as the fact."""
+    if located:
+        _, sentence, ref = located[0]
+        return [_fact("fact", _cut(sentence), ref, "medium", "offline extractive: the document's opening statement")]
+    for span in spans:
+        text = _cut(span["text"])
+        if text:
+            ref = f"{filename}::{span['span_id']}"
+            return [_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
+    return []  # no text at all: an empty list is honest, a sourceless fact is not allowed
+
+
+def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str:
+    """The 2–3 most informative of the leading sentences, in document order."""
+    window = [s for s in sentences[:SUMMARY_WINDOW] if not s.endswith("?")]
+
+    def informativeness(item: tuple[int, str]) -> tuple[int, int]:
+        position, sentence = item
+        score = min(len(sentence), 200) // 40 + (2 if _DIGIT.search(sentence) else 0)
+        score += 1 if _kind(sentence) else 0
+        score -= 2 if _HEDGE.search(sentence) else 0
+        score += 2 if position == 0 else 0  # an opening sentence usually says what the document is
+        return (-score, position)
+
+    best = sorted(sorted(enumerate(window), key=informativeness)[:MAX_SUMMARY_SENTENCES])
+    summary = " ".join(_cut(sentence, 300) for _, sentence in best)
+    if summary:
+        return summary
+    if facts:
+        return facts[0]["claim"]
+    return f"{filename} contains no readable text."
+
+
+# --- Task B ----------------------------------------------------------------------
 
 
 def aggregate_digest(prompt: str) -> dict:
     manifest, digests = parse_aggregate_envelope(prompt)
-    merged: dict[str, dict] = {}
-    by_subject: dict[str, list[dict]] = {}
+
+    merged: dict[str, dict] = {}  # normalised claim → fact (copied, sources unioned)
+    origin: dict[str, int] = {}  # normalised claim → index of the first input digest stating it
     uncertainties: dict[str, dict] = {}
+    uncertainty_origin: dict[str, int] = {}
     documents: list[dict] = []
-    for digest in digests:
-        nested = digest.get("documents") if digest.get("mode") == "batch" else None
-        if nested:
-            documents.extend(nested)
-        else:
-            documents.append(
-                {
-                    "filename": digest.get("document", {}).get("filename", ""),
-                    "summary": _cut(digest.get("summary", ""), 300),
-                }
-            )
-        for fact in digest.get("facts", []):
-            key = _normal(fact["claim"])
-            if key in merged:
-                merged[key]["sources"] += [s for s in fact["sources"] if s not in merged[key]["sources"]]
+    for index, digest in enumerate(digests):
+        documents.extend(_documents_of(digest))
+        for fact in _dicts(digest.get("facts")):
+            key = _normal(fact.get("claim", ""))
+            if not key or not fact.get("sources"):
                 continue
-            copy = {k: v for k, v in fact.items() if k != "id"}
-            copy["sources"] = list(fact["sources"])
-            merged[key] = copy
-            if copy.get("kind") != "conflict":
-                by_subject.setdefault(_subject_and_numbers(copy["claim"])[0], []).append(copy)
-        for item in digest.get("uncertainties", []):
-            uncertainties.setdefault(
-                _normal(item["text"]), {"text": item["text"], "sources": list(item.get("sources", []))}
-            )
-    facts = list(merged.values())
-    facts += _conflicts(by_subject, merged)
-    facts = facts[: MAX_FACTS * 2]
-    for number, fact in enumerate(facts, start=1):
-        fact["id"] = f"F{number}"
-    names = [entry["filename"] for entry in manifest]
-    summary_bits = [f"{d['filename']}: {_cut(d['summary'], 200)}" for d in documents if d.get("summary")]
-    summary = (
-        f"{len(names)} file(s). " + " ".join(summary_bits) if summary_bits else f"{len(names)} file(s) with no summary."
-    )
+            if key in merged:
+                _merge_fact(merged[key], fact)
+            else:
+                merged[key] = _copy_fact(fact)
+                origin[key] = index
+        for item in _dicts(digest.get("uncertainties")):
+            key = _normal(item.get("text"))
+            copied = {"text": item.get("text"), "sources": list(item.get("sources") or [])}
+            if key and _add_unique(uncertainties, key, copied):
+                uncertainty_origin[key] = index
+
+    for fact in merged.values():
+        _note_agreement(fact)
+    for key, conflict in _conflicts(list(merged.values())):
+        if key not in merged:  # an input aggregate may already carry this very conflict
+            merged[key] = conflict
+            origin[key] = -1  # conflicts are kept first when the list is capped
+
+    keys = _round_robin(list(merged), origin, MAX_AGGREGATE_FACTS)
+    ordered = sorted((merged[key] for key in keys), key=lambda fact: fact.get("kind") != "conflict")
+    facts = [
+        {"id": f"F{number}", **{k: v for k, v in fact.items() if k != "id"}} for number, fact in enumerate(ordered, 1)
+    ]
+    kept_uncertainties = [
+        uncertainties[key] for key in _round_robin(list(uncertainties), uncertainty_origin, MAX_AGGREGATE_UNCERTAINTIES)
+    ]
+
+    files = [{"filename": entry["filename"], "format": entry.get("format", "")} for entry in manifest]
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "batch",
         "generator": GENERATOR,
         "document": {"filename": "__BATCH__", "format": "mixed"},
-        "batch": {"files": manifest},
-        "summary": _cut(summary, 1500),
+        "batch": {"files": files},
+        "summary": _aggregate_summary(len(files), documents, facts),
         "facts": facts,
-        "uncertainties": list(uncertainties.values())[: MAX_UNCERTAINTIES * 2],
+        "uncertainties": kept_uncertainties,
         "documents": documents,
     }
 
 
-def _conflicts(by_subject: dict[str, list[dict]], merged: dict[str, dict]) -> list[dict]:
-    """Same opening words, different figures, different files: flag it as a conflict."""
-    conflicts = []
-    for subject, facts in sorted(by_subject.items()):
-        if not subject or len(facts) < 2:
+def _dicts(items) -> Iterable[dict]:
+    return (item for item in (items if isinstance(items, list) else []) if isinstance(item, dict))
+
+
+def _documents_of(digest: dict) -> list[dict]:
+    """One {filename, summary} per file: a per-file digest's own, or an input aggregate's list."""
+    if digest.get("mode") == "batch":
+        nested = [
+            d
+            for d in _dicts(digest.get("documents"))
+            if isinstance(d.get("filename"), str) and isinstance(d.get("summary"), str)
+        ]
+        if nested:
+            return [{"filename": d["filename"], "summary": d["summary"]} for d in nested]
+    document = digest.get("document") if isinstance(digest.get("document"), dict) else {}
+    summary = digest.get("summary") if isinstance(digest.get("summary"), str) else ""
+    return [{"filename": str(document.get("filename", "")), "summary": _first_sentence(summary)}]
+
+
+def _first_sentence(text: str) -> str:
+    sentences = _sentences(text) or [text]
+    return _cut(sentences[0], 300)
+
+
+_RELIABILITY_RANK = {"low": 0, "medium": 1, "high": 2}
+_AGREEMENT_NOTE = re.compile(r" \(stated in \d+ files\)$")
+
+
+def _copy_fact(fact: dict) -> dict:
+    copied = {key: value for key, value in fact.items() if key != "id"}
+    copied["sources"] = list(fact["sources"])
+    return copied
+
+
+def _merge_fact(kept: dict, other: dict) -> None:
+    """Union of sources; the more specific (longer) wording and the higher reliability win."""
+    kept["sources"].extend(ref for ref in other["sources"] if ref not in kept["sources"])
+    if len(other.get("claim", "")) > len(kept.get("claim", "")):
+        kept["claim"] = other["claim"]
+    if _RELIABILITY_RANK.get(other.get("reliability"), -1) > _RELIABILITY_RANK.get(kept.get("reliability"), -1):
+        kept["reliability"] = other["reliability"]
+        if "reliability_note" in other:
+            kept["reliability_note"] = other["reliability_note"]
+
+
+def _files_of(fact: dict) -> list[str]:
+    files: list[str] = []
+    for ref in fact["sources"]:
+        parts = split_ref(ref)
+        name = parts[0] if parts else ref
+        if name not in files:
+            files.append(name)
+    return files
+
+
+def _note_agreement(fact: dict) -> None:
+    count = len(_files_of(fact))
+    if count > 1 and fact.get("kind") != "conflict" and isinstance(fact.get("reliability_note"), str):
+        base = _AGREEMENT_NOTE.sub("", fact["reliability_note"])
+        fact["reliability_note"] = f"{base} (stated in {count} files)"
+
+
+# --- conflicts ---------------------------------------------------------------------
+
+_STOPWORDS = frozenset(
+    "the and for was are per has had its our all any not but can did does with from into onto than that this "
+    "these those then there their them they were what when where which while within would been being have "
+    "about after also among before between both more most only other over same since some such very "
+    "year years total overall".split()
+)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _figures(claim: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(years, other figures) of a claim, in order."""
+    numbers = _NUMBER.findall(claim)
+    years = tuple(n for n in numbers if _YEAR.fullmatch(n))
+    return years, tuple(n for n in numbers if not _YEAR.fullmatch(n))
+
+
+def _subject(claim: str) -> str:
+    """What a figure is about: the content words before the first figure that is not a year.
+
+    "Water losses were 19 % in 2022" → "water losses". Empty when the claim has no
+    such figure or names nothing before it.
+    """
+    match = next((m for m in _NUMBER.finditer(claim) if not _YEAR.fullmatch(m.group())), None)
+    if match is None:
+        return ""
+    words = re.findall(r"[^\W\d_]{3,}", claim[: match.start()].lower())
+    return " ".join(w for w in words if w not in _STOPWORDS)
+
+
+def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
+    """Facts from different files, same subject and period, different figures: a conflict citing both."""
+    groups: dict[str, list[dict]] = {}
+    for fact in facts:
+        subject = _subject(fact["claim"])
+        # One word ("losses") is too vague on its own unless a year pins the period.
+        specific = len(subject.split()) >= 2 or (subject and _figures(fact["claim"])[0])
+        if fact.get("kind") != "conflict" and specific:
+            groups.setdefault(subject, []).append(fact)
+    found: list[tuple[str, dict]] = []
+    for group in groups.values():
+        pairs = [(a, b) for i, a in enumerate(group) for b in group[i + 1 :] if _disagree(a, b)]
+        # Many files quoting many figures would give n² conflicts; a few make the point.
+        found.extend(_conflict_fact(a, b) for a, b in pairs[:MAX_CONFLICTS_PER_SUBJECT])
+    return found
+
+
+def _disagree(first: dict, second: dict) -> bool:
+    if set(_files_of(first)) & set(_files_of(second)):
+        return False  # within one file that is the file's own business (Task A flags it)
+    years_a, values_a = _figures(first["claim"])
+    years_b, values_b = _figures(second["claim"])
+    return years_a == years_b and bool(values_a) and bool(values_b) and values_a != values_b
+
+
+def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
+    """The conflict fact citing both sides; both sides drop to "low" reliability."""
+    a, b = sorted((first, second), key=lambda fact: _normal(fact["claim"]))  # order-independent wording
+    claim = _cut(
+        f"The files disagree: {', '.join(_files_of(a))} says “{a['claim']}”, "
+        f"while {', '.join(_files_of(b))} says “{b['claim']}”",
+        2 * MAX_CLAIM_CHARS,
+    )
+    for side in (a, b):
+        side["reliability"] = "low"
+        side["reliability_note"] = "offline extractive: another file gives a different figure"
+    conflict = _fact("conflict", claim, "", "low", "offline extractive: same subject, different figures")
+    conflict["sources"] = a["sources"] + [ref for ref in b["sources"] if ref not in a["sources"]]
+    return _normal(claim), conflict
+
+
+# --- selection and summary ----------------------------------------------------------
+
+
+def _round_robin(keys: list[str], origin: dict[str, int], limit: int) -> list[str]:
+    """At most `limit` keys: conflicts found here (origin -1) first, up to half the
+    room, then one key per input digest in turn, so every file stays represented.
+    The result keeps the input order of the chosen keys.
+    """
+    if len(keys) <= limit:
+        return keys
+    chosen = [key for key in keys if origin[key] == -1][: limit // 2]
+    queues: dict[int, list[str]] = {}
+    for key in keys:
+        if origin[key] != -1:
+            queues.setdefault(origin[key], []).append(key)
+    taken = set(chosen)
+    while len(taken) < limit and any(queues.values()):
+        for source in sorted(queues):
+            if queues[source] and len(taken) < limit:
+                taken.add(queues[source].pop(0))
+    return [key for key in keys if key in taken]
+
+
+def _aggregate_summary(file_count: int, documents: list[dict], facts: list[dict]) -> str:
+    conflicts = sum(fact["kind"] == "conflict" for fact in facts)
+    head = f"{file_count} file{'s' if file_count != 1 else ''}."
+    if conflicts:
+        head += f" {conflicts} conflict{'s' if conflicts != 1 else ''} between files."
+    parts = [head]
+    length = len(head)
+    for shown, document in enumerate(documents):
+        line = f"{document['filename']}: {_first_sentence(document['summary'])}" if document["summary"] else ""
+        if not line:
             continue
-        for a, b in zip(facts, facts[1:], strict=False):
-            files_a = {s.split("::")[0] for s in a["sources"]}
-            files_b = {s.split("::")[0] for s in b["sources"]}
-            numbers_a, numbers_b = _subject_and_numbers(a["claim"])[1], _subject_and_numbers(b["claim"])[1]
-            if files_a != files_b and numbers_a and numbers_b and numbers_a != numbers_b:
-                conflicts.append(
-                    {
-                        "kind": "conflict",
-                        "claim": _cut(f"Sources disagree: “{a['claim']}” vs “{b['claim']}”", 600),
-                        "sources": a["sources"] + [s for s in b["sources"] if s not in a["sources"]],
-                        "reliability": "low",
-                        "reliability_note": "offline extractive: same subject, different figures in different files",
-                    }
-                )
-                a["reliability"] = b["reliability"] = "low"
-    return conflicts
+        if length + len(line) + 1 > MAX_AGGREGATE_SUMMARY_CHARS:
+            parts.append(f"(and {len(documents) - shown} more files)")
+            break
+        parts.append(line)
+        length += len(line) + 1
+    return " ".join(parts)

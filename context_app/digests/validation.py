@@ -1,180 +1,348 @@
 """Checks every digest before anything stores or shows it (SPEC §2.3).
 
-JSON Schema first, then SourceRefs: in Task A every source names this file and
-an existing span; in Task B every source already occurs in the input digests.
-`errors` feed the one repair call; `sanitise` then removes what is still wrong
-and records it, so a fact without a valid SourceRef never reaches the UI.
+Order: parse one JSON object → JSON Schema (all errors collected) → SourceRefs
+(Task A: every source names this file and an existing span; Task B: every
+source already occurs in the input digests). All problems go into `errors`,
+which feed the one repair call. Then the digest is sanitised: invalid sources
+are removed, facts left without a source are dropped, labels the schema does
+not know are replaced by safe defaults, and every change is recorded in
+`dropped`, so a fact without a valid SourceRef never reaches the UI and the
+stored digest says what was taken out.
 """
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from jsonschema import Draft202012Validator
 
 from .prompts import SCHEMA_VERSION, load_schema
 
-SOURCE_REF = re.compile(r"^(?P<file>(?:(?!::).)+)::(?P<span>S[1-9][0-9]*)(?:::.*)?$", re.DOTALL)
+KINDS = ("fact", "analysis", "case", "definition", "constraint", "lead", "conflict")
+RELIABILITIES = ("high", "medium", "low")
+
+# "<filename>::<span_id>[::<hint>]". A filename never contains "::" (uploads replace
+# it) but may contain single colons, even a trailing one ("notes:" → "notes:::S1").
+SOURCE_REF = re.compile(r"(?P<file>(?:[^:\n]|:(?!:))+:?)::(?P<span>S[1-9][0-9]*)(?:::(?P<hint>[^\n]*))?")
+
+# Returns what is wrong with a SourceRef, or None when it is acceptable here.
+RefCheck = Callable[[object], str | None]
 
 
 @dataclass
 class ValidationResult:
-    digest: dict | None
-    errors: list[str] = field(default_factory=list)
-    dropped: list[dict] = field(default_factory=list)
+    digest: dict | None  # sanitised digest; None when nothing usable is left
+    errors: list[str] = field(default_factory=list)  # every problem found, for the repair prompt
+    dropped: list[dict] = field(default_factory=list)  # what sanitising removed or replaced
 
     @property
     def valid(self) -> bool:
         return self.digest is not None and not self.errors
 
 
+# --- parsing ---------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+
+
 def parse_model_json(text: str) -> dict:
-    """One JSON object, tolerating ```json fences or prose around it."""
-    stripped = text.strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.DOTALL)
-    if fenced:
-        stripped = fenced.group(1).strip()
-    try:
-        value = json.loads(stripped)
-    except json.JSONDecodeError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        if start < 0 or end <= start:
-            raise ValueError("output is not JSON: no JSON object found") from None
+    """The one JSON object in a model's answer, tolerating ```json fences or prose around it."""
+    stripped = (text or "").strip()
+    fenced = _FENCE.search(stripped)
+    for candidate in ([fenced.group(1).strip()] if fenced else []) + [stripped]:
         try:
-            value = json.loads(stripped[start : end + 1])
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"output is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(value, dict):
-        raise ValueError("output must be a JSON object")
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"output must be one JSON object, not a JSON {_json_type(value)}")
+        return value
+    return _object_in_prose(stripped)
+
+
+def _object_in_prose(text: str) -> dict:
+    """The object that starts at the first "{", with prose allowed before and after it.
+
+    Only the first "{" is tried: when that object is broken (often: cut off at the
+    token limit), an inner fragment that happens to parse must not pass for the
+    answer, and the decoder's own error is what the repair prompt needs.
+    """
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("output is not JSON: no JSON object found")
+    decoder = json.JSONDecoder()
+    try:
+        value, end = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        cut_off = " (the output seems cut off)" if exc.pos >= len(text) - 1 else ""
+        raise ValueError(f"output is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}{cut_off}") from None
+    if _holds_another_object(decoder, text, end):
+        raise ValueError("output is not JSON: it holds more than one JSON object, expected exactly one")
     return value
 
 
-def ref_key(ref: str) -> str | None:
-    """`file::S4` of a SourceRef (hint dropped), or None when it is not one."""
-    match = SOURCE_REF.match(ref) if isinstance(ref, str) else None
-    return f"{match['file']}::{match['span']}" if match else None
+def _holds_another_object(decoder: json.JSONDecoder, text: str, position: int) -> bool:
+    position = text.find("{", position)
+    while position >= 0:
+        try:
+            value, _ = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            return True
+        position = text.find("{", position + 1)
+    return False
+
+
+def _json_type(value: object) -> str:
+    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+# --- SourceRefs ------------------------------------------------------------------
+
+
+def split_ref(ref: object) -> tuple[str, str, str | None] | None:
+    """(filename, span_id, hint or None) of a SourceRef, or None when it is not one."""
+    match = SOURCE_REF.fullmatch(ref) if isinstance(ref, str) else None
+    return (match["file"], match["span"], match["hint"]) if match else None
+
+
+def ref_key(ref: object) -> str | None:
+    """`file::S4` of a SourceRef (the hint dropped), or None when it is not one."""
+    parts = split_ref(ref)
+    return f"{parts[0]}::{parts[1]}" if parts else None
 
 
 def sources_of(digest: dict) -> set[str]:
-    refs = set()
-    for item in digest.get("facts", []) + digest.get("uncertainties", []):
-        for ref in item.get("sources", []):
-            key = ref_key(ref)
-            if key:
-                refs.add(key)
-    return refs
+    """Every `file::S#` cited by the digest's facts and uncertainties, nested documents included."""
+    keys: set[str] = set()
+    for section in ("facts", "uncertainties"):
+        for item in _list(digest.get(section)):
+            for ref in _list(item.get("sources")) if isinstance(item, dict) else []:
+                key = ref_key(ref)
+                if key:
+                    keys.add(key)
+    for nested in _list(digest.get("documents")):
+        if isinstance(nested, dict):
+            keys |= sources_of(nested)
+    return keys
 
 
-def check_per_file_digest(text: str, *, filename: str, format: str, span_ids: set[str]) -> ValidationResult:
-    def ref_problem(ref: str) -> str | None:
-        key = ref_key(ref)
-        if key is None:
-            return "not a SourceRef (<filename>::S<n>)"
-        ref_file, span = key.split("::")
-        if ref_file != filename:
-            return f"names {ref_file!r}, not this file {filename!r}"
-        if span not in span_ids:
-            return f"unknown span {span}"
+def _per_file_ref_check(filename: str, span_ids: set[str]) -> RefCheck:
+    def problem(ref: object) -> str | None:
+        if not isinstance(ref, str):
+            return "is not a string"
+        parts = split_ref(ref)
+        if parts is None:
+            return "is not a SourceRef (<filename>::S<n>[::hint])"
+        if parts[0] != filename:
+            return f"names {parts[0]!r}, not this file {filename!r}"
+        if parts[1] not in span_ids:
+            return f"unknown span {parts[1]}"
         return None
 
-    def force(digest: dict) -> None:
-        digest["mode"] = "single"
-        digest["document"] = {"filename": filename, "format": format}
-
-    return _check(text, "per_file_digest", ref_problem, force)
+    return problem
 
 
-def check_aggregate_digest(text: str, *, allowed_sources: set[str], manifest: list[dict]) -> ValidationResult:
-    def ref_problem(ref: str) -> str | None:
+def _aggregate_ref_check(allowed_sources: set[str]) -> RefCheck:
+    def problem(ref: object) -> str | None:
+        if not isinstance(ref, str):
+            return "is not a string"
         key = ref_key(ref)
         if key is None:
-            return "not a SourceRef (<filename>::S<n>)"
+            return "is not a SourceRef (<filename>::S<n>[::hint])"
         if key not in allowed_sources:
             return "does not occur in the input digests"
         return None
 
+    return problem
+
+
+# --- the two checks --------------------------------------------------------------
+
+
+def check_per_file_digest(text: str, *, filename: str, format: str, span_ids: set[str]) -> ValidationResult:
     def force(digest: dict) -> None:
+        digest["schema_version"] = SCHEMA_VERSION
+        digest["mode"] = "single"
+        digest["document"] = {"filename": filename, "format": format}
+
+    return _check(text, "per_file_digest", _per_file_ref_check(filename, set(span_ids)), force)
+
+
+def check_aggregate_digest(text: str, *, allowed_sources: set[str], manifest: list[dict]) -> ValidationResult:
+    def force(digest: dict) -> None:
+        digest["schema_version"] = SCHEMA_VERSION
         digest["mode"] = "batch"
         digest["document"] = {"filename": "__BATCH__", "format": "mixed"}
         digest["batch"] = {"files": [{"filename": m["filename"], "format": m["format"]} for m in manifest]}
 
-    return _check(text, "aggregate_digest", ref_problem, force)
+    return _check(text, "aggregate_digest", _aggregate_ref_check(set(allowed_sources)), force)
 
 
-def _check(text: str, schema_name: str, ref_problem, force) -> ValidationResult:
+def _check(text: str, schema_name: str, ref_problem: RefCheck, force: Callable[[dict], None]) -> ValidationResult:
     try:
         digest = parse_model_json(text)
     except ValueError as exc:
         return ValidationResult(digest=None, errors=[str(exc)])
     validator = Draft202012Validator(load_schema(schema_name))
-    errors = [_schema_error(e) for e in sorted(validator.iter_errors(digest), key=lambda e: list(e.path))]
+    errors = _schema_errors(validator, digest)
     errors += [f"{where}: {ref!r} {problem}" for where, ref, problem in _bad_refs(digest, ref_problem)]
     if not errors:
+        force(digest)  # stamps what the caller already knows; changes nothing a valid digest said
         return ValidationResult(digest=digest)
+
     sanitised, dropped = _sanitise(digest, ref_problem)
+    if sanitised is None:
+        return ValidationResult(digest=None, errors=errors, dropped=dropped)
     force(sanitised)
-    sanitised.setdefault("schema_version", SCHEMA_VERSION)
-    if list(validator.iter_errors(sanitised)):
+    dropped += _drop_schema_failures(validator, sanitised)
+    if any(True for _ in validator.iter_errors(sanitised)):
         return ValidationResult(digest=None, errors=errors, dropped=dropped)
     return ValidationResult(digest=sanitised, errors=errors, dropped=dropped)
 
 
-def _schema_error(error) -> str:
-    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-    return f"{where}: {error.message}"
-
-
-def _bad_refs(digest: dict, ref_problem):
-    for section in ("facts", "uncertainties"):
-        items = digest.get(section)
-        if not isinstance(items, list):
+def _schema_errors(validator: Draft202012Validator, digest: dict) -> list[str]:
+    messages = []
+    for error in sorted(validator.iter_errors(digest), key=lambda e: [str(p) for p in e.absolute_path]):
+        path = list(error.absolute_path)
+        # A malformed SourceRef is reported by the SourceRef check, in plainer words.
+        if error.validator == "pattern" and len(path) >= 2 and path[-2] == "sources":
             continue
-        for i, item in enumerate(items):
+        messages.append(f"{_where(path)}: {error.message}")
+    return messages
+
+
+def _where(path: list) -> str:
+    """facts/3/sources/1 → "facts[3].sources[1]"."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(root)"
+
+
+def _bad_refs(digest: dict, ref_problem: RefCheck) -> Iterator[tuple[str, object, str]]:
+    for section in ("facts", "uncertainties"):
+        for i, item in enumerate(_list(digest.get(section))):
             sources = item.get("sources") if isinstance(item, dict) else None
-            for j, ref in enumerate(sources if isinstance(sources, list) else []):
-                problem = ref_problem(ref) if isinstance(ref, str) else "is not a string"
+            for j, ref in enumerate(_list(sources)):
+                problem = ref_problem(ref)
                 if problem:
                     yield f"{section}[{i}].sources[{j}]", ref, problem
 
 
-def _sanitise(digest: dict, ref_problem) -> tuple[dict, list[dict]]:
-    """Remove invalid sources; drop facts left without one and malformed items."""
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+# --- sanitising ------------------------------------------------------------------
+
+
+def _sanitise(digest: dict, ref_problem: RefCheck) -> tuple[dict | None, list[dict]]:
+    """A copy with invalid sources removed and what cannot be cited dropped; None if unusable."""
     dropped: list[dict] = []
+    if not isinstance(digest.get("summary"), str) or not isinstance(digest.get("facts"), list):
+        return None, dropped  # no summary or no fact list: nothing a reader could rely on
     clean = dict(digest)
-    for section in ("facts", "uncertainties"):
-        kept = []
-        items = digest.get(section) if isinstance(digest.get(section), list) else []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                dropped.append({"where": f"{section}[{i}]", "reason": "not an object"})
-                continue
-            item = dict(item)
-            sources = []
-            for j, ref in enumerate(item.get("sources") or []):
-                problem = ref_problem(ref) if isinstance(ref, str) else "is not a string"
-                if problem:
-                    dropped.append(
-                        {"where": f"{section}[{i}].sources[{j}]", "value": str(ref)[:300], "reason": problem}
-                    )
-                else:
-                    sources.append(ref)
-            item["sources"] = sources
-            text_field = "claim" if section == "facts" else "text"
-            if not isinstance(item.get(text_field), str) or not item[text_field].strip():
-                dropped.append({"where": f"{section}[{i}]", "reason": f"missing {text_field}"})
-                continue
-            if section == "facts" and not sources:
-                dropped.append(
-                    {"where": f"{section}[{i}]", "reason": "no valid sources left", "claim": item["claim"][:300]}
-                )
-                continue
-            if section == "facts" and item.get("kind") not in _KINDS:
-                item["kind"] = "fact"
-            if section == "facts" and item.get("reliability") not in ("high", "medium", "low"):
-                item.pop("reliability", None)
-            kept.append(item)
-        clean[section] = kept
+    clean["facts"] = _clean_facts(digest["facts"], ref_problem, dropped)
+    if not isinstance(digest.get("uncertainties"), list):
+        dropped.append({"where": "uncertainties", "reason": "missing or not a list; replaced by []"})
+    clean["uncertainties"] = _clean_uncertainties(_list(digest.get("uncertainties")), ref_problem, dropped)
     return clean, dropped
 
 
-_KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
+def _clean_facts(facts: list, ref_problem: RefCheck, dropped: list[dict]) -> list[dict]:
+    kept: list[dict] = []
+    for i, fact in enumerate(facts):
+        where = f"facts[{i}]"
+        if not isinstance(fact, dict):
+            dropped.append({"where": where, "reason": "not an object"})
+            continue
+        fact = dict(fact)
+        claim = fact.get("claim")
+        if not isinstance(claim, str) or not claim.strip():
+            dropped.append({"where": where, "reason": "missing claim"})
+            continue
+        fact["sources"] = _clean_sources(fact.get("sources"), where, ref_problem, dropped)
+        if not fact["sources"]:
+            dropped.append({"where": where, "reason": "no valid sources left", "claim": claim[:300]})
+            continue
+        if fact.get("kind") not in KINDS:
+            dropped.append(
+                {"where": f"{where}.kind", "value": _shown(fact.get("kind")), "reason": 'unknown kind; set to "fact"'}
+            )
+            fact["kind"] = "fact"
+        if fact.get("reliability") not in RELIABILITIES:
+            # Unstated reliability is treated as the cautious end of the scale.
+            dropped.append(
+                {
+                    "where": f"{where}.reliability",
+                    "value": _shown(fact.get("reliability")),
+                    "reason": 'missing or unknown reliability; set to "low"',
+                }
+            )
+            fact["reliability"] = "low"
+        if "reliability_note" in fact and not isinstance(fact["reliability_note"], str):
+            dropped.append({"where": f"{where}.reliability_note", "reason": "not a string"})
+            del fact["reliability_note"]
+        kept.append(fact)
+    ids = [fact.get("id") for fact in kept]
+    if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
+        for number, fact in enumerate(kept, start=1):  # ids only need to be unique labels
+            fact["id"] = f"F{number}"
+    return kept
+
+
+def _clean_uncertainties(items: list, ref_problem: RefCheck, dropped: list[dict]) -> list[dict]:
+    kept: list[dict] = []
+    for i, item in enumerate(items):
+        where = f"uncertainties[{i}]"
+        if not isinstance(item, dict):
+            dropped.append({"where": where, "reason": "not an object"})
+            continue
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            dropped.append({"where": where, "reason": "missing text"})
+            continue
+        # An uncertainty may have no source (a gap no span states), so it survives losing them.
+        kept.append({**item, "sources": _clean_sources(item.get("sources"), where, ref_problem, dropped)})
+    return kept
+
+
+def _clean_sources(sources: object, where: str, ref_problem: RefCheck, dropped: list[dict]) -> list[str]:
+    if sources is None:
+        return []
+    if not isinstance(sources, list):
+        dropped.append({"where": f"{where}.sources", "value": _shown(sources), "reason": "not a list"})
+        return []
+    kept: list[str] = []
+    for j, ref in enumerate(sources):
+        problem = ref_problem(ref)
+        if problem:
+            dropped.append({"where": f"{where}.sources[{j}]", "value": _shown(ref), "reason": problem})
+        elif ref not in kept:
+            kept.append(ref)
+    return kept
+
+
+def _drop_schema_failures(validator: Draft202012Validator, digest: dict) -> list[dict]:
+    """Remove list items (facts, uncertainties, documents) the schema still rejects."""
+    dropped: list[dict] = []
+    doomed: dict[str, set[int]] = {}
+    for error in validator.iter_errors(digest):
+        path = list(error.absolute_path)
+        if len(path) >= 2 and path[0] in ("facts", "uncertainties", "documents") and isinstance(path[1], int):
+            doomed.setdefault(path[0], set()).add(path[1])
+            dropped.append({"where": _where(path), "reason": error.message[:300]})
+        elif path == ["documents"]:
+            digest.pop("documents", None)
+            dropped.append({"where": "documents", "reason": error.message[:300]})
+    for section, indexes in doomed.items():
+        digest[section] = [item for i, item in enumerate(digest[section]) if i not in indexes]
+    return dropped
+
+
+def _shown(value: object) -> str:
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))[:300]

@@ -1,8 +1,13 @@
 """Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
 
+from http import HTTPStatus
+
 import anthropic
 
 from .base import LLMRequest, LLMResponse, ProviderError
+
+# What the SDK itself would retry (408 timeout, 409 lock, 429 rate limit, 5xx incl. 529 overloaded).
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
 class AnthropicProvider:
@@ -10,7 +15,7 @@ class AnthropicProvider:
 
     def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
         self.model = model
-        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url or None, max_retries=0, timeout=timeout)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         try:
@@ -20,11 +25,16 @@ class AnthropicProvider:
                 system=request.system,
                 messages=[{"role": "user", "content": request.prompt}],
             )
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+        except anthropic.APITimeoutError as exc:
+            raise ProviderError("request timed out", retryable=True) from exc
+        except anthropic.APIConnectionError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
         except anthropic.APIStatusError as exc:
-            retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            raise ProviderError(f"HTTP {exc.status_code}: {_message(exc)}", retryable=retryable) from exc
+            status = exc.status_code
+            retryable = status in RETRYABLE_STATUSES or status >= 500
+            raise ProviderError(f"{_status_line(status)}: {_message(exc)}", retryable=retryable) from exc
+        except anthropic.APIError as exc:  # e.g. a response the SDK could not parse
+            raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         return LLMResponse(
             text=text,
@@ -40,8 +50,15 @@ class AnthropicProvider:
                 model=self.model, system=system, messages=[{"role": "user", "content": prompt}]
             )
             return result.input_tokens
-        except anthropic.AnthropicError:
+        except Exception:  # best effort: the budget falls back to an estimate
             return None
+
+
+def _status_line(status: int) -> str:
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"{status} Overloaded" if status == 529 else str(status)
 
 
 def _message(exc: anthropic.APIStatusError) -> str:

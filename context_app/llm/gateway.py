@@ -15,6 +15,8 @@ logger = logging.getLogger(__name__)
 
 _providers: dict[str, Provider] = {}
 
+MAX_BACKOFF_SECONDS = 60.0
+
 
 @dataclass(frozen=True)
 class GatewayResult:
@@ -88,14 +90,14 @@ def complete(
                 time.sleep(_backoff(retries))
                 continue
             after = f" after {retries} retries" if retries else ""
-            LLMCall.objects.create(
-                **record,
-                retries=retries,
-                outcome=LLMCall.Outcome.FAILED,
-                error=str(exc)[:2000],
-                latency_ms=_ms_since(started),
-            )
+            _record_failure(record, retries, started, str(exc))
             raise GatewayError(f"{provider.name}: {exc}{after}") from exc
+        except Exception as exc:
+            # A provider bug (e.g. an offline handler crashing on an envelope) still gets
+            # its LLMCall row, and callers see the one failure type they handle.
+            logger.exception("%s provider raised unexpectedly on %s", provider.name, request.task)
+            _record_failure(record, retries, started, f"{type(exc).__name__}: {exc}")
+            raise GatewayError(f"{provider.name}: internal error ({type(exc).__name__})") from exc
     call = LLMCall.objects.create(
         **{**record, "model": response.model or provider.model},
         retries=retries,
@@ -107,6 +109,16 @@ def complete(
     return GatewayResult(response=response, call=call)
 
 
+def _record_failure(record: dict, retries: int, started: float, error: str) -> None:
+    LLMCall.objects.create(
+        **record,
+        retries=retries,
+        outcome=LLMCall.Outcome.FAILED,
+        error=error[:2000],
+        latency_ms=_ms_since(started),
+    )
+
+
 def mark_invalid(call: LLMCall, errors: list[str]) -> None:
     call.outcome = LLMCall.Outcome.INVALID
     call.error = "\n".join(errors)[:4000]
@@ -114,8 +126,9 @@ def mark_invalid(call: LLMCall, errors: list[str]) -> None:
 
 
 def _backoff(retry: int) -> float:
+    """Exponential from the configured base, jittered so parallel workers don't retry in step."""
     base = settings.GROUNDWORK_LLM_BACKOFF_SECONDS
-    return base * (2 ** (retry - 1)) * (1 + random.random() / 2)
+    return min(base * (2 ** (retry - 1)), MAX_BACKOFF_SECONDS) * (1 + random.random() / 2)
 
 
 def _ms_since(started: float) -> int:
