@@ -4,6 +4,7 @@ Embedded defaults (no env at all) give SQLite under var/, local file storage,
 Redis on loopback and the offline LLM provider: what `make run` and the tests use.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -74,7 +75,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     # A file, not memory: the tests' Celery worker threads share it with the test thread.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_groundwork.sqlite3")}
+    # One file per test process, so two test runs on one machine never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_groundwork_{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -92,6 +94,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # File storage: local by default, S3-compatible through django-storages.
 STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
@@ -107,12 +111,21 @@ if STORAGE_BACKEND == "s3":
 
 # Redis: Celery broker and the Channels layer.
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
-CHANNEL_LAYERS = {
-    "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
+
+
+def channel_layers_for(redis_url: str) -> dict:
+    # channels-redis blocks 5 s in BZPOPMIN; redis-py 8 also times reads out at 5 s
+    # by default, which kills idle websockets. Give reads more room than the block.
+    separator = "&" if "?" in redis_url else "?"
+    return {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [f"{redis_url}{separator}socket_timeout=30"]},
+        }
     }
-}
+
+
+CHANNEL_LAYERS = channel_layers_for(REDIS_URL)
 
 CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_ACKS_LATE = True

@@ -19,16 +19,8 @@ def notify_context_changed(context_set_id) -> None:
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
     if context_set is None:
         return
-    manifest = manifest_of(context_set)
-    message = {
-        "type": "context.updated",
-        "revision": manifest["revision"],
-        "files": manifest["files"],
-        "aggregate_digest_status": manifest["aggregate_digest_status"],
-        "aggregate_revision": manifest["aggregate_revision"],
-        "last_diff": manifest["last_diff"],
-        "auto_parse": manifest["auto_parse"],
-    }
+    # The whole manifest: the fields SPEC §2.7 names, plus what a page needs to stay current.
+    message = {"type": "context.updated", **manifest_of(context_set)}
     try:
         async_to_sync(get_channel_layer().group_send)(context_group_name(context_set.session_id), message)
     except Exception:  # a dead channel layer must not fail the mutation that already committed

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from . import digest_cache
 from .digests.generate import DigestFailed, generate_aggregate_digest, generate_file_digest
-from .digests.prompts import PROMPT_VERSION
+from .digests.prompts import prompt_version
 from .extraction import (
     CHUNKING_VERSION,
     ExtractedDocument,
@@ -30,10 +30,6 @@ from .notify import notify_context_changed
 logger = logging.getLogger(__name__)
 
 __all__ = ["CHUNKING_VERSION"]
-
-
-def prompt_version() -> str:
-    return PROMPT_VERSION
 
 
 # --- scheduling --------------------------------------------------------------
@@ -175,14 +171,14 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
     FileText.objects.update_or_create(
         file=file, defaults={"text": document.text, "spans": [s.as_dict() for s in document.spans]}
     )
-    if same_text and file.prompt_version == PROMPT_VERSION:
+    if same_text and file.prompt_version == prompt_version():
         file.digest_status = DigestStatus.READY
         return
     attach_cached_digest_or_mark_stale(file)
 
 
 def file_cache_key(file: ContextFile) -> str:
-    return digest_cache.digest_cache_key(file.extracted_text_hash, CHUNKING_VERSION, PROMPT_VERSION)
+    return digest_cache.digest_cache_key(file.extracted_text_hash, CHUNKING_VERSION, prompt_version())
 
 
 def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
@@ -309,7 +305,7 @@ def aggregate_inputs(context_set: ContextSet) -> list[ContextFile]:
 
 def aggregate_inputs_hash(files: list[ContextFile]) -> str:
     inputs = [[f.filename, f.format, f.digest_hash] for f in files]
-    return sha256_hex(json.dumps([PROMPT_VERSION, inputs], separators=(",", ":")))
+    return sha256_hex(json.dumps([prompt_version(), inputs], separators=(",", ":")))
 
 
 def refresh_aggregate_state(context_set: ContextSet) -> None:
@@ -426,7 +422,7 @@ def _buckets(entries: list[dict], fanout: int) -> list[list[dict]]:
 def _aggregate_node(context_set: ContextSet, entries: list[dict]) -> dict:
     manifest = [item for entry in entries for item in entry["manifest"]]
     input_hashes = [entry["digest"].digest_hash for entry in entries]
-    cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, PROMPT_VERSION)
+    cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, prompt_version())
     stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
     if stored is None:
         generated = generate_aggregate_digest(

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import IdempotencyRecord, ResearchSession, Team
+from .models import IdempotencyRecord, ResearchSession, Team, UserPreference
 
 
 @admin.register(Team)
@@ -30,3 +30,9 @@ class IdempotencyRecordAdmin(admin.ModelAdmin):
     search_fields = ("key",)
     readonly_fields = ("user", "key", "request_fingerprint", "response_status", "response_headers", "created_at")
     exclude = ("response_body",)
+
+
+@admin.register(UserPreference)
+class UserPreferenceAdmin(admin.ModelAdmin):
+    list_display = ("user", "ui_debug")
+    list_filter = ("ui_debug",)

@@ -46,3 +46,13 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.response_status or 'in flight'})"
+
+
+class UserPreference(models.Model):
+    """Per-user UI switches. `ui_debug` shows the parsed-context pane (SPEC §3, seed 001 §7)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
+    ui_debug = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"

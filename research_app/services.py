@@ -52,3 +52,17 @@ def ensure_demo_user(username: str = "demo", password: str = "demo", team_name: 
     team, _ = Team.objects.get_or_create(name=team_name)
     team.members.add(user)
     return user, team
+
+
+def preference_for(user):
+    from .models import UserPreference
+
+    preference, _ = UserPreference.objects.get_or_create(user=user)
+    return preference
+
+
+def set_ui_debug(user, ui_debug: bool):
+    preference = preference_for(user)
+    preference.ui_debug = ui_debug
+    preference.save(update_fields=["ui_debug"])
+    return preference

@@ -14,14 +14,20 @@ def pytest_configure(config):
     _redis = RedisServer()
     settings.REDIS_URL = _redis.url
     settings.CELERY_BROKER_URL = _redis.url
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [_redis.url]}}
-    }
+    from config.settings import channel_layers_for
+
+    settings.CHANNEL_LAYERS = channel_layers_for(_redis.url)
     settings.GROUNDWORK_LLM = "offline"
     settings.GROUNDWORK_LLM_BACKOFF_SECONDS = 0.01
     from config.celery import app
 
     app.conf.broker_url = _redis.url
+
+
+def pytest_collection_modifyitems(config, items):
+    # Playwright's sync API keeps an event loop running in the main thread once
+    # started, which async_to_sync refuses to share: browser tests go last.
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
 
 
 def pytest_unconfigure(config):
@@ -47,3 +53,44 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
 
 
 from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)
+
+
+# --- browser tests -------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARTIFACTS = __import__("pathlib").Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, celery_worker_thread):
+    from django.db import connection
+
+    from tests.live_server import LiveServer
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    server = LiveServer(connection.settings_dict["NAME"], _redis.url, ARTIFACTS / "daphne.log")
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the
+    # tests make between page actions are still plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def artifacts(request):
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

@@ -3,6 +3,7 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
+    path("me/preferences", views.preferences, name="preferences"),
     path("sessions", views.sessions, name="sessions"),
     path("sessions/<str:sid>", views.session_detail, name="session-detail"),
     path("sessions/<str:sid>/context", views.context, name="context"),

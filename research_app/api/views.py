@@ -33,6 +33,19 @@ def sessions(request):
     return Response(serialize_session(session, detail=True), status=201)
 
 
+@api_view(["GET", "PATCH"])
+@idempotent
+def preferences(request):
+    if request.method == "PATCH":
+        ui_debug = request.data.get("ui_debug") if isinstance(request.data, dict) else None
+        if not isinstance(ui_debug, bool):
+            return error('body must be {"ui_debug": true|false}', 400)
+        preference = services.set_ui_debug(request.user, ui_debug)
+    else:
+        preference = services.preference_for(request.user)
+    return Response({"ui_debug": preference.ui_debug})
+
+
 @api_view(["GET"])
 @with_session
 def session_detail(request, session):

@@ -1,0 +1,42 @@
+"""Server-rendered pages: the session list and a session's page with its Context tab."""
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from context_app.selectors import manifest_of
+
+from . import services
+from .api.serializers import serialize_session
+from .selectors import sessions_visible_to, visible_session
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def session_list(request):
+    error = None
+    if request.method == "POST":
+        try:
+            session = services.create_session(
+                user=request.user, title=request.POST.get("title", ""), question=request.POST.get("question", "")
+            )
+            return redirect("session-page", sid=session.pk)
+        except services.SessionError as exc:
+            error = exc.message
+    sessions = sessions_visible_to(request.user).annotate(file_count=Count("context_set__files"))
+    return render(request, "research/session_list.html", {"sessions": sessions, "error": error})
+
+
+@login_required
+def session_page(request, sid):
+    session = visible_session(request.user, sid)
+    if session is None:
+        raise Http404("session not found")
+    preference = services.preference_for(request.user)
+    bootstrap = {
+        "session": serialize_session(session),
+        "manifest": manifest_of(session.context_set),
+        "ui_debug": preference.ui_debug,
+    }
+    return render(request, "research/session_page.html", {"session": session, "bootstrap": bootstrap})

@@ -1,0 +1,570 @@
+// The Context tab: file list, uploads, parsing controls and the parsed-context pane.
+// Everything a user or a model wrote is put on the page with textContent, never innerHTML.
+(function () {
+  "use strict";
+
+  const boot = JSON.parse(document.getElementById("bootstrap").textContent);
+  const sid = boot.session.session_id;
+  const base = `/api/sessions/${sid}/context`;
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const KIND_ORDER = ["fact", "definition", "constraint", "analysis", "case", "lead", "conflict"];
+  const KIND_LABEL = {
+    fact: "Facts", definition: "Definitions", constraint: "Constraints", analysis: "Analyses",
+    case: "Cases", lead: "Leads", conflict: "Conflicts",
+  };
+
+  const state = {
+    manifest: boot.manifest,
+    uiDebug: boot.ui_debug,
+    tab: "aggregate",
+    selectedFileId: null,
+    aggregate: null, // {revision, digest, ...} last fetched
+    fileDigest: null,
+    preview: null, // {file_id, filename, spans}
+    highlight: null, // span id to highlight in the preview
+    showJson: false,
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  // --- API -----------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super((body && body.error) || `request failed (${status})`);
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  function mutationHeaders(extra) {
+    return Object.assign(
+      {
+        "X-CSRFToken": csrf,
+        "Idempotency-Key": crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random(),
+        "If-Match": `"${state.manifest.revision}"`,
+      },
+      extra || {},
+    );
+  }
+
+  // One writer per tab: mutations run one after another, each with the newest
+  // revision in If-Match, so a tab never trips over its own earlier upload.
+  let writes = Promise.resolve();
+  function serialised(task) {
+    const run = writes.then(task, task);
+    writes = run.catch(() => {});
+    return run;
+  }
+
+  function api(method, path, body) {
+    return method === "GET" ? request(method, path) : serialised(() => request(method, path, body));
+  }
+
+  async function request(method, path, body) {
+    const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+    if (method !== "GET") {
+      Object.assign(options.headers, mutationHeaders());
+      if (body instanceof FormData) options.body = body;
+      else if (body !== undefined) {
+        options.headers["Content-Type"] = "application/json";
+        options.body = JSON.stringify(body);
+      }
+    }
+    const response = await fetch(path, options);
+    const data = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, data);
+    return data;
+  }
+
+  // XHR, not fetch: only XHR reports upload progress.
+  function uploadWithProgress(method, path, field, file, onProgress) {
+    return serialised(() => new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open(method, path);
+      for (const [name, value] of Object.entries(mutationHeaders({ Accept: "application/json" }))) {
+        xhr.setRequestHeader(name, value);
+      }
+      xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+      xhr.onload = () => {
+        let data = null;
+        try { data = JSON.parse(xhr.responseText); } catch (e) { /* not JSON */ }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+        else reject(new ApiError(xhr.status, data));
+      };
+      xhr.onerror = () => reject(new ApiError(0, { error: "network error: the upload did not reach the server" }));
+      const form = new FormData();
+      for (const one of [].concat(file)) form.append(field, one, one.name);
+      xhr.send(form);
+    }));
+  }
+
+  async function mutate(action) {
+    try {
+      const result = await action();
+      if (result && result.revision !== undefined) applyMutation(result);
+      return result;
+    } catch (error) {
+      if (error.status === 412) {
+        flash("This context changed in another tab — refreshed");
+        await refreshManifest();
+      } else {
+        flash(error.message, true);
+      }
+      return null;
+    }
+  }
+
+  // --- state updates ---------------------------------------------------------
+
+  function applyMutation(result) {
+    const m = state.manifest;
+    if (result.revision < m.revision) return; // an older answer than what we already show
+    m.revision = result.revision;
+    if (result.files) m.files = result.files;
+    if (result.aggregate_digest_status) m.aggregate_digest_status = result.aggregate_digest_status;
+    if (result.last_diff) m.last_diff = result.last_diff;
+    if (result.auto_parse !== undefined) m.auto_parse = result.auto_parse;
+    render();
+  }
+
+  function applyUpdate(message) {
+    if (message.revision < state.manifest.revision) return;
+    const { type, ...manifest } = message;
+    state.manifest = manifest;
+    render();
+    refreshDigests();
+  }
+
+  async function refreshManifest() {
+    state.manifest = await api("GET", base);
+    render();
+    refreshDigests();
+  }
+
+  async function refreshDigests() {
+    if (!state.uiDebug) return;
+    if (state.tab === "aggregate") await loadAggregate();
+    if (state.tab === "file" && state.selectedFileId) await loadFileDigest(state.selectedFileId);
+  }
+
+  async function loadAggregate() {
+    const m = state.manifest;
+    if (!m.aggregate_digest_ref) {
+      state.aggregate = null;
+      return renderDigestPane();
+    }
+    const wanted = `${m.aggregate_digest_ref}:${m.aggregate_revision}`;
+    if (state.aggregate && state.aggregateKey === wanted) return renderDigestPane();
+    try {
+      state.aggregate = await api("GET", `${base}/digest`);
+      state.aggregateKey = wanted;
+    } catch (error) {
+      state.aggregate = null;
+      state.aggregateKey = null;
+    }
+    renderDigestPane();
+  }
+
+  async function loadFileDigest(fileId) {
+    const file = fileById(fileId);
+    if (!file) return;
+    if (state.fileDigest && state.fileDigest.file_id === fileId && state.fileDigest.digest_hash === file.digest_hash) {
+      return renderDigestPane();
+    }
+    try {
+      state.fileDigest = await api("GET", file.digest_url);
+    } catch (error) {
+      state.fileDigest = { file_id: fileId, missing: error.message };
+    }
+    renderDigestPane();
+  }
+
+  async function openPreview(fileId, spanId) {
+    const file = fileById(fileId);
+    if (!file) return flash("That file is no longer in this context.", true);
+    state.selectedFileId = fileId;
+    state.highlight = spanId || null;
+    if (!state.preview || state.preview.file_id !== fileId || state.preview.spans_hash !== file.spans_hash) {
+      state.preview = await api("GET", file.preview_url);
+      state.preview.spans_hash = file.spans_hash;
+    }
+    selectTab("preview");
+  }
+
+  // --- rendering ---------------------------------------------------------------
+
+  function fileById(id) {
+    return state.manifest.files.find((f) => f.file_id === id);
+  }
+
+  function fileByName(name) {
+    return state.manifest.files.find((f) => f.filename === name);
+  }
+
+  function chipFor(file) {
+    const diff = state.manifest.last_diff || {};
+    const touched = (diff.items || []).find((item) => item.file_id === file.file_id);
+    if (touched && touched.change === "unchanged" && file.digest_status !== "parsing") {
+      return ["unchanged", "Unchanged"];
+    }
+    const labels = { ready: "Ready", parsing: "Parsing", stale: "Stale", error: "Error" };
+    return [file.digest_status, labels[file.digest_status] || file.digest_status];
+  }
+
+  function formatSize(bytes) {
+    if (bytes < 1024) return `${bytes} B`;
+    if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+    return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  }
+
+  function formatTime(iso) {
+    const date = new Date(iso);
+    return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function render() {
+    const m = state.manifest;
+    $("revision-label").textContent = `revision ${m.revision}`;
+    $("auto-parse").checked = m.auto_parse;
+    renderFiles();
+    renderBanner();
+    $("context-tab").classList.toggle("no-digest", !state.uiDebug);
+    $("digest-pane").hidden = !state.uiDebug;
+    $("ui-debug-toggle").checked = state.uiDebug;
+    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
+    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
+    $("parse-now").disabled = busy || !pending;
+  }
+
+  function renderFiles() {
+    const rows = $("file-rows");
+    const files = state.manifest.files;
+    $("no-files").hidden = files.length > 0;
+    rows.replaceChildren(
+      ...files.map((file) => {
+        const [chipClass, chipLabel] = chipFor(file);
+        const actions = el("div", { class: "actions" },
+          el("button", { type: "button", text: "View digest", "aria-label": `View digest of ${file.filename}`, onclick: () => viewDigest(file.file_id) }),
+          el("button", { type: "button", text: "Preview", "aria-label": `Preview ${file.filename}`, onclick: () => openPreview(file.file_id) }),
+          el("button", { type: "button", text: "Replace", "aria-label": `Replace ${file.filename}`, onclick: () => pickReplacement(file.file_id) }),
+          el("a", { class: "button", href: file.download_url, text: "Download", "aria-label": `Download ${file.filename}` }),
+          file.digest_status === "error"
+            ? el("button", { type: "button", text: "Retry", "aria-label": `Retry ${file.filename}`, onclick: () => retryFile(file.file_id) })
+            : null,
+          el("button", { type: "button", text: "Delete", "aria-label": `Delete ${file.filename}`, onclick: () => deleteFile(file) }),
+        );
+        return el("tr", { "data-file-id": file.file_id, "data-filename": file.filename, class: file.file_id === state.selectedFileId ? "selected" : null },
+          el("td", {},
+            el("div", { class: "file-name", text: file.filename }),
+            el("div", { class: "file-meta muted small" },
+              el("span", { text: formatSize(file.size_bytes) }), " · ",
+              el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
+            file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
+            actions),
+          el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, text: chipLabel })),
+        );
+      }),
+    );
+  }
+
+  function renderBanner() {
+    const m = state.manifest;
+    const diff = m.last_diff || {};
+    const banner = $("banner");
+    if (!diff.revision) return banner.replaceChildren();
+    const changed = (diff.new || 0) + (diff.changed || 0) + (diff.deleted || 0);
+    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
+    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
+    let text;
+    if (changed === 0) {
+      text = "No changes detected — using cached digest";
+    } else {
+      const counts = `+${diff.new || 0} new, ~${diff.changed || 0} changed, -${diff.deleted || 0} deleted`;
+      if (busy) text = `${counts} — parsing…`;
+      else if (pending) text = `${counts} — press Parse now to update the digests`;
+      else text = `${counts} — digests up to date`;
+    }
+    banner.textContent = text;
+  }
+
+  function selectTab(tab) {
+    state.tab = tab;
+    for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
+      button.setAttribute("aria-selected", String(button.dataset.tab === tab));
+    }
+    renderFiles();
+    if (tab === "aggregate") loadAggregate();
+    else if (tab === "file" && state.selectedFileId) loadFileDigest(state.selectedFileId);
+    else renderDigestPane();
+  }
+
+  function renderDigestPane() {
+    const view = $("digest-view");
+    if (state.tab === "aggregate") view.replaceChildren(...aggregateView());
+    else if (state.tab === "file") view.replaceChildren(...fileDigestView());
+    else view.replaceChildren(...previewView());
+    if (state.tab === "preview" && state.highlight) {
+      const target = view.querySelector(`[data-span-id="${CSS.escape(state.highlight)}"]`);
+      if (target) {
+        target.scrollIntoView({ block: "center" });
+        target.focus({ preventScroll: true });
+      }
+    }
+  }
+
+  function aggregateView() {
+    const m = state.manifest;
+    const a = state.aggregate;
+    if (!a) {
+      const why = m.files.length ? "No aggregate digest yet: press Parse now." : "Upload files to build a digest.";
+      return [el("p", { class: "empty-state", text: m.aggregate_digest_status === "parsing" ? "Building the aggregate digest…" : why })];
+    }
+    const current = a.revision === m.revision && m.aggregate_digest_status === "ready";
+    const meta = el("div", { class: "digest-meta" },
+      current
+        ? el("span", { class: "badge", text: `current · revision ${a.revision}` })
+        : el("span", { class: "badge outdated", "data-outdated": "true", text: `out of date: built for revision ${a.revision}, context is at ${m.revision}` }),
+      providerBadge(a),
+    );
+    return [meta, ...digestBody(a.digest, a)];
+  }
+
+  function fileDigestView() {
+    const file = state.selectedFileId && fileById(state.selectedFileId);
+    if (!file) return [el("p", { class: "empty-state", text: "Choose View digest on a file." })];
+    const d = state.fileDigest;
+    const heading = el("h3", { text: file.filename });
+    if (!d || d.file_id !== file.file_id) return [heading, el("p", { class: "empty-state", text: "Loading…" })];
+    if (d.missing) return [heading, el("p", { class: "empty-state", text: d.missing })];
+    const current = d.digest_hash === file.digest_hash;
+    const meta = el("div", { class: "digest-meta" },
+      current ? el("span", { class: "badge", text: "current" }) : el("span", { class: "badge outdated", text: "out of date" }),
+      providerBadge(d));
+    return [heading, meta, ...digestBody(d.digest, d)];
+  }
+
+  function providerBadge(record) {
+    const offline = record.provider === "offline";
+    return el("span", { class: "badge", text: offline ? "offline extractive mode" : `${record.provider} · ${record.model}` });
+  }
+
+  function digestBody(digest, record) {
+    const toggle = el("button", {
+      type: "button", class: "json-toggle", "aria-pressed": String(state.showJson),
+      text: state.showJson ? "Show cards" : "Show JSON",
+      onclick: () => { state.showJson = !state.showJson; renderDigestPane(); },
+    });
+    if (state.showJson) return [toggle, el("pre", { class: "json-view", text: JSON.stringify(digest, null, 2) })];
+    const parts = [toggle, el("p", { class: "digest-summary", text: digest.summary })];
+    const byKind = {};
+    for (const fact of digest.facts || []) (byKind[fact.kind || "fact"] ||= []).push(fact);
+    for (const kind of KIND_ORDER.filter((k) => byKind[k])) {
+      parts.push(el("section", { class: "fact-group", "data-kind": kind },
+        el("h3", { text: `${KIND_LABEL[kind]} (${byKind[kind].length})` }),
+        ...byKind[kind].map((fact) => el("article", { class: "fact" },
+          el("p", { text: fact.claim }),
+          el("div", { class: "sources" },
+            fact.reliability ? el("span", { class: `badge ${fact.reliability}`, title: fact.reliability_note || "", text: `${fact.reliability} reliability` }) : null,
+            ...fact.sources.map(sourceLink))))));
+    }
+    if ((digest.uncertainties || []).length) {
+      parts.push(el("section", { class: "fact-group", "data-kind": "uncertainties" },
+        el("h3", { text: `Uncertainties (${digest.uncertainties.length})` }),
+        ...digest.uncertainties.map((u) => el("article", { class: "fact" },
+          el("p", { text: u.text }), el("div", { class: "sources" }, ...(u.sources || []).map(sourceLink))))));
+    }
+    if (record.dropped && record.dropped.length) {
+      parts.push(el("p", { class: "muted small", text: `Validation removed ${record.dropped.length} unsupported item(s).` }));
+    }
+    return parts;
+  }
+
+  function sourceLink(ref) {
+    const [filename, spanId] = ref.split("::");
+    return el("button", {
+      type: "button", class: "source-link", "data-source": `${filename}::${spanId}`, text: `${filename}::${spanId}`,
+      title: `Open ${filename} at ${spanId}`,
+      onclick: () => {
+        const file = fileByName(filename);
+        if (!file) return flash(`${filename} is no longer in this context.`, true);
+        openPreview(file.file_id, spanId);
+      },
+    });
+  }
+
+  function previewView() {
+    const p = state.preview;
+    if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
+    return [
+      el("h3", { text: p.filename }),
+      ...p.spans.map((span) => el("div", {
+        class: `preview-span${span.span_id === state.highlight ? " highlight" : ""}`,
+        id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
+      },
+      el("span", { class: "span-id", text: span.span_id }),
+      span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
+      el("p", { class: "span-text", text: span.text }))),
+    ];
+  }
+
+  let flashTimer;
+  function flash(message, isError) {
+    const box = $("flash");
+    box.textContent = message;
+    box.classList.toggle("error", Boolean(isError));
+    box.hidden = false;
+    clearTimeout(flashTimer);
+    flashTimer = setTimeout(() => { box.hidden = true; }, 8000);
+  }
+
+  // --- actions -----------------------------------------------------------------
+
+  async function uploadFiles(fileList) {
+    const files = Array.from(fileList);
+    if (!files.length) return;
+    const list = $("upload-progress");
+    // One request for the whole selection (one revision, one diff in the banner);
+    // multipart sends the files in order, so sent bytes tell each file's progress.
+    let offset = 0;
+    const bars = files.map((file) => {
+      const bar = el("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` });
+      const row = el("li", { "data-upload": file.name }, el("span", { text: file.name }), bar);
+      list.append(row);
+      const entry = { bar, row, start: offset, size: Math.max(file.size, 1) };
+      offset += file.size;
+      return entry;
+    });
+    const onProgress = (share) => {
+      const sent = share * offset;
+      for (const b of bars) b.bar.value = Math.min(1, Math.max(0, (sent - b.start) / b.size));
+    };
+    try {
+      const result = await uploadWithProgress("POST", `${base}/files`, "files", files, onProgress);
+      for (const b of bars) b.bar.value = 1;
+      applyMutation(result);
+      if (state.manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
+      setTimeout(() => bars.forEach((b) => b.row.remove()), 1200);
+    } catch (error) {
+      if (error.status === 412) {
+        await refreshManifest();
+        flash("This context changed in another tab — refreshed");
+      }
+      const message = error.status === 412 ? "not uploaded: upload again" : error.message;
+      for (const b of bars) b.row.append(el("span", { class: "failed", role: "alert", text: `${b.row.dataset.upload}: ${message}` }));
+    }
+  }
+
+  let replaceTarget = null;
+  function pickReplacement(fileId) {
+    replaceTarget = fileId;
+    $("replace-input").click();
+  }
+
+  async function replaceFile(fileId, file) {
+    const list = $("upload-progress");
+    const bar = el("progress", { max: "1", value: "0", "aria-label": `Replacing with ${file.name}` });
+    const row = el("li", {}, el("span", { text: `Replacing with ${file.name}` }), bar);
+    list.append(row);
+    await mutate(async () => {
+      const result = await uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; });
+      return result;
+    });
+    row.remove();
+  }
+
+  async function deleteFile(file) {
+    if (!window.confirm(`Delete ${file.filename} from this context?`)) return;
+    if (state.selectedFileId === file.file_id) state.selectedFileId = null;
+    await mutate(() => api("DELETE", `${base}/files/${file.file_id}`));
+  }
+
+  async function retryFile(fileId) {
+    await mutate(() => api("POST", `${base}/files/${fileId}/retry`));
+  }
+
+  function viewDigest(fileId) {
+    state.selectedFileId = fileId;
+    if (!state.uiDebug) return flash("Turn on “Show parsed context” to see digests.");
+    selectTab("file");
+  }
+
+  // --- live updates --------------------------------------------------------------
+
+  let socketDelay = 500;
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}/ws/sessions/${sid}/context/`);
+    socket.onopen = () => { socketDelay = 500; document.body.dataset.live = "connected"; refreshManifest(); };
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (message.type === "context.updated") applyUpdate(message);
+    };
+    socket.onclose = () => {
+      document.body.dataset.live = "disconnected";
+      setTimeout(connect, socketDelay);
+      socketDelay = Math.min(socketDelay * 2, 10000);
+    };
+  }
+
+  // --- wiring --------------------------------------------------------------------
+
+  $("file-input").addEventListener("change", (event) => {
+    uploadFiles(event.target.files);
+    event.target.value = "";
+  });
+  $("replace-input").addEventListener("change", (event) => {
+    const file = event.target.files[0];
+    if (file && replaceTarget) replaceFile(replaceTarget, file);
+    event.target.value = "";
+  });
+  const zone = $("dropzone");
+  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("dragover"); });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragover"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dragover");
+    if (event.dataTransfer && event.dataTransfer.files.length) uploadFiles(event.dataTransfer.files);
+  });
+  zone.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") { event.preventDefault(); $("file-input").click(); }
+  });
+  $("auto-parse").addEventListener("change", (event) => {
+    mutate(() => api("PATCH", base, { auto_parse: event.target.checked }));
+  });
+  $("parse-now").addEventListener("click", () => mutate(() => api("POST", `${base}/parse`)));
+  $("ui-debug-toggle").addEventListener("change", async (event) => {
+    const wanted = event.target.checked;
+    try {
+      const result = await api("PATCH", "/api/me/preferences", { ui_debug: wanted });
+      state.uiDebug = result.ui_debug;
+    } catch (error) {
+      flash(error.message, true);
+    }
+    render();
+    refreshDigests();
+  });
+  for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
+    button.addEventListener("click", () => selectTab(button.dataset.tab));
+  }
+
+  render();
+  selectTab("aggregate");
+  connect();
+})();

@@ -1,0 +1,238 @@
+"""The Context tab in headless Chromium against daphne, a real worker and Redis (issue: Context tab)."""
+import pytest
+
+from research_app.models import Team
+from research_app.services import create_session
+from tests.factories import make_member
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ALPHA = "The pilot ran from March 2021 to June 2022.\n\nWater losses fell by 18 percent after 42 valves were installed.\n"
+BETA = "# Budget\n\nNon-revenue water is defined as water produced but not billed.\n\nThe 2022 budget was 4.2 million euros.\n"
+GAMMA = "Survey, autumn 2022.\n\nAbout 61 percent of households reported fewer interruptions.\n"
+
+# Records every status chip the page ever shows, per file, so short-lived states are not missed.
+CHIP_RECORDER = """
+window.__chips = {};
+new MutationObserver(() => {
+  for (const row of document.querySelectorAll('#file-rows tr')) {
+    const chip = row.querySelector('.chip');
+    const seen = (window.__chips[row.dataset.filename] ||= []);
+    if (chip && seen[seen.length - 1] !== chip.dataset.status) seen.push(chip.dataset.status);
+  }
+}).observe(document.getElementById('file-rows'), {childList: true, subtree: true});
+"""
+
+
+def login(browser, live_server_url, user):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.on("console", lambda msg: print("CONSOLE", msg.type, msg.text))
+    page.on("pageerror", lambda err: print("PAGEERROR", err))
+    page.on("dialog", lambda dialog: dialog.accept() if dialog.type == "confirm" else pytest.fail(f"dialog: {dialog.message}"))
+    page.goto(f"{live_server_url}/accounts/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server_url}/")
+    return page
+
+
+def open_session(page, live_server_url, sid):
+    page.goto(f"{live_server_url}/sessions/{sid}/")
+    page.wait_for_function("document.body.dataset.live === 'connected'")
+    page.evaluate(CHIP_RECORDER)
+
+
+def upload(page, files: dict[str, str]):
+    page.set_input_files("#file-input", [
+        {"name": name, "mimeType": "text/plain", "buffer": text.encode()} for name, text in files.items()
+    ])
+
+
+def drop(page, name: str, text: str):
+    transfer = page.evaluate_handle(
+        """([name, text]) => { const dt = new DataTransfer(); dt.items.add(new File([text], name, {type: 'text/plain'})); return dt; }""",
+        [name, text],
+    )
+    page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+
+
+def assert_no_horizontal_scroll(page):
+    overflow = page.evaluate("""() => {
+        const limit = document.documentElement.clientWidth;
+        return [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > limit + 1 && e.getClientRects().length)
+            .slice(0, 5).map(e => `${e.tagName}.${e.className}#${e.id}: ${Math.round(e.getBoundingClientRect().right)}`);
+    }""")
+    assert overflow == [], overflow
+
+
+def chip(page, filename):
+    return page.locator(f'#file-rows tr[data-filename="{filename}"] .chip')
+
+
+def wait_status(page, filename, status, timeout=30_000):
+    page.wait_for_function(
+        """([name, status]) => { const c = document.querySelector(`#file-rows tr[data-filename="${name}"] .chip`); return c && c.dataset.status === status; }""",
+        arg=[filename, status], timeout=timeout,
+    )
+
+
+@pytest.fixture
+def member():
+    user, team = make_member()
+    return user
+
+
+@pytest.fixture
+def session_id(member):
+    return str(create_session(user=member, title="Leak study", question="Did the valves pay off?").pk)
+
+
+def upload_three_and_parse(page):
+    upload(page, {"alpha.txt": ALPHA, "beta.md": BETA})
+    drop(page, "gamma.txt", GAMMA)
+    for name in ("alpha.txt", "beta.md", "gamma.txt"):
+        wait_status(page, name, "stale")
+    page.click("#parse-now")
+    for name in ("alpha.txt", "beta.md", "gamma.txt"):
+        wait_status(page, name, "ready")
+    page.wait_for_selector(".digest-pane .fact-group .fact")
+
+
+def test_upload_parse_and_read_the_aggregate(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    chips = page.evaluate("window.__chips")
+    for name in ("alpha.txt", "beta.md", "gamma.txt"):
+        assert chips[name][0] == "stale" and "parsing" in chips[name] and chips[name][-1] == "ready", chips
+    assert page.locator(".digest-pane .fact").count() >= 3
+    assert "current" in page.locator(".digest-meta .badge").first.inner_text()
+    assert "offline extractive mode" in page.locator(".digest-meta").inner_text()
+    assert page.locator('.fact-group[data-kind="definition"]').count() == 1
+    assert_no_horizontal_scroll(page)
+    page.click("button.json-toggle")
+    assert '"mode": "batch"' in page.locator(".json-view").inner_text()
+    assert_no_horizontal_scroll(page)
+    page.screenshot(path=str(artifacts / "context-tab-parsed.png"), full_page=True)
+
+
+def test_identical_reupload_says_unchanged(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "unchanged")
+    page.wait_for_function("document.getElementById('banner').textContent.includes('No changes detected')")
+    assert page.locator("#banner").inner_text() == "No changes detected — using cached digest"
+    page.screenshot(path=str(artifacts / "context-tab-unchanged.png"), full_page=True)
+
+
+def test_replace_and_delete_update_the_banner_and_parse_only_the_changed_file(
+    browser, live_server_url, member, session_id, artifacts
+):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    page.evaluate("window.__chips = {}")
+    page.click("#auto-parse")
+    page.wait_for_function("document.getElementById('auto-parse').checked")
+    with page.expect_file_chooser() as chooser:
+        page.click('button[aria-label="Replace beta.md"]')
+    chooser.value.set_files([{"name": "beta.md", "mimeType": "text/markdown",
+                              "buffer": (BETA + "\nThe 2023 budget may rise to 5 million euros.\n").encode()}])
+    page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed, -0 deleted')")
+    wait_status(page, "beta.md", "ready")
+    page.click('button[aria-label="Delete gamma.txt"]')
+    page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~0 changed, -1 deleted')")
+    page.wait_for_selector('#file-rows tr[data-filename="gamma.txt"]', state="detached")
+    page.wait_for_function("document.getElementById('banner').textContent.includes('up to date')")
+    chips = page.evaluate("window.__chips")
+    assert "parsing" in chips["beta.md"]
+    assert "parsing" not in chips.get("alpha.txt", []), chips
+    page.screenshot(path=str(artifacts / "context-tab-replace-delete.png"), full_page=True)
+
+
+def test_source_click_opens_the_highlighted_span(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    link = page.locator(".digest-pane .source-link").first
+    filename, span_id = link.get_attribute("data-source").split("::")
+    link.click()
+    highlighted = page.locator(".preview-span.highlight")
+    highlighted.wait_for()
+    assert page.locator("#dtab-preview").get_attribute("aria-selected") == "true"
+    assert highlighted.get_attribute("data-span-id") == span_id
+    spans = page.evaluate(
+        """async ([sid, name]) => {
+            const manifest = await (await fetch(`/api/sessions/${sid}/context`)).json();
+            const file = manifest.files.find(f => f.filename === name);
+            return (await (await fetch(file.preview_url)).json()).spans;
+        }""",
+        [session_id, filename],
+    )
+    expected = next(s["text"] for s in spans if s["span_id"] == span_id)
+    assert highlighted.locator(".span-text").inner_text() == expected
+    assert highlighted.is_visible()
+    page.screenshot(path=str(artifacts / "context-tab-source-click.png"), full_page=True)
+
+
+def test_a_second_member_sees_uploads_live(browser, live_server_url, member, session_id, artifacts):
+    teammate, _ = make_member(team=Team.objects.get(members=member))
+    first = login(browser, live_server_url, member)
+    second = login(browser, live_server_url, teammate)
+    open_session(first, live_server_url, session_id)
+    open_session(second, live_server_url, session_id)
+    upload(first, {"alpha.txt": ALPHA})
+    wait_status(second, "alpha.txt", "stale")
+    assert second.locator("#revision-label").inner_text() == "revision 1"
+    second.screenshot(path=str(artifacts / "context-tab-second-member.png"), full_page=True)
+
+
+def test_hostile_filenames_and_text_render_as_text(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    hostile = "<script>alert(1)</script>"
+    # A "/" in a name is a path separator (only the last part is kept), so the name carries an img vector.
+    name = "<img src=x onerror=alert(1)>.txt"
+    upload(page, {name: f"Quarterly note: {hostile} was pasted into 3 reports in 2023.\n"})
+    wait_status(page, name, "stale")
+    page.click("#parse-now")
+    wait_status(page, name, "ready")
+    page.wait_for_selector(".digest-pane .fact")
+    assert page.locator(".file-name").first.inner_text() == name
+    assert hostile in page.locator(".digest-pane").inner_text()
+    assert page.evaluate("document.querySelectorAll('#file-rows script, #file-rows img, .digest-pane script').length") == 0
+    page.screenshot(path=str(artifacts / "context-tab-hostile.png"), full_page=True)
+
+
+def test_ui_debug_off_hides_the_parsed_context_pane(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "stale")
+    page.uncheck("#ui-debug-toggle")
+    page.wait_for_selector("#digest-pane", state="hidden")
+    assert chip(page, "alpha.txt").is_visible()
+    page.reload()
+    page.wait_for_selector("#digest-pane", state="hidden")
+    page.set_viewport_size({"width": 800, "height": 900})
+    assert_no_horizontal_scroll(page)
+    page.screenshot(path=str(artifacts / "context-tab-debug-off-800px.png"), full_page=True)
+    page.check("#ui-debug-toggle")
+    page.wait_for_selector("#digest-pane", state="visible")
+    assert_no_horizontal_scroll(page)
+    page.screenshot(path=str(artifacts / "context-tab-debug-on-800px.png"), full_page=True)
+
+
+def test_pages_need_a_login_and_other_teams_get_404(browser, live_server_url, member, session_id):
+    stranger, _ = make_member()
+    page = login(browser, live_server_url, stranger)
+    response = page.goto(f"{live_server_url}/sessions/{session_id}/")
+    assert response.status == 404
+    anonymous = browser.new_page()
+    anonymous.goto(f"{live_server_url}/sessions/{session_id}/")
+    assert "/accounts/login/" in anonymous.url
