@@ -20,6 +20,7 @@ $(BIN)/.installed: pyproject.toml
 system-packages:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	[ -n "$(NEED_CHROMIUM)" ] && ! [ -x /usr/bin/chromium ] && missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing$$missing"; \
@@ -42,7 +43,9 @@ run: bootstrap
 	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)})"; echo; \
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile
 
-# The suite starts and stops its own redis-server on a free port (tests/conftest.py).
+# The suite starts and stops its own redis-server on a free port (tests/conftest.py)
+# and its own daphne for the browser tests, which run in Debian's Chromium.
+test: NEED_CHROMIUM = 1
 test: bootstrap
 	$(BIN)/pytest $(PYTEST_ARGS)
 
