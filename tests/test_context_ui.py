@@ -103,6 +103,8 @@ def upload_three_and_parse(page):
 
 def test_upload_parse_and_read_the_aggregate(browser, live_server_url, member, session_id, artifacts):
     page = login(browser, live_server_url, member)
+    assert page.locator(".session-list a", has_text="Leak study").count() == 1
+    page.screenshot(path=str(artifacts / "session-list.png"), full_page=True)
     open_session(page, live_server_url, session_id)
     upload_three_and_parse(page)
     chips = page.evaluate("window.__chips")
@@ -228,7 +230,7 @@ def test_ui_debug_off_hides_the_parsed_context_pane(browser, live_server_url, me
     page.screenshot(path=str(artifacts / "context-tab-debug-on-800px.png"), full_page=True)
 
 
-def test_pages_need_a_login_and_other_teams_get_404(browser, live_server_url, member, session_id):
+def test_pages_need_a_login_and_other_teams_get_404(browser, live_server_url, member, session_id, artifacts):
     stranger, _ = make_member()
     page = login(browser, live_server_url, stranger)
     response = page.goto(f"{live_server_url}/sessions/{session_id}/")
@@ -236,3 +238,40 @@ def test_pages_need_a_login_and_other_teams_get_404(browser, live_server_url, me
     anonymous = browser.new_page()
     anonymous.goto(f"{live_server_url}/sessions/{session_id}/")
     assert "/accounts/login/" in anonymous.url
+    anonymous.screenshot(path=str(artifacts / "login.png"))
+
+
+def test_an_older_aggregate_is_never_shown_as_current(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "stale")
+    page.click("#parse-now")
+    wait_status(page, "alpha.txt", "ready")
+    page.wait_for_selector(".digest-meta .badge:has-text('current')")
+    upload(page, {"beta.md": BETA})
+    outdated = page.locator('.digest-meta [data-outdated="true"]')
+    outdated.wait_for()
+    assert outdated.inner_text() == "out of date: built for revision 1, context is at 2"
+    page.screenshot(path=str(artifacts / "context-tab-outdated-aggregate.png"), full_page=True)
+
+
+def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(browser, live_server_url, member, session_id):
+    import re
+
+    from context_app import services
+    from context_app.models import ContextSet
+
+    page = login(browser, live_server_url, member)
+    # This tab hears nothing from the server: another tab's change stays unknown to it.
+    page.route_web_socket(re.compile(r"/ws/"), lambda socket: None)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "stale")
+    context_set = ContextSet.objects.get(session_id=session_id)
+    services.upload_files(context_set, [services.Upload("beta.md", BETA.encode())])  # "another tab"
+    page.click('button[aria-label="Delete alpha.txt"]')
+    page.wait_for_function("document.getElementById('flash').textContent.includes('changed in another tab')")
+    assert page.locator("#flash").inner_text() == "This context changed in another tab — refreshed"
+    page.wait_for_selector('#file-rows tr[data-filename="beta.md"]')
+    assert page.locator('#file-rows tr[data-filename="alpha.txt"]').count() == 1, "nothing was deleted"
