@@ -94,3 +94,4 @@ def browser():
 def artifacts(request):
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+from tests.fake_openai import fake_openai  # noqa: E402,F401  (fixture)

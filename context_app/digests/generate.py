@@ -11,6 +11,8 @@ digest fails with a message a user can read.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from ..llm import gateway
 from ..llm.base import LLMRequest, Provider
 from .envelopes import aggregate_envelope, per_file_envelope
@@ -92,7 +94,7 @@ def _generate(
     def attempt(prompt: str, number: int) -> tuple[gateway.GatewayResult, ValidationResult]:
         try:
             result = gateway.complete(
-                LLMRequest(task=task, system=system, prompt=prompt),
+                LLMRequest(task=task, system=system, prompt=prompt, max_tokens=settings.GROUNDWORK_LLM_MAX_TOKENS),
                 prompt_version=version,
                 subject=subject,
                 context_set_id=context_set_id,

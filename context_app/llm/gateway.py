@@ -44,7 +44,18 @@ def _build(name: str) -> Provider:
             model=settings.GROUNDWORK_ANTHROPIC_MODEL,
             timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS,
         )
-    raise ImproperlyConfigured(f"unknown GROUNDWORK_LLM {name!r}; known providers: anthropic, offline")
+    if name == "openai":
+        from .openai_provider import OpenAICompatibleProvider
+
+        if not settings.OPENAI_BASE_URL and not settings.OPENAI_API_KEY:
+            raise ImproperlyConfigured("GROUNDWORK_LLM=openai needs OPENAI_BASE_URL (local server) or OPENAI_API_KEY")
+        return OpenAICompatibleProvider(
+            api_key=settings.OPENAI_API_KEY,
+            base_url=settings.OPENAI_BASE_URL or None,
+            model=settings.GROUNDWORK_OPENAI_MODEL,
+            timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS,
+        )
+    raise ImproperlyConfigured(f"unknown GROUNDWORK_LLM {name!r}; known providers: anthropic, offline, openai")
 
 
 def get_provider(name: str | None = None) -> Provider:

@@ -1,0 +1,58 @@
+"""OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, LM Studio) through the official SDK.
+
+Local servers speak the same protocol at their own base URL, e.g. Ollama at
+http://localhost:11434/v1. Retries are the gateway's, so they are counted.
+"""
+from http import HTTPStatus
+
+import openai
+
+from .base import LLMRequest, LLMResponse, ProviderError
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+class OpenAICompatibleProvider:
+    name = "openai"
+
+    def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
+        self.model = model
+        # Local servers ignore the key, but the SDK insists on one.
+        self.client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url or None, max_retries=0, timeout=timeout)
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.model,
+                max_tokens=request.max_tokens,
+                messages=[
+                    {"role": "system", "content": request.system},
+                    {"role": "user", "content": request.prompt},
+                ],
+            )
+        except openai.APITimeoutError as exc:
+            raise ProviderError("request timed out", retryable=True) from exc
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            retryable = status in RETRYABLE_STATUSES or status >= 500
+            raise ProviderError(f"{_status_line(status)}: {exc.message}"[:600], retryable=retryable) from exc
+        except openai.APIError as exc:
+            raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
+        if not completion.choices:
+            raise ProviderError("response had no choices", retryable=True)
+        usage = completion.usage
+        return LLMResponse(
+            text=completion.choices[0].message.content or "",
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            model=completion.model or self.model,
+        )
+
+
+def _status_line(status: int) -> str:
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return str(status)

@@ -1,0 +1,69 @@
+"""A fake OpenAI-compatible Chat Completions server on loopback (what Ollama, vLLM and LM Studio speak)."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from context_app.llm.base import LLMRequest
+from context_app.llm.gateway import reset_providers
+from context_app.llm.offline import OfflineProvider
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.statuses: list[int] = []  # scripted error statuses, consumed first
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                if self.path != "/v1/chat/completions":
+                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
+                if fake.statuses:
+                    return self._json(fake.statuses.pop(0), {"error": {"message": "scripted failure", "type": "server_error"}})
+                system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+                text = OfflineProvider().complete(LLMRequest(task="fake", system=system, prompt=user)).text
+                self._json(200, {
+                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4, "total_tokens": 0},
+                })
+
+            def _json(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+@pytest.fixture
+def fake_openai(settings):
+    server = FakeOpenAI()
+    settings.GROUNDWORK_LLM = "openai"
+    settings.OPENAI_BASE_URL = server.url
+    settings.OPENAI_API_KEY = ""
+    settings.GROUNDWORK_OPENAI_MODEL = "llama3.1:8b"
+    settings.GROUNDWORK_LLM_BACKOFF_SECONDS = 0.01
+    reset_providers()
+    yield server
+    reset_providers()
+    server.stop()
