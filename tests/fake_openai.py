@@ -1,4 +1,5 @@
 """A fake OpenAI-compatible Chat Completions server on loopback (what Ollama, vLLM and LM Studio speak)."""
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,18 +32,34 @@ class FakeOpenAI:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                fake.requests.append(
+                    {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                )
                 if self.path != "/v1/chat/completions":
                     return self._json(404, {"error": {"message": f"no route {self.path}"}})
                 if fake.statuses:
-                    return self._json(fake.statuses.pop(0), {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return self._json(
+                        fake.statuses.pop(0), {"error": {"message": "scripted failure", "type": "server_error"}}
+                    )
                 system, user = body["messages"][0]["content"], body["messages"][1]["content"]
                 text = OfflineProvider().complete(LLMRequest(task="fake", system=system, prompt=user)).text
-                self._json(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4, "total_tokens": 0},
-                })
+                self._json(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                        ],
+                        "usage": {
+                            "prompt_tokens": len(user) // 4,
+                            "completion_tokens": len(text) // 4,
+                            "total_tokens": 0,
+                        },
+                    },
+                )
 
             def _json(self, status, payload):
                 data = json.dumps(payload).encode()

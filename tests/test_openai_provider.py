@@ -1,4 +1,5 @@
 """The openai-compatible provider with the real openai SDK against a fake server on loopback."""
+
 import pytest
 
 from context_app.digests.generate import generate_file_digest

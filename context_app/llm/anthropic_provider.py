@@ -1,13 +1,8 @@
 """Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
 
-from http import HTTPStatus
-
 import anthropic
 
-from .base import LLMRequest, LLMResponse, ProviderError
-
-# What the SDK itself would retry (408 timeout, 409 lock, 429 rate limit, 5xx incl. 529 overloaded).
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
+from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
 
 
 class AnthropicProvider:
@@ -30,9 +25,7 @@ class AnthropicProvider:
         except anthropic.APIConnectionError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
         except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            retryable = status in RETRYABLE_STATUSES or status >= 500
-            raise ProviderError(f"{_status_line(status)}: {_message(exc)}", retryable=retryable) from exc
+            raise http_status_error(exc.status_code, _message(exc)) from exc
         except anthropic.APIError as exc:  # e.g. a response the SDK could not parse
             raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
@@ -52,13 +45,6 @@ class AnthropicProvider:
             return result.input_tokens
         except Exception:  # best effort: the budget falls back to an estimate
             return None
-
-
-def _status_line(status: int) -> str:
-    try:
-        return f"{status} {HTTPStatus(status).phrase}"
-    except ValueError:
-        return f"{status} Overloaded" if status == 529 else str(status)
 
 
 def _message(exc: anthropic.APIStatusError) -> str:

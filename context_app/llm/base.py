@@ -1,6 +1,7 @@
 """The provider interface every model call goes through (see gateway.complete)."""
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Protocol
 
 
@@ -26,6 +27,19 @@ class ProviderError(Exception):
     def __init__(self, message: str, *, retryable: bool = False):
         super().__init__(message)
         self.retryable = retryable
+
+
+# What the vendors' SDKs themselves retry: 408 timeout, 409 lock, 429 rate limit, any 5xx (529 overloaded).
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+def http_status_error(status: int, message: str) -> ProviderError:
+    """The ProviderError for an HTTP error answer, retryable when a retry can help."""
+    try:
+        line = f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        line = f"{status} Overloaded" if status == 529 else str(status)
+    return ProviderError(f"{line}: {message}"[:600], retryable=status in RETRYABLE_STATUSES or status >= 500)
 
 
 class Provider(Protocol):

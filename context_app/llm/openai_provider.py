@@ -3,13 +3,10 @@
 Local servers speak the same protocol at their own base URL, e.g. Ollama at
 http://localhost:11434/v1. Retries are the gateway's, so they are counted.
 """
-from http import HTTPStatus
 
 import openai
 
-from .base import LLMRequest, LLMResponse, ProviderError
-
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
+from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
 
 
 class OpenAICompatibleProvider:
@@ -18,7 +15,9 @@ class OpenAICompatibleProvider:
     def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
         self.model = model
         # Local servers ignore the key, but the SDK insists on one.
-        self.client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url or None, max_retries=0, timeout=timeout)
+        self.client = openai.OpenAI(
+            api_key=api_key or "not-needed", base_url=base_url or None, max_retries=0, timeout=timeout
+        )
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         try:
@@ -35,9 +34,7 @@ class OpenAICompatibleProvider:
         except openai.APIConnectionError as exc:
             raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
         except openai.APIStatusError as exc:
-            status = exc.status_code
-            retryable = status in RETRYABLE_STATUSES or status >= 500
-            raise ProviderError(f"{_status_line(status)}: {exc.message}"[:600], retryable=retryable) from exc
+            raise http_status_error(exc.status_code, exc.message) from exc
         except openai.APIError as exc:
             raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
         if not completion.choices:
@@ -49,10 +46,3 @@ class OpenAICompatibleProvider:
             output_tokens=usage.completion_tokens if usage else 0,
             model=completion.model or self.model,
         )
-
-
-def _status_line(status: int) -> str:
-    try:
-        return f"{status} {HTTPStatus(status).phrase}"
-    except ValueError:
-        return str(status)
