@@ -525,7 +525,7 @@ def test_offline_generation_needs_no_repair(settings):
     settings.GROUNDWORK_LLM = "offline"
     generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, subject="file:x")
     assert not generated.repaired and generated.dropped == []
-    assert (generated.provider, generated.model, generated.prompt_version) == ("offline", "extractive-v1", "v1.4")
+    assert (generated.provider, generated.model, generated.prompt_version) == ("offline", "extractive-v2", "v1.4")
     assert generated.content == report_digest()
     aggregate = generate.generate_aggregate_digest(
         manifest=[{"filename": "plan.txt", "format": "text"}], digests=[generated.content], subject="aggregate:x"
