@@ -186,3 +186,22 @@ def test_anonymous_is_refused(api, session_with_file):
     from rest_framework.test import APIClient
 
     assert APIClient().get(f"/api/sessions/{sid}/context").status_code in (401, 403)
+
+
+def test_manifest_and_session_list_queries_do_not_grow_with_files(api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    sid = api.create_session()
+
+    def queries(path):
+        with CaptureQueriesContext(connection) as captured:
+            assert api.get(path).status_code == 200
+        return len(captured)
+
+    api.upload(sid, {"a.txt": b"One file about 3 pumps."})
+    few = queries(f"/api/sessions/{sid}/context"), queries("/api/sessions"), queries(f"/api/sessions/{sid}")
+    api.upload(sid, {f"f{i}.txt": f"File {i} about {i} pumps.".encode() for i in range(12)})
+    api.create_session("Second")
+    many = queries(f"/api/sessions/{sid}/context"), queries("/api/sessions"), queries(f"/api/sessions/{sid}")
+    assert many == few
