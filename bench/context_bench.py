@@ -91,7 +91,11 @@ def scenario_calls() -> list[dict]:
         measure(
             "replace 1 of 3",
             lambda: (
-                services.replace_file(context_set, file_id("b.txt"), services.Upload("b.txt", b + b"\n\nA revised 2024 plan adds 12 pumps.")),
+                services.replace_file(
+                    context_set,
+                    file_id("b.txt"),
+                    services.Upload("b.txt", b + b"\n\nA revised 2024 plan adds 12 pumps."),
+                ),
                 parse(),
             ),
             (1, 1),

@@ -1,4 +1,5 @@
 """Server-rendered pages: the session list and a session's page with its Context tab."""
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import Http404

@@ -54,12 +54,19 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
 
 from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)
 
-
 # --- browser tests -------------------------------------------------------------
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 ARTIFACTS = __import__("pathlib").Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
@@ -94,4 +101,6 @@ def browser():
 def artifacts(request):
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
 from tests.fake_openai import fake_openai  # noqa: E402,F401  (fixture)

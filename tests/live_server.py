@@ -1,4 +1,5 @@
 """daphne serving the real ASGI app (HTTP + websockets) on the test database, for browser tests."""
+
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """The Context tab in headless Chromium against daphne, a real worker and Redis (issue: Context tab)."""
+
 import pytest
 
 from research_app.models import Team
@@ -7,7 +8,9 @@ from tests.factories import make_member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ALPHA = "The pilot ran from March 2021 to June 2022.\n\nWater losses fell by 18 percent after 42 valves were installed.\n"
+ALPHA = (
+    "The pilot ran from March 2021 to June 2022.\n\nWater losses fell by 18 percent after 42 valves were installed.\n"
+)
 BETA = "# Budget\n\nNon-revenue water is defined as water produced but not billed.\n\nThe 2022 budget was 4.2 million euros.\n"
 GAMMA = "Survey, autumn 2022.\n\nAbout 61 percent of households reported fewer interruptions.\n"
 
@@ -29,7 +32,10 @@ def login(browser, live_server_url, user):
     page = context.new_page()
     page.on("console", lambda msg: print("CONSOLE", msg.type, msg.text))
     page.on("pageerror", lambda err: print("PAGEERROR", err))
-    page.on("dialog", lambda dialog: dialog.accept() if dialog.type == "confirm" else pytest.fail(f"dialog: {dialog.message}"))
+    page.on(
+        "dialog",
+        lambda dialog: dialog.accept() if dialog.type == "confirm" else pytest.fail(f"dialog: {dialog.message}"),
+    )
     page.goto(f"{live_server_url}/accounts/login/")
     page.fill("#id_username", user.username)
     page.fill("#id_password", "pw")
@@ -45,9 +51,10 @@ def open_session(page, live_server_url, sid):
 
 
 def upload(page, files: dict[str, str]):
-    page.set_input_files("#file-input", [
-        {"name": name, "mimeType": "text/plain", "buffer": text.encode()} for name, text in files.items()
-    ])
+    page.set_input_files(
+        "#file-input",
+        [{"name": name, "mimeType": "text/plain", "buffer": text.encode()} for name, text in files.items()],
+    )
 
 
 def drop(page, name: str, text: str):
@@ -75,7 +82,8 @@ def chip(page, filename):
 def wait_status(page, filename, status, timeout=30_000):
     page.wait_for_function(
         """([name, status]) => { const c = document.querySelector(`#file-rows tr[data-filename="${name}"] .chip`); return c && c.dataset.status === status; }""",
-        arg=[filename, status], timeout=timeout,
+        arg=[filename, status],
+        timeout=timeout,
     )
 
 
@@ -143,8 +151,15 @@ def test_replace_and_delete_update_the_banner_and_parse_only_the_changed_file(
     page.wait_for_function("document.getElementById('auto-parse').checked")
     with page.expect_file_chooser() as chooser:
         page.click('button[aria-label="Replace beta.md"]')
-    chooser.value.set_files([{"name": "beta.md", "mimeType": "text/markdown",
-                              "buffer": (BETA + "\nThe 2023 budget may rise to 5 million euros.\n").encode()}])
+    chooser.value.set_files(
+        [
+            {
+                "name": "beta.md",
+                "mimeType": "text/markdown",
+                "buffer": (BETA + "\nThe 2023 budget may rise to 5 million euros.\n").encode(),
+            }
+        ]
+    )
     page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed, -0 deleted')")
     wait_status(page, "beta.md", "ready")
     page.click('button[aria-label="Delete gamma.txt"]')
@@ -207,7 +222,9 @@ def test_hostile_filenames_and_text_render_as_text(browser, live_server_url, mem
     page.wait_for_selector(".digest-pane .fact")
     assert page.locator(".file-name").first.inner_text() == name
     assert hostile in page.locator(".digest-pane").inner_text()
-    assert page.evaluate("document.querySelectorAll('#file-rows script, #file-rows img, .digest-pane script').length") == 0
+    assert (
+        page.evaluate("document.querySelectorAll('#file-rows script, #file-rows img, .digest-pane script').length") == 0
+    )
     page.screenshot(path=str(artifacts / "context-tab-hostile.png"), full_page=True)
 
 
