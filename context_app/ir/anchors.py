@@ -53,7 +53,9 @@ class Anchor:
         ):
             raise ValueError(f"anchor message index must be a non-negative integer, got {self.message!r}")
         if self.region is not None:
-            if len(self.region) != 4 or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in self.region):
+            if len(self.region) != 4 or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in self.region
+            ):
                 raise ValueError(f"anchor region must be four non-negative integers x,y,w,h, got {self.region!r}")
 
     @property
@@ -120,7 +122,9 @@ def parse_anchor(text: str) -> Anchor:
         page = int(values["p"])
     if "sec" in values:
         if not _SECTION_ENCODED_RE.match(values["sec"]):
-            raise ValueError(f"anchor {text!r}: section {values['sec']!r} must be percent-encoded (no spaces, '#' or '&')")
+            raise ValueError(
+                f"anchor {text!r}: section {values['sec']!r} must be percent-encoded (no spaces, '#' or '&')"
+            )
         section = unquote(values["sec"], errors="strict")
         if quote(section, safe=_SECTION_SAFE) != values["sec"]:
             raise ValueError(f"anchor {text!r}: section {values['sec']!r} is not canonically encoded")
@@ -167,13 +171,13 @@ def split_sourceref(sourceref: str) -> tuple[str, str]:
 
 
 def sourceref_to_anchor(sourceref: str, source_id: str) -> str:
-    """"report.pdf::S4" + "src:1a2b3c4d" -> "src:1a2b3c4d#s=S4"."""
+    """Map the SourceRef "report.pdf::S4" and "src:1a2b3c4d" to "src:1a2b3c4d#s=S4"."""
     _filename, span = split_sourceref(sourceref)
     return format_anchor(Anchor(source_id, span=span))
 
 
 def anchor_to_sourceref(anchor: str | Anchor, filenames: str | Mapping[str, str]) -> str:
-    """"src:1a2b3c4d#s=S4" -> "report.pdf::S4".
+    """Map "src:1a2b3c4d#s=S4" back to the SourceRef "report.pdf::S4".
 
     `filenames` is the filename itself or a mapping source_id -> filename (the
     lookup a caller holding many sources has anyway). The anchor must name a span.

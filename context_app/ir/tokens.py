@@ -36,7 +36,7 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    non_ascii = sum(1 for ch in text if ord(ch) > 127)
+    non_ascii = 0 if text.isascii() else len(text) - len(text.encode("ascii", "ignore"))
     ascii_chars = len(text) - non_ascii
     by_chars = ascii_chars / ASCII_CHARS_PER_TOKEN + non_ascii * TOKENS_PER_NON_ASCII_CHAR
     by_words = len(_WORD_RE.findall(text)) * TOKENS_PER_WORD
