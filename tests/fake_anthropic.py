@@ -146,8 +146,15 @@ def api_key_of(headers) -> str | None:
 
 
 def _offline_answer(body: dict) -> str:
-    prompt = body["messages"][0]["content"]
+    prompt = text_of(body["messages"][0]["content"])
     return OfflineProvider().complete(LLMRequest(task="fake", system=body.get("system", ""), prompt=prompt)).text
+
+
+def text_of(content: str | list[dict]) -> str:
+    """The text of a message: a plain string, or the text blocks of an envelope request."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block["text"] for block in content if block.get("type") == "text")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.statuses: list[int] = []  # scripted error statuses, consumed first
+        self.texts: list[str] = []  # scripted answers, consumed before the offline handlers answer
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -41,8 +42,8 @@ class FakeOpenAI:
                     return self._json(
                         fake.statuses.pop(0), {"error": {"message": "scripted failure", "type": "server_error"}}
                     )
-                system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-                text = OfflineProvider().complete(LLMRequest(task="fake", system=system, prompt=user)).text
+                system, user = _system_and_user(body["messages"])
+                text = fake.texts.pop(0) if fake.texts else _offline_answer(system, user)
                 self._json(
                     200,
                     {
@@ -70,6 +71,19 @@ class FakeOpenAI:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _system_and_user(messages: list[dict]) -> tuple[str, str]:
+    """The system prompt (the message is left out when empty) and the user text, plain or in text parts."""
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    user = messages[-1]["content"]
+    if isinstance(user, list):
+        user = "\n".join(part["text"] for part in user if part.get("type") == "text")
+    return system, user
+
+
+def _offline_answer(system: str, user: str) -> str:
+    return OfflineProvider().complete(LLMRequest(task="fake", system=system, prompt=user)).text
 
 
 @pytest.fixture

@@ -1,7 +1,10 @@
 """Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
 
+from typing import Any
+
 import anthropic
 
+from ..ir.adapters import to_anthropic
 from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
 
 
@@ -18,7 +21,7 @@ class AnthropicProvider:
                 model=self.model,
                 max_tokens=request.max_tokens,
                 system=request.system,
-                messages=[{"role": "user", "content": request.prompt}],
+                messages=self._messages(request),
             )
         except anthropic.APITimeoutError as exc:
             raise ProviderError("request timed out", retryable=True) from exc
@@ -35,6 +38,12 @@ class AnthropicProvider:
             output_tokens=message.usage.output_tokens,
             model=message.model or self.model,
         )
+
+    def _messages(self, request: LLMRequest) -> list[dict[str, Any]]:
+        if request.envelope is None:
+            return [{"role": "user", "content": request.prompt}]
+        body = to_anthropic(request.envelope, system=request.system, model=self.model, max_tokens=request.max_tokens)
+        return body["messages"]
 
     def count_tokens(self, system: str, prompt: str) -> int | None:
         """Exact input tokens when the API offers counting; None lets callers estimate."""

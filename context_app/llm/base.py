@@ -1,8 +1,17 @@
 """The provider interface every model call goes through (see gateway.complete)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from ..ir.render import render_text
+
+if TYPE_CHECKING:
+    from ..ir.types import ContextEnvelope
+
+DEFAULT_MAX_TOKENS = 8192
 
 
 @dataclass(frozen=True)
@@ -10,7 +19,16 @@ class LLMRequest:
     task: str  # what the call is for, e.g. "per_file_digest"; recorded in LLMCall.task
     system: str  # system prompt text
     prompt: str  # the user message: the task envelope (starts with "TASK: ...")
-    max_tokens: int = 8192
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    # When set, providers send it in their own shape (document/image blocks, image parts);
+    # `prompt` is then its rendered text, for providers that only read text.
+    envelope: ContextEnvelope | None = None
+
+    @classmethod
+    def from_envelope(
+        cls, task: str, system: str, envelope: ContextEnvelope, *, max_tokens: int = DEFAULT_MAX_TOKENS
+    ) -> LLMRequest:
+        return cls(task=task, system=system, prompt=render_text(envelope), max_tokens=max_tokens, envelope=envelope)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,11 @@ Local servers speak the same protocol at their own base URL, e.g. Ollama at
 http://localhost:11434/v1. Retries are the gateway's, so they are counted.
 """
 
+from typing import Any
+
 import openai
 
+from ..ir.adapters import to_openai
 from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
 
 
@@ -24,10 +27,7 @@ class OpenAICompatibleProvider:
             completion = self.client.chat.completions.create(
                 model=self.model,
                 max_tokens=request.max_tokens,
-                messages=[
-                    {"role": "system", "content": request.system},
-                    {"role": "user", "content": request.prompt},
-                ],
+                messages=self._messages(request),
             )
         except openai.APITimeoutError as exc:
             raise ProviderError("request timed out", retryable=True) from exc
@@ -46,3 +46,10 @@ class OpenAICompatibleProvider:
             output_tokens=usage.completion_tokens if usage else 0,
             model=completion.model or self.model,
         )
+
+    def _messages(self, request: LLMRequest) -> list[dict[str, Any]]:
+        if request.envelope is None:
+            return [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}]
+        # Only the messages: the limit stays max_tokens, the parameter the text path sends too.
+        body = to_openai(request.envelope, system=request.system, model=self.model, max_tokens=request.max_tokens)
+        return body["messages"]
