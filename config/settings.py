@@ -189,3 +189,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Search for research nodes (SPEC §4). `library` is the team's own documents;
+# `searxng` queries a SearXNG instance's JSON API (its settings must enable the
+# json format). Providers are combined in the order given.
+GROUNDWORK_SEARCH_PROVIDERS = env.list("GROUNDWORK_SEARCH_PROVIDERS", default=["library"])
+GROUNDWORK_SEARXNG_URL = env.str("GROUNDWORK_SEARXNG_URL", default="")
+GROUNDWORK_SEARCH_TIMEOUT_SECONDS = env.float("GROUNDWORK_SEARCH_TIMEOUT_SECONDS", default=10.0)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ContextFile, ContextSet, DigestCacheEntry, LLMCall, StoredDigest
+from .models import ContextFile, ContextSet, DigestCacheEntry, LibraryRecord, LLMCall, StoredDigest
 
 
 class ContextFileInline(admin.TabularInline):
@@ -84,3 +84,17 @@ class LLMCallAdmin(admin.ModelAdmin):
     list_filter = ("task", "provider", "outcome", "prompt_version")
     search_fields = ("subject", "error")
     date_hierarchy = "created_at"
+
+
+@admin.register(LibraryRecord)
+class LibraryRecordAdmin(admin.ModelAdmin):
+    """The pages and sections library search ranks; read-only (written at extraction)."""
+
+    list_display = ("file", "position", "page", "section_path", "first_span", "last_span", "length", "scope")
+    list_filter = ("scope", "file__format")
+    search_fields = ("file__filename", "section_path", "text")
+    list_select_related = ("file",)
+    readonly_fields = [f.name for f in LibraryRecord._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

@@ -164,3 +164,38 @@ class LLMCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} via {self.provider} ({self.outcome})"
+
+
+class LibraryRecord(models.Model):
+    """A page (PDF) or section of an extracted file, as the team's library search sees it."""
+
+    file = models.ForeignKey(ContextFile, on_delete=models.CASCADE, related_name="library_records")
+    scope = models.CharField(max_length=64, db_index=True)  # the set's cache scope: one library per team
+    # The extracted text hash: the same document uploaded twice is one document.
+    document_id = models.CharField(max_length=64)
+    position = models.PositiveIntegerField()  # 1-based order within the file
+    page = models.PositiveIntegerField(null=True, blank=True)  # PDF page; None when unpaginated
+    section_path = models.CharField(max_length=500, blank=True)  # "Methods > Sampling"
+    parent_heading = models.CharField(max_length=255, blank=True)
+    text = models.TextField()
+    first_span = models.CharField(max_length=16)
+    last_span = models.CharField(max_length=16)
+    length = models.PositiveIntegerField()  # index terms, BM25's document length
+
+    class Meta:
+        ordering = ["file", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.file.filename} #{self.position}"
+
+
+class LibraryPosting(models.Model):
+    """Inverted index: how often `term` occurs in a record (BM25 term frequency)."""
+
+    record = models.ForeignKey(LibraryRecord, on_delete=models.CASCADE, related_name="+")
+    scope = models.CharField(max_length=64)
+    term = models.CharField(max_length=64)
+    tf = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["scope", "term"], name="library_posting_term")]

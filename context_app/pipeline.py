@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import digest_cache
+from . import digest_cache, library
 from .digests.generate import DigestFailed, generate_aggregate_digest, generate_file_digest
 from .digests.prompts import prompt_version
 from .extraction import (
@@ -154,6 +154,8 @@ def recover_stuck_files(context_set_id=None) -> set:
 def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
     file.digest_status = DigestStatus.ERROR
     file.error = {"code": exc.code, "message": exc.message, "stage": "extraction"}
+    if file.pk:
+        library.forget_file(file.pk)
     file.extracted_text_hash = ""
     file.digest = None
     file.digest_hash = ""
@@ -173,9 +175,9 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
     file.error = None
     if not file.pk or file._state.adding:
         file.save()
-    FileText.objects.update_or_create(
-        file=file, defaults={"text": document.text, "spans": [s.as_dict() for s in document.spans]}
-    )
+    spans = [s.as_dict() for s in document.spans]
+    FileText.objects.update_or_create(file=file, defaults={"text": document.text, "spans": spans})
+    library.index_file(file, spans)
     if same_text and file.prompt_version == prompt_version():
         file.digest_status = DigestStatus.READY
         return

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from . import pipeline
+from . import library, pipeline
 from .extraction import (
     ExtractionError,
     ExtractionLimits,
@@ -223,6 +223,7 @@ def _extract_or_defer(file: ContextFile, data: bytes | None) -> None:
         file.digest_hash = ""
         if file.pk:
             FileText.objects.filter(file_id=file.pk).delete()
+            library.forget_file(file.pk)
         transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
         return
     try:

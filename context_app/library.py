@@ -1,0 +1,274 @@
+"""The team's document library: every extracted file as page/section records, ranked by BM25.
+
+A record is a run of consecutive spans on one PDF page, under one heading path
+(DOCX, Markdown, HTML), or a size-bounded run for formats without either (text,
+CSV, JSON). Records are written when a file's text is extracted and removed with
+the file, so search never reads a file's text at query time.
+
+Ranking is Okapi BM25 over an inverted index in the database (`LibraryPosting`),
+so every web and worker process sees the same index and a query reads only the
+postings of its own terms. Terms are lower-cased, stop words dropped, and
+stemmed with the Snowball English stemmer ("arguments" and "argument" match).
+The heading path counts as part of a record's text, so a section about
+"Default Argument Values" ranks for "default arguments" even when its body says
+"defaults".
+
+Results are deduplicated by (document, location) keeping the best score: the
+same text uploaded to two sessions of a team is one document (its
+`extracted_text_hash`), and a long PDF page split into several records is one page.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+from django.db import transaction
+from django.db.models import Avg, Count
+
+from .ir.types import page_of_locator
+from .models import ContextFile, LibraryPosting, LibraryRecord
+
+RECORD_MAX_CHARS = 4000
+# Okapi BM25 with the usual parameters (Robertson & Zaragoza 2009).
+BM25_K1 = 1.2
+BM25_B = 0.75
+MAX_TERM_LENGTH = 64
+# Formats whose locators are headings: a record is one section.
+SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
+
+# A compact English stop list (function words only; content words such as
+# "use" or "new" stay searchable).
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not of off on once only or other our ours ourselves out over own same she should so some
+    such than that the their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves""".split()
+)
+
+_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer.stemWord(word)[:MAX_TERM_LENGTH]
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of `text` in order: lower-cased word stems without stop words or single letters."""
+    terms = []
+    for match in _TOKEN_RE.finditer(text.lower()):
+        word = match.group()
+        if len(word) > 1 and word not in STOP_WORDS:
+            terms.append(_stem(word))
+    return terms
+
+
+# --- records -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordDraft:
+    position: int  # 1-based order in the file
+    page: int | None  # PDF page; None for unpaginated formats
+    section_path: str
+    text: str
+    first_span: str
+    last_span: str
+
+    @property
+    def parent_heading(self) -> str:
+        return self.section_path.rsplit(" > ", 1)[-1] if self.section_path else ""
+
+
+def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[RecordDraft]:
+    """Group spans into page/section records (see the module docstring)."""
+    groups: list[list[Mapping]] = []
+    previous_key: str | None = None
+    size = 0
+    for span in spans:
+        locator = str(span.get("locator") or "")
+        if file_format == "pdf" or file_format in SECTIONED_FORMATS:
+            key = locator
+        else:
+            key = ""
+        text = str(span.get("text") or "")
+        if not groups or key != previous_key or size + len(text) > RECORD_MAX_CHARS:
+            groups.append([])
+            size = 0
+        groups[-1].append(span)
+        size += len(text) + 2
+        previous_key = key
+    drafts = []
+    for position, group in enumerate(groups, start=1):
+        locator = str(group[0].get("locator") or "")
+        page = page_of_locator(locator) if file_format == "pdf" else None
+        drafts.append(
+            RecordDraft(
+                position=position,
+                page=page,
+                section_path="" if page is not None or file_format not in SECTIONED_FORMATS else locator,
+                text="\n\n".join(str(s.get("text") or "") for s in group),
+                first_span=str(group[0]["span_id"]),
+                last_span=str(group[-1]["span_id"]),
+            )
+        )
+    return drafts
+
+
+def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
+    """(Re)write the library records of `file` from its spans; returns how many records it has."""
+    drafts = records_from_spans(file.format, spans)
+    scope = file.context_set.cache_scope
+    with transaction.atomic():
+        forget_file(file.pk)
+        records = LibraryRecord.objects.bulk_create(
+            [
+                LibraryRecord(
+                    file=file,
+                    scope=scope,
+                    document_id=file.extracted_text_hash,
+                    position=draft.position,
+                    page=draft.page,
+                    section_path=draft.section_path[:500],
+                    parent_heading=draft.parent_heading[:255],
+                    text=draft.text,
+                    first_span=draft.first_span,
+                    last_span=draft.last_span,
+                    length=0,
+                )
+                for draft in drafts
+            ]
+        )
+        postings = []
+        for record in records:
+            terms = Counter(analyze(record.text))
+            # Heading ancestors above the record's own heading add their words once.
+            terms.update(set(analyze(record.section_path)) - set(terms))
+            record.length = sum(terms.values())
+            postings.extend(LibraryPosting(record=record, scope=scope, term=t, tf=n) for t, n in terms.items())
+        LibraryRecord.objects.bulk_update(records, ["length"], batch_size=500)
+        LibraryPosting.objects.bulk_create(postings, batch_size=2000)
+    return len(records)
+
+
+def forget_file(file_id) -> None:
+    LibraryRecord.objects.filter(file_id=file_id).delete()
+
+
+# --- search --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LibraryHit:
+    record_id: int
+    file_id: str
+    context_set_id: str
+    document_id: str
+    filename: str
+    file_format: str
+    page: int | None
+    position: int
+    section_path: str
+    parent_heading: str
+    text: str
+    first_span: str
+    last_span: str
+    uploaded_at: str
+    score: float
+
+    @property
+    def location_key(self) -> tuple[str, str]:
+        """(document, page) for paginated files, (document, section position) otherwise."""
+        return self.document_id, f"p{self.page}" if self.page is not None else f"r{self.position}"
+
+    @property
+    def sourceref(self) -> str:
+        """The SourceRef of the record's first span, e.g. "report.pdf::S4" (opens the raw preview)."""
+        return f"{self.filename}::{self.first_span}"
+
+
+def bm25_scores(
+    postings: Iterable[tuple[int, str, int]], lengths: Mapping[int, int], total_records: int, average_length: float
+) -> dict[int, float]:
+    """Okapi BM25 per record from (record_id, term, tf) postings of the query's terms."""
+    rows = list(postings)
+    document_frequency = Counter(term for _record, term, _tf in rows)
+    scores: dict[int, float] = defaultdict(float)
+    average_length = average_length or 1.0
+    for record_id, term, tf in rows:
+        df = document_frequency[term]
+        idf = math.log(1 + (total_records - df + 0.5) / (df + 0.5))
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[record_id] / average_length)
+        scores[record_id] += idf * tf * (BM25_K1 + 1) / (tf + norm)
+    return scores
+
+
+def search(scope: str, query: str, limit: int = 10) -> list[LibraryHit]:
+    """The best `limit` records of the scope's library for `query`, deduplicated by (document, location)."""
+    terms = sorted(set(analyze(query)))
+    if not terms or limit <= 0:
+        return []
+    stats = LibraryRecord.objects.filter(scope=scope).aggregate(n=Count("id"), avg=Avg("length"))
+    if not stats["n"]:
+        return []
+    rows = list(
+        LibraryPosting.objects.filter(scope=scope, term__in=terms).values_list(
+            "record_id", "term", "tf", "record__length"
+        )
+    )
+    lengths = {record_id: length for record_id, _t, _f, length in rows}
+    scores = bm25_scores(((r, t, f) for r, t, f, _l in rows), lengths, stats["n"], float(stats["avg"] or 0))
+    # Ties break on record id, so equal input always gives the same order.
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    hits: list[LibraryHit] = []
+    seen: set[tuple[str, str]] = set()
+    # Duplicates are rare (copies of a document, split pages), so a small
+    # overfetch almost always fills `limit` in one query.
+    for start in range(0, len(ranked), limit * 2):
+        window = ranked[start : start + limit * 2]
+        records = _load_records([record_id for record_id, _s in window])
+        for record_id, score in window:
+            hit = _hit(records[record_id], score)
+            if hit.location_key in seen:
+                continue
+            seen.add(hit.location_key)
+            hits.append(hit)
+            if len(hits) == limit:
+                return hits
+    return hits
+
+
+def _load_records(record_ids: list[int]) -> dict[int, LibraryRecord]:
+    records = LibraryRecord.objects.filter(pk__in=record_ids).select_related("file")
+    return {record.pk: record for record in records}
+
+
+def _hit(record: LibraryRecord, score: float) -> LibraryHit:
+    file = record.file
+    return LibraryHit(
+        record_id=record.pk,
+        file_id=str(file.pk),
+        context_set_id=str(file.context_set_id),
+        document_id=record.document_id,
+        filename=file.filename,
+        file_format=file.format,
+        page=record.page,
+        position=record.position,
+        section_path=record.section_path,
+        parent_heading=record.parent_heading,
+        text=record.text,
+        first_span=record.first_span,
+        last_span=record.last_span,
+        uploaded_at=file.uploaded_at.isoformat(),
+        score=round(score, 6),
+    )
