@@ -51,6 +51,8 @@ test: bootstrap
 
 bench: bootstrap
 	$(BIN)/python bench/context_bench.py
+	$(BIN)/python bench/search_bench.py
+	$(BIN)/python bench/ir_bench.py
 
 clean:
 	rm -rf $(VENV) var

@@ -15,7 +15,8 @@ The heading path counts as part of a record's text, so a section about
 
 Results are deduplicated by (document, location) keeping the best score: the
 same text uploaded to two sessions of a team is one document (its
-`extracted_text_hash`), and a long PDF page split into several records is one page.
+`extracted_text_hash`), and a long PDF page or section split into several
+records is one place.
 """
 
 from __future__ import annotations
@@ -168,6 +169,15 @@ def forget_file(file_id) -> None:
 # --- search --------------------------------------------------------------------
 
 
+def location_key(document_id: str, page: int | None, section_path: str, position: int) -> tuple[str, str]:
+    """What counts as one place in a document: its page, else its section, else its record."""
+    if page is not None:
+        return document_id, f"p{page}"
+    if section_path:
+        return document_id, f"s{section_path}"
+    return document_id, f"r{position}"
+
+
 @dataclass(frozen=True)
 class LibraryHit:
     record_id: int
@@ -188,8 +198,7 @@ class LibraryHit:
 
     @property
     def location_key(self) -> tuple[str, str]:
-        """(document, page) for paginated files, (document, section position) otherwise."""
-        return self.document_id, f"p{self.page}" if self.page is not None else f"r{self.position}"
+        return location_key(self.document_id, self.page, self.section_path, self.position)
 
     @property
     def sourceref(self) -> str:

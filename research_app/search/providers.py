@@ -45,10 +45,8 @@ class SearchResult:
 
     @property
     def location_key(self) -> tuple[str, str]:
-        """What counts as the same hit: (document, page) or, for unpaginated files, (document, section)."""
-        if self.page is not None:
-            return self.doc_id, f"p{self.page}"
-        return self.doc_id, f"r{self.position}"
+        """What counts as the same hit: (document, page), else (document, section)."""
+        return library.location_key(self.doc_id, self.page, self.section_path, self.position)
 
     @property
     def location(self) -> str:
