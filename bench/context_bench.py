@@ -156,7 +156,7 @@ def extraction_speed() -> list[dict]:
     samples = [("synthetic-300-pages.pdf", build_pdf(report_pages(300)))]
     fixtures = ROOT / "tests" / "fixtures"
     samples += [
-        (p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.suffix != ".md" or p.name != "README.md"
+        (p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.is_file() and p.name != "README.md"
     ]
     results = []
     for name, data in samples:
