@@ -101,6 +101,34 @@ def test_manifest_etag_and_if_match(api, session_with_file):
     assert bad.status_code == 400
 
 
+@pytest.mark.parametrize("mutation", ["upload", "replace", "delete", "parse", "retry", "auto_parse"])
+def test_every_context_mutation_with_a_stale_if_match_is_412_and_changes_nothing(api, session_with_file, mutation):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    sid, fid = session_with_file
+    before = api.manifest(sid)
+    base = f"/api/sessions/{sid}/context"
+    send = {
+        "upload": lambda: api.upload(sid, {"new.txt": b"new"}, if_match=0),
+        "replace": lambda: api.put(
+            f"{base}/files/{fid}", {"file": SimpleUploadedFile("x.txt", b"other")}, format="multipart", if_match=0
+        ),
+        "delete": lambda: api.delete(f"{base}/files/{fid}", if_match=0),
+        "parse": lambda: api.post(f"{base}/parse", if_match=0),
+        "retry": lambda: api.post(f"{base}/files/{fid}/retry", if_match=0),
+        "auto_parse": lambda: api.patch(base, {"auto_parse": True}, format="json", if_match=0),
+    }[mutation]
+    response = send()
+    assert response.status_code == 412, response.content
+    assert response.json()["current_revision"] == before["revision"]
+    after = api.manifest(sid)
+    assert (after["revision"], after["auto_parse"], after["files"]) == (
+        before["revision"],
+        before["auto_parse"],
+        before["files"],
+    )
+
+
 def test_upload_limit_is_413(api, settings):
     settings.GROUNDWORK_MAX_UPLOAD_BYTES = 1000
     sid = api.create_session()

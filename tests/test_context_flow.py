@@ -37,9 +37,14 @@ For example, in district B the average outage fell from 9 to 4 hours.
 @pytest.fixture(params=["offline", "anthropic"])
 def provider(request):
     """Each scenario runs with the offline provider and with the real anthropic SDK against a fake API."""
-    if request.param == "anthropic":
-        return request.getfixturevalue("fake_anthropic")
-    return None
+    fake = request.getfixturevalue("fake_anthropic") if request.param == "anthropic" else None
+    yield fake
+    # Every model call of the scenario went to the provider under test, and with
+    # anthropic each one was a real HTTP request the fake answered.
+    calls = LLMCall.objects.all()
+    assert set(calls.values_list("provider", flat=True)) <= {request.param}
+    if fake is not None:
+        assert len(fake.message_requests()) == calls.count()
 
 
 @pytest.fixture

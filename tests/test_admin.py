@@ -1,0 +1,39 @@
+"""Every model in Django admin: the changelist and a change page render with data in them."""
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from tests.factories import ContextApi, make_member
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+
+EXPECTED = {
+    "research_app": {"team", "researchsession", "idempotencyrecord", "userpreference"},
+    "context_app": {"contextset", "contextfile", "storeddigest", "digestcacheentry", "llmcall", "libraryrecord"},
+}
+
+
+def test_admin_lists_every_model_with_rows(client):
+    api = ContextApi(make_member()[0])
+    sid = api.create_session()
+    api.upload(sid, {"notes.md": b"# Valves\n\nGate valves were replaced in 2022."})
+    api.parse(sid)
+    api.settle(sid)
+    client.force_login(api.user)
+    client.get(f"/sessions/{sid}/")  # the session page creates the member's preferences
+    staff = get_user_model().objects.create_superuser("admin", "admin@example.org", "pw")
+    client.force_login(staff)
+
+    registered = {(m._meta.app_label, m._meta.model_name) for m in admin.site._registry}
+    for app_label, models in EXPECTED.items():
+        for model_name in models:
+            assert (app_label, model_name) in registered
+            response = client.get(reverse(f"admin:{app_label}_{model_name}_changelist"))
+            assert response.status_code == 200, (model_name, response.status_code)
+            model = next(m for m in admin.site._registry if m._meta.model_name == model_name)
+            first = model.objects.first()
+            assert first is not None, f"no {model_name} row to show"
+            change = client.get(reverse(f"admin:{app_label}_{model_name}_change", args=[first.pk]))
+            assert change.status_code == 200, (model_name, change.status_code)
