@@ -87,6 +87,12 @@ def wait_status(page, filename, status, timeout=30_000):
     )
 
 
+def final_screenshot(page, path, full_page=False):
+    """The Context tab at rest: finished upload bars have faded out."""
+    page.wait_for_selector("#upload-progress li", state="detached")
+    page.screenshot(path=str(path), full_page=full_page)
+
+
 @pytest.fixture
 def member():
     user, team = make_member()
@@ -126,7 +132,7 @@ def test_upload_parse_and_read_the_aggregate(browser, live_server_url, member, s
     page.click("button.json-toggle")
     assert '"mode": "batch"' in page.locator(".json-view").inner_text()
     assert_no_horizontal_scroll(page)
-    page.screenshot(path=str(artifacts / "context-tab-parsed.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-parsed.png", full_page=True)
 
 
 def test_identical_reupload_says_unchanged(browser, live_server_url, member, session_id, artifacts):
@@ -137,7 +143,7 @@ def test_identical_reupload_says_unchanged(browser, live_server_url, member, ses
     wait_status(page, "alpha.txt", "unchanged")
     page.wait_for_function("document.getElementById('banner').textContent.includes('No changes detected')")
     assert page.locator("#banner").inner_text() == "No changes detected — using cached digest"
-    page.screenshot(path=str(artifacts / "context-tab-unchanged.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-unchanged.png", full_page=True)
 
 
 def test_replace_and_delete_update_the_banner_and_parse_only_the_changed_file(
@@ -169,15 +175,35 @@ def test_replace_and_delete_update_the_banner_and_parse_only_the_changed_file(
     chips = page.evaluate("window.__chips")
     assert "parsing" in chips["beta.md"]
     assert "parsing" not in chips.get("alpha.txt", []), chips
-    page.screenshot(path=str(artifacts / "context-tab-replace-delete.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-replace-delete.png", full_page=True)
+
+
+# Twelve sections, each its own span, each with a figure the digest turns into a cited fact.
+DISTRICTS = "".join(
+    f"## District {n}\n\nIn 20{10 + n} district {n} replaced {n * 7} valves for {n + 1}.{n} million euros. "
+    + "Crews worked at night to keep supply interruptions short. " * 6
+    + "\n\n"
+    for n in range(1, 13)
+)
 
 
 def test_source_click_opens_the_highlighted_span(browser, live_server_url, member, session_id, artifacts):
     page = login(browser, live_server_url, member)
     open_session(page, live_server_url, session_id)
-    upload_three_and_parse(page)
-    link = page.locator(".digest-pane .source-link").first
-    filename, span_id = link.get_attribute("data-source").split("::")
+    upload(page, {"districts.md": DISTRICTS})
+    wait_status(page, "districts.md", "stale")
+    page.click("#parse-now")
+    wait_status(page, "districts.md", "ready")
+    page.wait_for_selector(".digest-pane .fact-group .fact")
+    page.wait_for_selector("#upload-progress li", state="detached")
+    # The source with the highest span number: far down the preview, and not S1.
+    source = page.evaluate(
+        """() => [...document.querySelectorAll('.digest-pane .source-link')].map(a => a.dataset.source)
+            .sort((a, b) => +b.split('::S')[1] - +a.split('::S')[1])[0]"""
+    )
+    filename, span_id = source.split("::")
+    assert int(span_id[1:]) >= 10, source
+    link = page.locator(f'.digest-pane .source-link[data-source="{source}"]').first
     link.click()
     highlighted = page.locator(".preview-span.highlight")
     highlighted.wait_for()
@@ -193,8 +219,13 @@ def test_source_click_opens_the_highlighted_span(browser, live_server_url, membe
     )
     expected = next(s["text"] for s in spans if s["span_id"] == span_id)
     assert highlighted.locator(".span-text").inner_text() == expected
-    assert highlighted.is_visible()
-    page.screenshot(path=str(artifacts / "context-tab-source-click.png"), full_page=True)
+    assert page.locator(".preview-span.highlight").count() == 1
+    # Scrolled into view: the highlighted span is inside the viewport, not just rendered.
+    page.wait_for_function(
+        """() => { const r = document.querySelector('.preview-span.highlight').getBoundingClientRect();
+                   return r.top >= 0 && r.top < window.innerHeight; }"""
+    )
+    final_screenshot(page, artifacts / "context-tab-source-click.png")
 
 
 def test_a_second_member_sees_uploads_live(browser, live_server_url, member, session_id, artifacts):
@@ -206,7 +237,7 @@ def test_a_second_member_sees_uploads_live(browser, live_server_url, member, ses
     upload(first, {"alpha.txt": ALPHA})
     wait_status(second, "alpha.txt", "stale")
     assert second.locator("#revision-label").inner_text() == "revision 1"
-    second.screenshot(path=str(artifacts / "context-tab-second-member.png"), full_page=True)
+    final_screenshot(second, artifacts / "context-tab-second-member.png", full_page=True)
 
 
 def test_hostile_filenames_and_text_render_as_text(browser, live_server_url, member, session_id, artifacts):
@@ -225,7 +256,7 @@ def test_hostile_filenames_and_text_render_as_text(browser, live_server_url, mem
     assert (
         page.evaluate("document.querySelectorAll('#file-rows script, #file-rows img, .digest-pane script').length") == 0
     )
-    page.screenshot(path=str(artifacts / "context-tab-hostile.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-hostile.png", full_page=True)
 
 
 def test_ui_debug_off_hides_the_parsed_context_pane(browser, live_server_url, member, session_id, artifacts):
@@ -240,11 +271,11 @@ def test_ui_debug_off_hides_the_parsed_context_pane(browser, live_server_url, me
     page.wait_for_selector("#digest-pane", state="hidden")
     page.set_viewport_size({"width": 800, "height": 900})
     assert_no_horizontal_scroll(page)
-    page.screenshot(path=str(artifacts / "context-tab-debug-off-800px.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-debug-off-800px.png", full_page=True)
     page.check("#ui-debug-toggle")
     page.wait_for_selector("#digest-pane", state="visible")
     assert_no_horizontal_scroll(page)
-    page.screenshot(path=str(artifacts / "context-tab-debug-on-800px.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-debug-on-800px.png", full_page=True)
 
 
 def test_pages_need_a_login_and_other_teams_get_404(browser, live_server_url, member, session_id, artifacts):
@@ -270,10 +301,12 @@ def test_an_older_aggregate_is_never_shown_as_current(browser, live_server_url, 
     outdated = page.locator('.digest-meta [data-outdated="true"]')
     outdated.wait_for()
     assert outdated.inner_text() == "out of date: built for revision 1, context is at 2"
-    page.screenshot(path=str(artifacts / "context-tab-outdated-aggregate.png"), full_page=True)
+    final_screenshot(page, artifacts / "context-tab-outdated-aggregate.png", full_page=True)
 
 
-def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(browser, live_server_url, member, session_id):
+def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(
+    browser, live_server_url, member, session_id, artifacts
+):
     import re
 
     from context_app import services
@@ -292,3 +325,4 @@ def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(browser, live
     assert page.locator("#flash").inner_text() == "This context changed in another tab — refreshed"
     page.wait_for_selector('#file-rows tr[data-filename="beta.md"]')
     assert page.locator('#file-rows tr[data-filename="alpha.txt"]').count() == 1, "nothing was deleted"
+    final_screenshot(page, artifacts / "context-tab-412-refreshed.png", full_page=True)
