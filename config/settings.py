@@ -176,6 +176,10 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
 GROUNDWORK_OPENAI_MODEL = env.str("GROUNDWORK_OPENAI_MODEL", default="gpt-4o-mini")
 GROUNDWORK_LLM_MAX_TOKENS = env.int("GROUNDWORK_LLM_MAX_TOKENS", default=8192)
+# Task A input budget (estimated tokens): a larger file is digested in windows
+# of consecutive spans and the window digests merged. Fits 128K-token models
+# with room for the system prompt and the answer.
+GROUNDWORK_DIGEST_INPUT_TOKENS = env.int("GROUNDWORK_DIGEST_INPUT_TOKENS", default=60_000)
 GROUNDWORK_LLM_TIMEOUT_SECONDS = env.float("GROUNDWORK_LLM_TIMEOUT_SECONDS", default=120.0)
 GROUNDWORK_LLM_MAX_RETRIES = env.int("GROUNDWORK_LLM_MAX_RETRIES", default=3)
 GROUNDWORK_LLM_BACKOFF_SECONDS = env.float("GROUNDWORK_LLM_BACKOFF_SECONDS", default=1.0)

@@ -145,3 +145,48 @@ def test_every_real_format_goes_through_the_whole_pipeline(api):
     aggregate = api.get(f"/api/sessions/{sid}/context/digest").json()["digest"]
     assert len(aggregate["batch"]["files"]) == 7
     assert LLMCall.objects.filter(task="per_file_digest").count() == 7
+
+
+DISTRICTS = "".join(
+    f"## District {n}\n\nIn 20{10 + n} district {n} replaced {n * 7} valves for {n + 1}.{n} million euros. "
+    + "Crews may have worked at night to keep supply interruptions short. " * 4
+    + "\n\n"
+    for n in range(1, 13)
+)
+
+
+def test_span_windows_fit_the_budget_keep_order_and_cover_every_span():
+    from context_app.digests.envelopes import per_file_envelope
+    from context_app.digests.generate import span_windows
+    from context_app.extraction import ExtractionLimits, extract_document
+    from context_app.ir import estimate_tokens
+
+    spans = [s.as_dict() for s in extract_document(DISTRICTS.encode(), "d.md", "", ExtractionLimits()).spans]
+    windows = span_windows("d.md", "markdown", spans, 400)
+    assert len(windows) > 2
+    assert [s["span_id"] for w in windows for s in w] == [s["span_id"] for s in spans]
+    assert all(estimate_tokens(per_file_envelope("d.md", "markdown", w)) <= 400 for w in windows)
+    assert span_windows("d.md", "markdown", spans, 10**6) == [spans]
+    assert [len(w) for w in span_windows("d.md", "markdown", spans, 1)] == [1] * len(spans)  # one span at least
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_larger_than_the_model_input_is_digested_in_windows(api, settings, celery_worker_thread):
+    settings.GROUNDWORK_DIGEST_INPUT_TOKENS = 400
+    sid = api.create_session()
+    api.upload(sid, {"districts.md": DISTRICTS.encode()})
+    api.parse(sid)
+    manifest = api.settle(sid)
+    file = manifest["files"][0]
+    assert file["digest_status"] == "ready"
+    digest = api.get(f"/api/sessions/{sid}/context/files/{file['file_id']}/digest").json()
+    digest = digest.get("digest", digest)
+    windows = model_calls(sid, "per_file_digest")
+    assert windows > 2 and digest["windows"] == windows
+    assert [f["id"] for f in digest["facts"]] == [f"F{n}" for n in range(1, len(digest["facts"]) + 1)]
+    spans = {
+        s["span_id"] for s in api.get(f"/api/sessions/{sid}/context/files/{file['file_id']}/preview").json()["spans"]
+    }
+    cited = {ref.split("::")[1] for f in digest["facts"] for ref in f["sources"]}
+    assert cited <= spans and {"S2", f"S{len(spans)}"} <= cited  # facts from the first and the last window
+    assert model_calls(sid, "aggregate_digest") == 1

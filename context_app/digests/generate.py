@@ -8,11 +8,13 @@ what was removed travels along in `dropped`; if nothing usable is left, the
 digest fails with a message a user can read.
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from ..ir.tokens import estimate_tokens
 from ..llm import gateway
 from ..llm.base import LLMRequest, Provider
 from .envelopes import aggregate_envelope, per_file_envelope
@@ -46,15 +48,78 @@ def generate_file_digest(
     context_set_id=None,
     provider: Provider | None = None,
 ) -> GeneratedDigest:
-    span_ids = {span["span_id"] for span in spans}
-    return _generate(
-        task="per_file_digest",
-        prompt_task="per_file",
-        envelope=per_file_envelope(filename, format, spans),
-        check=lambda text: check_per_file_digest(text, filename=filename, format=format, span_ids=span_ids),
-        subject=subject,
-        context_set_id=context_set_id,
-        provider=provider,
+    """Task A for one file; a file too large for one model input is digested in windows and merged."""
+    parts = []
+    for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS):
+        span_ids = {span["span_id"] for span in window}
+        parts.append(
+            _generate(
+                task="per_file_digest",
+                prompt_task="per_file",
+                envelope=per_file_envelope(filename, format, window),
+                check=lambda text, ids=span_ids: check_per_file_digest(
+                    text, filename=filename, format=format, span_ids=ids
+                ),
+                subject=subject,
+                context_set_id=context_set_id,
+                provider=provider,
+            )
+        )
+    if len(parts) == 1:
+        return parts[0]
+    return merge_window_digests(parts, filename=filename, format=format, span_ids={s["span_id"] for s in spans})
+
+
+def span_windows(filename: str, format: str, spans: list[dict], max_tokens: int) -> list[list[dict]]:
+    """Consecutive runs of spans whose Task A envelope fits `max_tokens` (estimated); at least one span each."""
+    header = estimate_tokens(per_file_envelope(filename, format, []))
+    windows: list[list[dict]] = [[]]
+    used = header
+    for span in spans:
+        cost = estimate_tokens(f"[{span['span_id']}] {span['text']}") + 1
+        if windows[-1] and used + cost > max_tokens:
+            windows.append([])
+            used = header
+        windows[-1].append(span)
+        used += cost
+    return windows
+
+
+def merge_window_digests(
+    parts: list[GeneratedDigest], *, filename: str, format: str, span_ids: set[str]
+) -> GeneratedDigest:
+    """One per-file digest from the digests of its windows, in document order, validated again.
+
+    Facts are renumbered F1..Fn; a claim or uncertainty stated in two windows is
+    kept once with the union of its sources. The summary joins the windows'
+    summaries, which each cover their own part of the file.
+    """
+    facts: dict[str, dict] = {}
+    uncertainties: dict[str, dict] = {}
+    for part in parts:
+        for fact in part.content.get("facts", []):
+            kept = facts.setdefault(fact["claim"].strip().lower(), {**fact, "sources": []})
+            kept["sources"] += [s for s in fact["sources"] if s not in kept["sources"]]
+        for item in part.content.get("uncertainties", []):
+            kept = uncertainties.setdefault(item["text"].strip().lower(), {**item, "sources": []})
+            kept["sources"] += [s for s in item["sources"] if s not in kept["sources"]]
+    merged = {
+        **parts[0].content,
+        "summary": " ".join(p.content.get("summary", "").strip() for p in parts if p.content.get("summary")),
+        "facts": [{**fact, "id": f"F{n}"} for n, fact in enumerate(facts.values(), start=1)],
+        "uncertainties": list(uncertainties.values()),
+        "windows": len(parts),
+    }
+    checked = check_per_file_digest(json.dumps(merged), filename=filename, format=format, span_ids=span_ids)
+    if checked.digest is None:
+        raise DigestFailed("the digests of this file's parts could not be merged: " + "; ".join(checked.errors[:3]))
+    return GeneratedDigest(
+        content=checked.digest,
+        dropped=[d for p in parts for d in p.dropped] + checked.dropped,
+        provider=parts[0].provider,
+        model=parts[0].model,
+        prompt_version=parts[0].prompt_version,
+        repaired=any(p.repaired for p in parts),
     )
 
 
