@@ -49,17 +49,18 @@ def _upload(api, sid, files):
     return response.json()
 
 
+def _session_with_report_and_notes(api) -> str:
+    sid = api.create_session()
+    _upload(api, sid, {name: (FIXTURES / name).read_bytes() for name in ("report.pdf", "notes.md")})
+    return sid
+
+
 # --- records -----------------------------------------------------------------
 
 
 def test_pdf_pages_and_markdown_sections_become_records(member):
     api, _team = member
-    sid = api.create_session()
-    _upload(
-        api,
-        sid,
-        {"report.pdf": (FIXTURES / "report.pdf").read_bytes(), "notes.md": (FIXTURES / "notes.md").read_bytes()},
-    )
+    _session_with_report_and_notes(api)
 
     pdf = list(LibraryRecord.objects.filter(file__filename="report.pdf").order_by("position"))
     assert [r.page for r in pdf] == [1, 2, 3]
@@ -108,12 +109,7 @@ def test_bm25_prefers_rare_terms_and_shorter_records():
 
 def test_search_ranks_the_answering_page_first_and_cites_its_span(member):
     api, _team = member
-    sid = api.create_session()
-    _upload(
-        api,
-        sid,
-        {"report.pdf": (FIXTURES / "report.pdf").read_bytes(), "notes.md": (FIXTURES / "notes.md").read_bytes()},
-    )
+    sid = _session_with_report_and_notes(api)
 
     hits = library.search(_scope(sid), "capital cost of the programme in euros")
     assert hits[0].filename == "report.pdf" and hits[0].page == 2
@@ -407,12 +403,7 @@ def test_section_and_web_citations():
 
 def test_context_from_the_library_end_to_end(member):
     api, _team = member
-    sid = api.create_session()
-    _upload(
-        api,
-        sid,
-        {"report.pdf": (FIXTURES / "report.pdf").read_bytes(), "notes.md": (FIXTURES / "notes.md").read_bytes()},
-    )
+    sid = _session_with_report_and_notes(api)
     context = ContextBuilder(providers_for_scope(_scope(sid)), max_sources=2).build_context("capital cost programme")
     assert context.formatted_text.startswith("[Document 1: report.pdf, Page 2]\nCosts and maintenance")
     assert context.sources[0].sourceref == "report.pdf::S2"
@@ -423,12 +414,7 @@ def test_context_from_the_library_end_to_end(member):
 
 def test_search_command_prints_ranked_results(member):
     api, _team = member
-    sid = api.create_session()
-    _upload(
-        api,
-        sid,
-        {"report.pdf": (FIXTURES / "report.pdf").read_bytes(), "notes.md": (FIXTURES / "notes.md").read_bytes()},
-    )
+    sid = _session_with_report_and_notes(api)
     out = StringIO()
     call_command("search", "regulator every quarter", "--session", sid, "--context", stdout=out)
     lines = out.getvalue().splitlines()
