@@ -87,6 +87,26 @@ def wait_status(page, filename, status, timeout=30_000):
     )
 
 
+@pytest.fixture(autouse=True)
+def observable_parsing(monkeypatch):
+    """Each model call takes 0.3 s, so a Parsing chip lives long enough for the page to show it.
+
+    The offline provider answers in milliseconds; the status pushes of parsing and
+    ready could otherwise reach the page back to back.
+    """
+    import time
+
+    from context_app.llm.offline import OfflineProvider
+
+    answer = OfflineProvider.complete
+
+    def slow_complete(self, request):
+        time.sleep(0.3)
+        return answer(self, request)
+
+    monkeypatch.setattr(OfflineProvider, "complete", slow_complete)
+
+
 def final_screenshot(page, path, full_page=False):
     """The Context tab at rest: finished upload bars have faded out."""
     page.wait_for_selector("#upload-progress li", state="detached")
