@@ -126,9 +126,17 @@ def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[Recor
     return drafts
 
 
+def record_terms(draft: RecordDraft) -> Counter:
+    """Term frequencies of a record; heading ancestors above its own heading add their words once."""
+    terms = Counter(analyze(draft.text))
+    terms.update(set(analyze(draft.section_path)) - set(terms))
+    return terms
+
+
 def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
     """(Re)write the library records of `file` from its spans; returns how many records it has."""
     drafts = records_from_spans(file.format, spans)
+    terms = [record_terms(draft) for draft in drafts]
     scope = file.context_set.cache_scope
     with transaction.atomic():
         forget_file(file.pk)
@@ -145,20 +153,19 @@ def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
                     text=draft.text,
                     first_span=draft.first_span,
                     last_span=draft.last_span,
-                    length=0,
+                    length=sum(counts.values()),
                 )
-                for draft in drafts
+                for draft, counts in zip(drafts, terms, strict=True)
             ]
         )
-        postings = []
-        for record in records:
-            terms = Counter(analyze(record.text))
-            # Heading ancestors above the record's own heading add their words once.
-            terms.update(set(analyze(record.section_path)) - set(terms))
-            record.length = sum(terms.values())
-            postings.extend(LibraryPosting(record=record, scope=scope, term=t, tf=n) for t, n in terms.items())
-        LibraryRecord.objects.bulk_update(records, ["length"], batch_size=500)
-        LibraryPosting.objects.bulk_create(postings, batch_size=2000)
+        LibraryPosting.objects.bulk_create(
+            [
+                LibraryPosting(record=record, scope=scope, term=term, tf=tf)
+                for record, counts in zip(records, terms, strict=True)
+                for term, tf in counts.items()
+            ],
+            batch_size=2000,
+        )
     return len(records)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from .render import NO_CONTENT_NOTE, render_chunk, render_head, render_task
@@ -69,6 +69,18 @@ def boundary_prefixes(text: str) -> tuple[list[str], list[str]]:
     by_sentence = [text[:i].rstrip() for i in sorted(sentence_ends) if text[:i].strip()]
     by_word = [text[:i].rstrip() for i in sorted(word_ends) if text[:i].strip()]
     return by_sentence, by_word
+
+
+def longest_fitting_prefix(prefixes: Sequence[str], fits: Callable[[str], bool]) -> str | None:
+    """The longest of `prefixes` (shortest first, cost growing with length) that `fits`, by binary search."""
+    low, high, found = 0, len(prefixes) - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        if fits(prefixes[middle]):
+            found, low = prefixes[middle], middle + 1
+        else:
+            high = middle - 1
+    return found
 
 
 class _Ladder:
@@ -187,17 +199,13 @@ class _Ladder:
         return False
 
     def _longest_fitting(self, chunk: Chunk, prefixes: list[str], limit: int) -> Chunk | None:
-        # Cost grows with the prefix, so binary search for the longest that fits.
         rest = self.cost() - self.chunk_cost(chunk)
-        low, high, found = 0, len(prefixes) - 1, None
-        while low <= high:
-            middle = (low + high) // 2
-            candidate = replace(chunk, text=prefixes[middle], truncated=True, tokens=self.counter(prefixes[middle]))
-            if rest + self.chunk_cost(candidate) <= limit and prefixes[middle] != chunk.text:
-                found, low = candidate, middle + 1
-            else:
-                high = middle - 1
-        return found
+
+        def cut(text: str) -> Chunk:
+            return replace(chunk, text=text, truncated=True, tokens=self.counter(text))
+
+        text = longest_fitting_prefix(prefixes, lambda t: t != chunk.text and rest + self.chunk_cost(cut(t)) <= limit)
+        return None if text is None else cut(text)
 
     def stage5_minimal(self) -> None:
         for chunk in self.chunks:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from context_app.ir.budget import boundary_prefixes
+from context_app.ir.budget import boundary_prefixes, longest_fitting_prefix
 from context_app.ir.tokens import estimate_tokens
 
 from .providers import SearchProvider, SearchResult, search_all
@@ -104,16 +104,15 @@ class ContextBuilder:
 
     def _cut_to_fit(self, source: SearchResult, max_tokens: int) -> SearchResult | None:
         """The longest boundary-cut version of the best source that fits alone, if any does."""
+
+        def cut(text: str) -> SearchResult:
+            return replace(source, text=text, extra={**source.extra, "truncated": True})
+
+        def fits(text: str) -> bool:
+            return self.counter(self.format_source_citation(cut(text), 1)) + SEPARATOR_TOKENS <= max_tokens
+
         for prefixes in boundary_prefixes(source.text):
-            # Prefixes come shortest first and cost grows with length: binary search the longest that fits.
-            low, high, best = 0, len(prefixes) - 1, None
-            while low <= high:
-                middle = (low + high) // 2
-                candidate = replace(source, text=prefixes[middle], extra={**source.extra, "truncated": True})
-                if self.counter(self.format_source_citation(candidate, 1)) + SEPARATOR_TOKENS <= max_tokens:
-                    best, low = candidate, middle + 1
-                else:
-                    high = middle - 1
-            if best is not None:
-                return best
+            text = longest_fitting_prefix(prefixes, fits)
+            if text is not None:
+                return cut(text)
         return None

@@ -165,8 +165,7 @@ def deduplicate_results(results: Sequence[SearchResult]) -> list[SearchResult]:
         kept = best.get(result.location_key)
         if kept is None or result.relevance_score > kept.relevance_score:
             best[result.location_key] = result
-    order = {id(r): i for i, r in enumerate(results)}
-    return sorted(best.values(), key=lambda r: (-r.relevance_score, order[id(r)]))
+    return sorted(best.values(), key=lambda r: -r.relevance_score)  # stable: ties keep first-seen order
 
 
 def normalise(results: Sequence[SearchResult]) -> list[SearchResult]:
