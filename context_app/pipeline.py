@@ -369,12 +369,19 @@ def build_aggregate(context_set_id) -> None:
             stored = aggregate_tree(context_set, files)
         except DigestFailed as exc:
             error = {"message": str(exc)}
-    _write_aggregate(context_set_id, inputs_hash, stored, error)
+    status = _write_aggregate(context_set_id, inputs_hash, stored, error)
     notify_context_changed(context_set_id)
-    schedule_aggregate_if_due(context_set_id)
+    if status == DigestStatus.STALE:
+        schedule_aggregate_if_due(context_set_id)  # the files changed while it was built
+    else:
+        # A failed aggregate waits for the next Parse now, Retry or change: rebuilding
+        # it from here would loop for as long as the cause (a model outage) lasts.
+        _settle(context_set_id)
 
 
-def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> None:
+def _write_aggregate(
+    context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None
+) -> DigestStatus:
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
         if aggregate_inputs_hash(aggregate_inputs(context_set)) != inputs_hash:
@@ -398,8 +405,9 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
                 context_set.aggregate_digest_status = DigestStatus.STALE
         else:
             context_set.aggregate_digest_status = DigestStatus.ERROR
-            context_set.aggregate_error = error
+            context_set.aggregate_error = error or {"message": "no usable context: every file failed to parse"}
         context_set.save(update_fields=["aggregate_digest_status", "aggregate_error"])
+        return context_set.aggregate_digest_status
 
 
 def aggregate_tree(context_set: ContextSet, files: list[ContextFile]) -> StoredDigest:

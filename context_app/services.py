@@ -114,11 +114,13 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
 
 
 def request_parse(context_set: ContextSet, *, expected_revision: int | None = None) -> MutationResult:
-    """Parse now: Task A for stale files, then Task B if the aggregate is behind."""
+    """Parse now: Task A for stale files, then Task B if the aggregate is behind or failed."""
     with transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         context_set.parse_requested = True
         context_set.save(update_fields=["parse_requested", "updated_at"])
+        # A failed aggregate over usable files becomes stale again: Parse now is its retry.
+        pipeline.refresh_aggregate_state(context_set)
         transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id))
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 

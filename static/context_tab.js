@@ -250,13 +250,15 @@
     $("ui-debug-toggle").checked = state.uiDebug;
     const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
     const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
-    $("parse-now").disabled = busy || !pending;
+    const failedAggregate = m.aggregate_digest_status === "error" && m.files.some((f) => f.digest_status === "ready");
+    $("parse-now").disabled = busy || !(pending || failedAggregate);
   }
 
   function renderFiles() {
     const rows = $("file-rows");
     const files = state.manifest.files;
     $("no-files").hidden = files.length > 0;
+    rows.closest("table").hidden = files.length === 0;
     rows.replaceChildren(
       ...files.map((file) => {
         const [chipClass, chipLabel] = chipFor(file);
@@ -297,8 +299,10 @@
       text = "No changes detected — using cached digest";
     } else {
       const counts = `+${diff.new || 0} new, ~${diff.changed || 0} changed, -${diff.deleted || 0} deleted`;
+      const failed = m.files.filter((f) => f.digest_status === "error").length;
       if (busy) text = `${counts} — parsing…`;
       else if (pending) text = `${counts} — press Parse now to update the digests`;
+      else if (failed) text = `${counts} — ${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
       else text = `${counts} — digests up to date`;
     }
     banner.textContent = text;
@@ -317,9 +321,8 @@
 
   function renderDigestPane() {
     const view = $("digest-view");
-    if (state.tab === "aggregate") view.replaceChildren(...aggregateView());
-    else if (state.tab === "file") view.replaceChildren(...fileDigestView());
-    else view.replaceChildren(...previewView());
+    const views = { aggregate: aggregateView, file: fileDigestView, preview: previewView };
+    view.replaceChildren(...views[state.tab]().filter(Boolean));
     if (state.tab === "preview" && state.highlight) {
       const target = view.querySelector(`[data-span-id="${CSS.escape(state.highlight)}"]`);
       if (target) {
@@ -332,7 +335,11 @@
   function aggregateView() {
     const m = state.manifest;
     const a = state.aggregate;
+    const failure = m.aggregate_digest_status === "error" && m.aggregate_error
+      ? el("p", { class: "file-error", role: "alert", text: `The aggregate digest failed: ${m.aggregate_error.message}` })
+      : null;
     if (!a) {
+      if (failure) return [failure];
       const why = m.files.length ? "No aggregate digest yet: press Parse now." : "Upload files to build a digest.";
       return [el("p", { class: "empty-state", text: m.aggregate_digest_status === "parsing" ? "Building the aggregate digest…" : why })];
     }
@@ -343,7 +350,7 @@
         : el("span", { class: "badge outdated", "data-outdated": "true", text: `out of date: built for revision ${a.revision}, context is at ${m.revision}` }),
       providerBadge(a),
     );
-    return [meta, ...digestBody(a.digest, a)];
+    return [failure, meta, ...digestBody(a.digest, a)];
   }
 
   function fileDigestView() {
@@ -467,7 +474,11 @@
         flash("This context changed in another tab — refreshed");
       }
       const message = error.status === 412 ? "not uploaded: upload again" : error.message;
-      for (const b of bars) b.row.append(el("span", { class: "failed", role: "alert", text: `${b.row.dataset.upload}: ${message}` }));
+      for (const b of bars) {
+        const name = b.row.dataset.upload;
+        b.bar.replaceWith(el("button", { type: "button", class: "dismiss", text: "Dismiss", "aria-label": `Dismiss ${name}`, onclick: () => b.row.remove() }));
+        b.row.append(el("span", { class: "failed", role: "alert", text: `${name}: ${message}` }));
+      }
     }
   }
 

@@ -8,6 +8,8 @@ import urllib.request
 
 from tests.redis_server import free_port
 
+UPLOAD_LIMIT_BYTES = 8 * 1024 * 1024
+
 
 class LiveServer:
     def __init__(self, database_path: str, redis_url: str, log_path) -> None:
@@ -20,6 +22,8 @@ class LiveServer:
             "REDIS_URL": redis_url,
             "GROUNDWORK_LLM": "offline",
             "ANTHROPIC_API_KEY": "",
+            # Low enough that a browser test can cross it quickly.
+            "GROUNDWORK_MAX_UPLOAD_BYTES": str(UPLOAD_LIMIT_BYTES),
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],

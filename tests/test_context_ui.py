@@ -346,3 +346,165 @@ def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(
     page.wait_for_selector('#file-rows tr[data-filename="beta.md"]')
     assert page.locator('#file-rows tr[data-filename="alpha.txt"]').count() == 1, "nothing was deleted"
     final_screenshot(page, artifacts / "context-tab-412-refreshed.png", full_page=True)
+
+
+@pytest.fixture
+def model_outage(monkeypatch):
+    """While `outage["on"]`, every model call fails the way an unavailable provider does."""
+    from context_app.llm.base import ProviderError
+    from context_app.llm.offline import OfflineProvider
+
+    outage = {"on": True}
+    answer = OfflineProvider.complete
+
+    def complete_unless_down(self, request):
+        if outage["on"]:
+            raise ProviderError("the model service answered 503 Service Unavailable")
+        return answer(self, request)
+
+    monkeypatch.setattr(OfflineProvider, "complete", complete_unless_down)
+    return outage
+
+
+def test_a_failed_file_shows_error_and_retry_recovers_it(
+    browser, live_server_url, member, session_id, artifacts, model_outage
+):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "stale")
+    assert page.locator('button[aria-label="Retry alpha.txt"]').count() == 0
+    page.click("#parse-now")
+    wait_status(page, "alpha.txt", "error")
+    assert chip(page, "alpha.txt").inner_text() == "Error"
+    error = page.locator('#file-rows tr[data-filename="alpha.txt"] .file-error')
+    assert "503 Service Unavailable" in error.inner_text()
+    page.wait_for_function("document.getElementById('banner').textContent.endsWith('1 file failed to parse')")
+    page.wait_for_selector("#upload-progress li", state="detached")
+    page.screenshot(path=str(artifacts / "context-tab-error.png"), full_page=True)
+
+    model_outage["on"] = False
+    page.evaluate("window.__chips = {}")
+    page.click('button[aria-label="Retry alpha.txt"]')
+    wait_status(page, "alpha.txt", "ready")
+    assert "parsing" in page.evaluate("window.__chips")["alpha.txt"]
+    assert error.count() == 0
+    assert page.locator('button[aria-label="Retry alpha.txt"]').count() == 0
+    page.wait_for_selector(".digest-pane .fact:has-text('42 valves')")
+    final_screenshot(page, artifacts / "context-tab-retried.png", full_page=True)
+
+
+def test_download_gives_back_the_original_bytes(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    body = ALPHA.encode() + "Ünïcödé and a NUL-free binary tail: \u00ff\n".encode()
+    page.set_input_files("#file-input", [{"name": "alpha.txt", "mimeType": "text/plain", "buffer": body}])
+    wait_status(page, "alpha.txt", "stale")
+    with page.expect_download() as download:
+        page.click('a[aria-label="Download alpha.txt"]')
+    assert download.value.suggested_filename == "alpha.txt"
+    with open(download.value.path(), "rb") as saved:
+        assert saved.read() == body
+
+
+def test_view_digest_shows_that_files_digest(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    page.click('button[aria-label="View digest of beta.md"]')
+    assert page.locator("#dtab-file").get_attribute("aria-selected") == "true"
+    assert page.locator('#file-rows tr.selected').get_attribute("data-filename") == "beta.md"
+    view = page.locator("#digest-view")
+    view.locator("h3", has_text="beta.md").wait_for()
+    view.locator(".fact", has_text="Non-revenue water is defined").wait_for()
+    sources = view.locator(".source-link").evaluate_all("links => links.map(a => a.dataset.source)")
+    assert sources and all(s.startswith("beta.md::S") for s in sources), sources
+    assert "alpha.txt" not in view.inner_text()
+    assert view.locator(".badge", has_text="current").count() == 1
+    final_screenshot(page, artifacts / "context-tab-file-digest.png", full_page=True)
+
+
+# Every value an upload bar takes, recorded as it changes (the page sets progress.value, which
+# reflects to the value attribute).
+PROGRESS_RECORDER = """
+window.__progress = [];
+new MutationObserver((records) => {
+  for (const r of records) if (r.target.tagName === 'PROGRESS') window.__progress.push(+r.target.value);
+}).observe(document.getElementById('upload-progress'), {attributes: true, subtree: true, attributeFilter: ['value']});
+"""
+
+
+def test_upload_progress_bar_moves_with_the_bytes_sent(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    page.evaluate(PROGRESS_RECORDER)
+    # A slow uplink (1 MB/s), so a 3 MB upload reports progress several times on the way.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 20, "downloadThroughput": -1, "uploadThroughput": 1024 * 1024},
+    )
+    big = ("Valve replacement log line with enough words to be a sentence. " * 16 + "\n\n") * 3000
+    upload(page, {"valve-log.txt": big})
+    bar = page.locator('#upload-progress progress[aria-label="Uploading valve-log.txt"]')
+    bar.wait_for()
+    wait_status(page, "valve-log.txt", "stale", timeout=60_000)
+    values = page.evaluate("window.__progress")
+    partial = [v for v in values if 0 < v < 1]
+    assert partial, values
+    assert partial == sorted(partial), values
+    assert values[-1] == 1, values
+
+
+def test_an_upload_over_the_limit_shows_the_servers_message_inline(
+    browser, live_server_url, member, session_id, artifacts
+):
+    from tests.live_server import UPLOAD_LIMIT_BYTES
+
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"huge.txt": "x" * (UPLOAD_LIMIT_BYTES + 1024 * 1024)})
+    alert = page.locator('#upload-progress [role="alert"]')
+    alert.wait_for()
+    assert alert.inner_text().replace("\xa0", " ") == "huge.txt: the upload is 9.0 MB; the limit is 8.0 MB"
+    assert page.locator("#file-rows tr").count() == 0
+    page.screenshot(path=str(artifacts / "context-tab-413.png"), full_page=True)
+    page.click('#upload-progress button[aria-label="Dismiss huge.txt"]')
+    page.wait_for_selector("#upload-progress li", state="detached")
+
+
+def test_every_action_is_reachable_and_usable_by_keyboard(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_three_and_parse(page)
+    page.wait_for_selector("#upload-progress li", state="detached")
+    page.evaluate("document.activeElement.blur()")
+    page.focus("#ui-debug-toggle")
+    reached = []
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(
+            """() => { const e = document.activeElement;
+                       return {name: e.getAttribute('aria-label') || e.id || e.textContent.trim(),
+                               outline: getComputedStyle(e).outlineStyle}; }"""
+        )
+        reached.append(focused["name"])
+        assert focused["outline"] != "none", f"no visible focus on {focused['name']}"
+        if focused["name"].startswith("beta.md::S"):
+            break
+    for name in (
+        "dropzone", "auto-parse", "View digest of alpha.txt", "Preview alpha.txt", "Replace alpha.txt",
+        "Download alpha.txt", "Delete alpha.txt", "dtab-aggregate", "dtab-file", "dtab-preview",
+    ):
+        assert name in reached, (name, reached)
+    # Act with the keyboard alone: open a file's digest, then follow a source to its span.
+    page.focus('button[aria-label="View digest of gamma.txt"]')
+    page.keyboard.press("Enter")
+    page.locator("#digest-view h3", has_text="gamma.txt").wait_for()
+    source = page.locator("#digest-view .source-link").first
+    source.focus()
+    page.keyboard.press("Enter")
+    page.locator(".preview-span.highlight").wait_for()
+    assert page.evaluate("document.activeElement.classList.contains('highlight')")
+    final_screenshot(page, artifacts / "context-tab-keyboard.png", full_page=True)

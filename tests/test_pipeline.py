@@ -1,5 +1,6 @@
 """Races, recovery and the aggregate tree: the pipeline's promises under stress."""
 
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -190,3 +191,60 @@ def test_a_file_larger_than_the_model_input_is_digested_in_windows(api, settings
     cited = {ref.split("::")[1] for f in digest["facts"] for ref in f["sources"]}
     assert cited <= spans and {"S2", f"S{len(spans)}"} <= cited  # facts from the first and the last window
     assert model_calls(sid, "aggregate_digest") == 1
+
+
+@pytest.fixture
+def build_aggregate_runs():
+    """How many times the worker has run build_aggregate, counted as it happens."""
+    from celery.signals import task_postrun
+
+    runs = []
+
+    def count(sender=None, **kwargs):
+        if sender is not None and sender.name == "context.build_aggregate":
+            runs.append(1)
+
+    task_postrun.connect(count, weak=False)
+    yield runs
+    task_postrun.disconnect(count)
+
+
+def outage_for(monkeypatch, task: str):
+    """Every model call for `task` fails as an unavailable provider does."""
+    from context_app.llm.base import ProviderError
+    from context_app.llm.offline import OfflineProvider
+
+    answer = OfflineProvider.complete
+
+    def complete(self, request):
+        if request.task == task:
+            raise ProviderError("the model service answered 503 Service Unavailable")
+        return answer(self, request)
+
+    monkeypatch.setattr(OfflineProvider, "complete", complete)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker_thread")
+@pytest.mark.parametrize("failing_task", ["per_file_digest", "aggregate_digest"])
+def test_a_failed_aggregate_is_not_rebuilt_until_asked(api, monkeypatch, build_aggregate_runs, failing_task):
+    """Regression: a failed aggregate re-queued itself from its own task, forever."""
+    outage_for(monkeypatch, failing_task)
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"The pilot ran from March 2021 to June 2022.\n"})
+    api.parse(sid)
+    manifest = api.settle(sid)
+    assert manifest["aggregate_digest_status"] == "error"
+    assert manifest["aggregate_error"]["message"]
+    builds, calls = len(build_aggregate_runs), model_calls(sid, "aggregate_digest", attempt=None)
+    time.sleep(1.0)  # a looping rebuild runs many times in a second
+    assert len(build_aggregate_runs) == builds
+    assert model_calls(sid, "aggregate_digest", attempt=None) == calls
+    assert context_set_of(sid).parse_requested is False
+
+    monkeypatch.undo()  # the outage ends; Parse now (or Retry) rebuilds
+    if failing_task == "per_file_digest":
+        api.post(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'a.txt')}/retry")
+    else:
+        api.parse(sid)
+    assert api.settle(sid)["aggregate_digest_status"] == "ready"

@@ -8,6 +8,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.http import HttpResponse
+from django.template.defaultfilters import filesizeformat
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -66,7 +67,11 @@ def limit_upload_size(view):
         except ValueError:
             length = 0
         if length > limit:
-            return error(f"upload is {length} bytes; the limit is {limit} bytes", 413, limit_bytes=limit)
+            return error(
+                f"the upload is {filesizeformat(length)}; the limit is {filesizeformat(limit)}",
+                413,
+                limit_bytes=limit,
+            )
         return view(request, *args, **kwargs)
 
     return wrapper
