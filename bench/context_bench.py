@@ -155,9 +155,7 @@ def extraction_speed() -> list[dict]:
     limits = ExtractionLimits.from_settings()
     samples = [("synthetic-300-pages.pdf", build_pdf(report_pages(300)))]
     fixtures = ROOT / "tests" / "fixtures"
-    samples += [
-        (p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.is_file() and p.name != "README.md"
-    ]
+    samples += [(p.name, p.read_bytes()) for p in sorted(fixtures.glob("*")) if p.is_file() and p.name != "README.md"]
     results = []
     for name, data in samples:
         started = time.perf_counter()

@@ -379,9 +379,7 @@ def build_aggregate(context_set_id) -> None:
         _settle(context_set_id)
 
 
-def _write_aggregate(
-    context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None
-) -> DigestStatus:
+def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> DigestStatus:
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
         if aggregate_inputs_hash(aggregate_inputs(context_set)) != inputs_hash:

@@ -413,7 +413,7 @@ def test_view_digest_shows_that_files_digest(browser, live_server_url, member, s
     upload_three_and_parse(page)
     page.click('button[aria-label="View digest of beta.md"]')
     assert page.locator("#dtab-file").get_attribute("aria-selected") == "true"
-    assert page.locator('#file-rows tr.selected').get_attribute("data-filename") == "beta.md"
+    assert page.locator("#file-rows tr.selected").get_attribute("data-filename") == "beta.md"
     view = page.locator("#digest-view")
     view.locator("h3", has_text="beta.md").wait_for()
     view.locator(".fact", has_text="Non-revenue water is defined").wait_for()
@@ -494,8 +494,16 @@ def test_every_action_is_reachable_and_usable_by_keyboard(browser, live_server_u
         if focused["name"].startswith("beta.md::S"):
             break
     for name in (
-        "dropzone", "auto-parse", "View digest of alpha.txt", "Preview alpha.txt", "Replace alpha.txt",
-        "Download alpha.txt", "Delete alpha.txt", "dtab-aggregate", "dtab-file", "dtab-preview",
+        "dropzone",
+        "auto-parse",
+        "View digest of alpha.txt",
+        "Preview alpha.txt",
+        "Replace alpha.txt",
+        "Download alpha.txt",
+        "Delete alpha.txt",
+        "dtab-aggregate",
+        "dtab-file",
+        "dtab-preview",
     ):
         assert name in reached, (name, reached)
     # Act with the keyboard alone: open a file's digest, then follow a source to its span.
