@@ -114,17 +114,17 @@ def schedule_aggregate_if_due(context_set_id) -> None:
 
 
 def _settle(context_set_id) -> None:
-    """Parse now is done once nothing is stale or parsing.
+    """Parse now is done once no file and not the aggregate is stale or parsing.
 
     One UPDATE with the check in its WHERE clause: a check-then-write would clear
-    the flag that a Retry or Parse now committed in between.
+    the flag that a Retry or Parse now committed in between, or that a file
+    finishing in another worker still needs for its aggregate.
     """
-    busy = ContextFile.objects.filter(
-        context_set_id=context_set_id, digest_status__in=[DigestStatus.STALE, DigestStatus.PARSING]
-    )
+    busy_statuses = [DigestStatus.STALE, DigestStatus.PARSING]
+    busy = ContextFile.objects.filter(context_set_id=context_set_id, digest_status__in=busy_statuses)
     ContextSet.objects.filter(pk=context_set_id, parse_requested=True).exclude(
-        pk__in=busy.values("context_set_id")
-    ).update(parse_requested=False)
+        aggregate_digest_status__in=busy_statuses
+    ).exclude(pk__in=busy.values("context_set_id")).update(parse_requested=False)
 
 
 def recover_stuck_files(context_set_id=None) -> set:

@@ -85,6 +85,36 @@ def test_an_aggregate_built_from_old_inputs_is_dropped(api, eager, monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_file_finishing_while_the_aggregate_fails_still_gets_its_aggregate(api, eager, monkeypatch):
+    """Regression for a race: the failing build's bookkeeping ended Parse now while a file had just come in."""
+    sid = api.create_session()
+    api.upload(sid, {"empty.txt": b"   \n", "alpha.txt": b"The pilot ran from March 2021 to June 2022."})
+    alpha = ContextFile.objects.get(filename="alpha.txt")
+    ContextFile.objects.filter(pk=alpha.pk).update(digest_status=DigestStatus.PARSING)  # claimed by a worker
+    ContextSet.objects.filter(session_id=sid).update(aggregate_digest_status=DigestStatus.PARSING, parse_requested=True)
+
+    # Worker 2 finishes alpha's digest right after worker 1 wrote its "no usable context" aggregate;
+    # alpha's own scheduling step runs last.
+    deferred = []
+    monkeypatch.setattr(pipeline, "after_file_digest", deferred.append)
+    real_write = pipeline._write_aggregate
+
+    def write_then_let_alpha_finish(*args):
+        status = real_write(*args)
+        pipeline.digest_file(alpha.pk, alpha.extracted_text_hash)
+        return status
+
+    monkeypatch.setattr(pipeline, "_write_aggregate", write_then_let_alpha_finish)
+    pipeline.build_aggregate(context_set_of(sid).pk)
+    monkeypatch.undo()
+    pipeline.after_file_digest(deferred.pop())
+
+    context_set = context_set_of(sid)
+    assert context_set.aggregate_digest_status == DigestStatus.READY
+    assert context_set.aggregate_digest is not None and context_set.parse_requested is False
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("celery_worker_thread")
 def test_files_left_parsing_by_a_dead_worker_are_recovered(api, settings):
     sid = api.create_session()
