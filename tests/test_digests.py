@@ -23,6 +23,7 @@ from context_app.digests.validation import (
     sources_of,
 )
 from context_app.llm.base import LLMResponse, ProviderError
+from context_app.llm.offline import OfflineProvider
 from context_app.models import LLMCall
 
 KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
@@ -186,6 +187,23 @@ def test_offline_digest_of_a_file_without_cue_sentences_still_cites_its_first_se
     assert check_file(digest, "bare.txt", spans).valid
     fragment = spans_of("42")
     assert file_digest("n.csv", fragment)["facts"][0]["sources"] == ["n.csv::S1"]
+
+
+def test_offline_digest_reads_hard_wrapped_prose_as_whole_sentences():
+    wrapped = (
+        "Overview\n"
+        "The pilot replaced 42 valves across three districts between March 2021\n"
+        "and June 2022, and water losses fell by 18 percent.\n"
+        "- 12 valves in district 1\n"
+        "- 30 valves in district 2\n"
+    )
+    claims = [fact["claim"] for fact in file_digest("notes.md", spans_of(wrapped))["facts"]]
+    assert (
+        "The pilot replaced 42 valves across three districts between March 2021 and June 2022, "
+        "and water losses fell by 18 percent." in claims
+    )
+    assert "12 valves in district 1" in claims, "a list item stays its own line"
+    assert not any(claim.startswith("Overview") for claim in claims), "a short heading line is not glued on"
 
 
 def test_offline_digest_of_an_empty_file_is_valid_and_says_so():
@@ -525,7 +543,7 @@ def test_offline_generation_needs_no_repair(settings):
     settings.GROUNDWORK_LLM = "offline"
     generated = generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, subject="file:x")
     assert not generated.repaired and generated.dropped == []
-    assert (generated.provider, generated.model, generated.prompt_version) == ("offline", "extractive-v2", "v1.4")
+    assert (generated.provider, generated.model, generated.prompt_version) == ("offline", OfflineProvider.model, "v1.4")
     assert generated.content == report_digest()
     aggregate = generate.generate_aggregate_digest(
         manifest=[{"filename": "plan.txt", "format": "text"}], digests=[generated.content], subject="aggregate:x"

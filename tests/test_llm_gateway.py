@@ -173,7 +173,7 @@ def test_offline_provider_is_deterministic_and_estimates_tokens(settings):
     second = gateway.complete(request())
     assert first.response.text == second.response.text == '{"echo": "hello world"}'
     call = first.call
-    assert (call.provider, call.model, call.outcome) == ("offline", "extractive-v2", "ok")
+    assert (call.provider, call.model, call.outcome) == ("offline", offline.OfflineProvider.model, "ok")
     assert call.input_tokens == math.ceil(len("SYSTEM PROMPT") / 4) + math.ceil(len(ECHO) / 4)
     assert call.output_tokens == math.ceil(len(first.response.text) / 4)
 

@@ -51,10 +51,35 @@ _LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+"
 _WORD = re.compile(r"\w+")
 
 
+_TABLE_ROW = re.compile(r"^\s*\|")
+# A line at least this long that stops without punctuation is prose wrapped by its
+# author (Markdown, plain text, e-mail): the next line continues its sentence.
+_WRAPPED_LINE_CHARS = 40
+
+
+def _unwrap(text: str) -> str:
+    """Join hard-wrapped lines back into their paragraph's lines; lists, headings and tables keep theirs."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        previous = lines[-1].rstrip() if lines else ""
+        continues = (
+            len(previous) >= _WRAPPED_LINE_CHARS
+            and previous[-1] not in ".!?:;"
+            and line.strip()
+            and not (_HEADING_MARK.match(previous) or _TABLE_ROW.match(previous))
+            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line))
+        )
+        if continues:
+            lines[-1] = f"{previous} {line.strip()}"
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def _sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
-    for piece in _SENTENCE_END.split(text):
+    for piece in _SENTENCE_END.split(_unwrap(text)):
         piece = (piece or "").strip()
         if not piece:
             continue

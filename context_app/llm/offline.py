@@ -27,7 +27,7 @@ def estimate_tokens(text: str) -> int:
 class OfflineProvider:
     name = "offline"
     # Part of every digest cache key: bump it whenever the output changes, so old digests are not reused.
-    model = "extractive-v2"
+    model = "extractive-v3"
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         first_line = request.prompt.split("\n", 1)[0]
