@@ -1,7 +1,8 @@
 """The offline provider: deterministic, extractive, no network (the embedded default).
 
-It reads the task envelope (`TASK: <NAME>` on the first line) and answers with
-JSON built from the input itself. A documented product mode, not a test double.
+It reads the task (`TASK: <NAME>` on the prompt's first line, or on the first
+line of an IR envelope's task section) and answers with JSON built from the
+input itself. A documented product mode, not a test double.
 """
 
 import json
@@ -9,6 +10,7 @@ import math
 from collections.abc import Callable
 
 from .base import LLMRequest, LLMResponse, ProviderError
+from .task_envelope import task_name
 
 
 def _handlers() -> dict[str, Callable[[str], dict]]:
@@ -30,8 +32,7 @@ class OfflineProvider:
     model = "extractive-v3"
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        first_line = request.prompt.split("\n", 1)[0]
-        task = first_line.removeprefix("TASK:").strip() if first_line.startswith("TASK:") else ""
+        task = task_name(request.prompt)
         handler = _handlers().get(task)
         if handler is None:
             raise ProviderError(f"offline provider has no handler for TASK: {task or '(none)'}", retryable=False)
