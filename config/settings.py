@@ -200,3 +200,18 @@ LOGGING = {
 GROUNDWORK_SEARCH_PROVIDERS = env.list("GROUNDWORK_SEARCH_PROVIDERS", default=["library"])
 GROUNDWORK_SEARXNG_URL = env.str("GROUNDWORK_SEARXNG_URL", default="")
 GROUNDWORK_SEARCH_TIMEOUT_SECONDS = env.float("GROUNDWORK_SEARCH_TIMEOUT_SECONDS", default=10.0)
+
+# Research runs (SPEC §4). Defaults for a run's limits (POST /api/sessions/{sid}/runs
+# may lower or raise them within the maxima), the evidence budget of one node
+# prompt, and the user-context budget of a node's slice (the degrade ladder
+# compacts the root's full aggregate digest to it).
+GROUNDWORK_RUN_DEFAULTS = {
+    "max_depth": env.int("GROUNDWORK_RUN_MAX_DEPTH", default=2),
+    "max_children": env.int("GROUNDWORK_RUN_MAX_CHILDREN", default=3),
+    "max_nodes": env.int("GROUNDWORK_RUN_MAX_NODES", default=10),
+    "token_budget": env.int("GROUNDWORK_RUN_TOKEN_BUDGET", default=400_000),
+}
+GROUNDWORK_RUN_LIMITS = {"max_depth": 5, "max_children": 8, "max_nodes": 60, "token_budget": 5_000_000}
+GROUNDWORK_RESEARCH_INPUT_TOKENS = env.int("GROUNDWORK_RESEARCH_INPUT_TOKENS", default=24_000)
+GROUNDWORK_NODE_CONTEXT_TOKENS = env.int("GROUNDWORK_NODE_CONTEXT_TOKENS", default=8_000)
+GROUNDWORK_NODE_SEARCH_RESULTS = env.int("GROUNDWORK_NODE_SEARCH_RESULTS", default=8)

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import digest_cache, library
+from . import digest_cache, library, signals
 from .digests.generate import DigestFailed, generate_aggregate_digest, generate_file_digest
 from .digests.prompts import prompt_version
 from .extraction import (
@@ -97,7 +97,9 @@ def schedule_aggregate_if_due(context_set_id) -> None:
     """Once no file is parsing (or about to be), claim the stale aggregate and build it."""
     if ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.PARSING).exists():
         return
-    context_set = ContextSet.objects.get(pk=context_set_id)
+    context_set = ContextSet.objects.filter(pk=context_set_id).first()
+    if context_set is None:  # the session was deleted while its files were parsing
+        return
     if context_set.aggregate_digest_status == DigestStatus.READY:
         _settle(context_set_id)
         return
@@ -125,6 +127,15 @@ def _settle(context_set_id) -> None:
     ContextSet.objects.filter(pk=context_set_id, parse_requested=True).exclude(
         aggregate_digest_status__in=busy_statuses
     ).exclude(pk__in=busy.values("context_set_id")).update(parse_requested=False)
+    settled = (
+        ContextSet.objects.filter(pk=context_set_id)
+        .exclude(aggregate_digest_status__in=busy_statuses)
+        .exclude(pk__in=busy.values("context_set_id"))
+        .values("session_id", "revision", "aggregate_digest_status")
+        .first()
+    )
+    if settled is not None:
+        signals.context_settled.send(sender=ContextSet, context_set_id=context_set_id, **settled)
 
 
 def recover_stuck_files(context_set_id=None) -> set:
@@ -263,7 +274,7 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
         except DigestFailed as exc:
             error = {"code": "digest_failed", "message": str(exc), "stage": "digest"}
     _write_file_digest(file, extracted_text_hash, stored, error)
-    after_file_digest(file.context_set_id)
+    after_file_digest(file.context_set_id, file.pk)
 
 
 def _write_file_digest(
@@ -294,8 +305,17 @@ def _write_file_digest(
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
 
 
-def after_file_digest(context_set_id) -> None:
+def after_file_digest(context_set_id, file_id=None) -> None:
     notify_context_changed(context_set_id)
+    file = ContextFile.objects.filter(pk=file_id).only("filename", "digest_status").first() if file_id else None
+    if file is not None:
+        signals.file_digest_finished.send(
+            sender=ContextFile,
+            context_set_id=context_set_id,
+            file_id=file_id,
+            filename=file.filename,
+            digest_status=file.digest_status,
+        )
     schedule_aggregate_if_due(context_set_id)
 
 

@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from .models import IdempotencyRecord, ResearchSession, Team, UserPreference
+from .models import (
+    IdempotencyRecord,
+    NodeContextSlice,
+    ResearchNode,
+    ResearchRun,
+    ResearchSession,
+    RunEvent,
+    Team,
+    UserPreference,
+)
 
 
 @admin.register(Team)
@@ -36,3 +45,54 @@ class IdempotencyRecordAdmin(admin.ModelAdmin):
 class UserPreferenceAdmin(admin.ModelAdmin):
     list_display = ("user", "ui_debug")
     list_filter = ("ui_debug",)
+
+
+class ResearchNodeInline(admin.TabularInline):
+    model = ResearchNode
+    fields = ("path", "status", "question", "finished_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(ResearchRun)
+class ResearchRunAdmin(admin.ModelAdmin):
+    list_display = ("question", "session", "status", "tokens_used", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("question", "session__title")
+    list_select_related = ("session",)
+    readonly_fields = ("id", "last_seq", "created_at", "started_at", "finished_at")
+    inlines = [ResearchNodeInline]
+
+
+class NodeContextSliceInline(admin.StackedInline):
+    model = NodeContextSlice
+    extra = 0
+    can_delete = False
+
+
+@admin.register(ResearchNode)
+class ResearchNodeAdmin(admin.ModelAdmin):
+    list_display = ("path", "question", "run", "status", "depth")
+    list_filter = ("status", "depth")
+    search_fields = ("question",)
+    list_select_related = ("run",)
+    raw_id_fields = ("run", "parent")
+    inlines = [NodeContextSliceInline]
+
+
+@admin.register(NodeContextSlice)
+class NodeContextSliceAdmin(admin.ModelAdmin):
+    list_display = ("node", "mode", "bundle_revision")
+    list_filter = ("mode",)
+    list_select_related = ("node",)
+    raw_id_fields = ("node",)
+
+
+@admin.register(RunEvent)
+class RunEventAdmin(admin.ModelAdmin):
+    list_display = ("run", "seq", "type", "created_at")
+    list_filter = ("type",)
+    list_select_related = ("run",)
+    raw_id_fields = ("run",)

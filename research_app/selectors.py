@@ -24,3 +24,16 @@ def visible_session(user, session_id) -> ResearchSession | None:
 
 def is_member(user, session_id) -> bool:
     return bool(user.is_authenticated and visible_session(user, session_id))
+
+
+def visible_run(user, run_id):
+    from .models import ResearchRun
+
+    try:
+        pk = uuid.UUID(str(run_id))
+    except ValueError:
+        return None
+    runs = ResearchRun.objects.select_related("session__team")
+    if not user.is_staff:
+        runs = runs.filter(session__team__members=user)
+    return runs.filter(pk=pk).first()

@@ -96,7 +96,7 @@ def test_a_file_finishing_while_the_aggregate_fails_still_gets_its_aggregate(api
     # Worker 2 finishes alpha's digest right after worker 1 wrote its "no usable context" aggregate;
     # alpha's own scheduling step runs last.
     deferred = []
-    monkeypatch.setattr(pipeline, "after_file_digest", deferred.append)
+    monkeypatch.setattr(pipeline, "after_file_digest", lambda *args: deferred.append(args))
     real_write = pipeline._write_aggregate
 
     def write_then_let_alpha_finish(*args):
@@ -107,7 +107,7 @@ def test_a_file_finishing_while_the_aggregate_fails_still_gets_its_aggregate(api
     monkeypatch.setattr(pipeline, "_write_aggregate", write_then_let_alpha_finish)
     pipeline.build_aggregate(context_set_of(sid).pk)
     monkeypatch.undo()
-    pipeline.after_file_digest(deferred.pop())
+    pipeline.after_file_digest(*deferred.pop())
 
     context_set = context_set_of(sid)
     assert context_set.aggregate_digest_status == DigestStatus.READY

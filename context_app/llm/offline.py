@@ -15,10 +15,17 @@ from .task_envelope import task_name
 
 def _handlers() -> dict[str, Callable[[str], dict]]:
     from ..digests import offline as digest_offline
+    from . import offline_research as research
 
     return {
         "PER_FILE_DIGEST": digest_offline.per_file_digest,
         "AGGREGATE_DIGEST": digest_offline.aggregate_digest,
+        "NODE_QUERIES": research.node_queries,
+        "NODE_FINDINGS": research.node_findings,
+        "NODE_SUFFICIENCY": research.node_sufficiency,
+        "NODE_DECOMPOSE": research.node_decompose,
+        "CONTEXT_SPLIT": research.context_split,
+        "REPORT": research.report,
     }
 
 

@@ -44,11 +44,11 @@ def task_name(prompt: str) -> str:
 
 
 def read_task(prompt: str) -> tuple[str, dict]:
-    """The task name and its INPUT_JSON (the last line after the marker)."""
+    """The task name and its INPUT_JSON (the JSON value after the marker; a repair note may follow it)."""
     _, marker, tail = prompt.rpartition(f"\n{INPUT_MARKER}\n")
     if not marker:
         raise ValueError("the prompt has no INPUT_JSON")
-    inputs = json.loads(tail)
+    inputs, _end = json.JSONDecoder().raw_decode(tail)
     if not isinstance(inputs, dict):
         raise ValueError("INPUT_JSON must be an object")
     return task_name(prompt), inputs
@@ -67,9 +67,7 @@ def evidence_chunks(prompt: str) -> list[EvidenceChunk]:
     content = prompt.rpartition(f"{TASK_HEADER}\n")[0] or prompt
     chunks = []
     for match in _CHUNK.finditer(content):
-        header = dict(
-            line.split(": ", 1) for line in match.group("header").split("\n") if ": " in line
-        )
+        header = dict(line.split(": ", 1) for line in match.group("header").split("\n") if ": " in line)
         body = match.group("body")
         if body == OMITTED_MARKER:
             body = ""

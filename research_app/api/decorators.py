@@ -13,7 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from .. import idempotency
-from ..selectors import visible_session
+from ..selectors import visible_run, visible_session
 from .errors import error
 
 MUTATING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -29,6 +29,19 @@ def with_session(view):
         if session is None:
             return error("session not found", 404)
         return view(request, session, *args, **kwargs)
+
+    return wrapper
+
+
+def with_run(view):
+    """Loads the run named by `rid` for the members of its session's team; everyone else gets 404."""
+
+    @wraps(view)
+    def wrapper(request, rid, *args, **kwargs):
+        run = visible_run(request.user, rid)
+        if run is None:
+            return error("run not found", 404)
+        return view(request, run, *args, **kwargs)
 
     return wrapper
 

@@ -3,6 +3,7 @@ from django.db.models import Count
 from context_app.models import DigestStatus
 
 from ..models import ResearchSession
+from .run_serializers import serialize_run_summary
 
 
 def context_processing(session: ResearchSession) -> dict:
@@ -32,5 +33,5 @@ def serialize_session(session: ResearchSession, detail: bool = False) -> dict:
     }
     if detail:
         data["context_processing"] = context_processing(session)
-        data["runs"] = []  # research runs arrive with the research issue
+        data["runs"] = [serialize_run_summary(run) for run in session.runs.all()]
     return data

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import run_views, views
 
 urlpatterns = [
     path("me/preferences", views.preferences, name="preferences"),
@@ -17,4 +17,10 @@ urlpatterns = [
         "sessions/<str:sid>/context/files/<str:fid>/download", views.context_file_download, name="context-file-download"
     ),
     path("sessions/<str:sid>/context/files/<str:fid>/digest", views.context_file_digest, name="context-file-digest"),
+    path("sessions/<str:sid>/runs", run_views.session_runs, name="session-runs"),
+    path("runs/<str:rid>", run_views.run_detail, name="run-detail"),
+    path("runs/<str:rid>/events", run_views.run_events, name="run-events"),
+    path("runs/<str:rid>/report", run_views.run_report, name="run-report"),
+    path("runs/<str:rid>/cancel", run_views.run_cancel, name="run-cancel"),
+    path("runs/<str:rid>/resume", run_views.run_resume, name="run-resume"),
 ]

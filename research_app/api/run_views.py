@@ -1,0 +1,77 @@
+"""Research run endpoints (SPEC §4). Each view: decorators for auth, idempotency and access; one engine call."""
+
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from ..runs import engine
+from .decorators import idempotent, with_run, with_session
+from .errors import error
+from .run_serializers import serialize_events, serialize_run, serialize_run_summary
+
+LIMIT_FIELDS = ("max_depth", "max_children", "max_nodes", "token_budget")
+MAX_EVENTS_PER_PAGE = 500
+
+
+@api_view(["GET", "POST"])
+@idempotent
+@with_session
+def session_runs(request, session):
+    if request.method == "GET":
+        return Response({"runs": [serialize_run_summary(run) for run in session.runs.all()]})
+    body = request.data if isinstance(request.data, dict) else None
+    if body is None:
+        return error("body must be a JSON object", 400)
+    question = body.get("question")
+    if question is not None and not isinstance(question, str):
+        return error("question must be a string", 400)
+    unknown = sorted(set(body) - {"question", *LIMIT_FIELDS})
+    if unknown:
+        return error(f"unknown field(s): {', '.join(unknown)}", 400)
+    run = engine.start_run(
+        session, request.user, question=question, limits={name: body.get(name) for name in LIMIT_FIELDS}
+    )
+    return Response(serialize_run(run), status=201)
+
+
+@api_view(["GET"])
+@with_run
+def run_detail(request, run):
+    return Response(serialize_run(run))
+
+
+@api_view(["GET"])
+@with_run
+def run_events(request, run):
+    try:
+        after = int(request.query_params.get("after", 0))
+        limit = int(request.query_params.get("limit", MAX_EVENTS_PER_PAGE))
+    except ValueError:
+        return error("after and limit must be integers", 400)
+    if after < 0 or not 1 <= limit <= MAX_EVENTS_PER_PAGE:
+        return error(f"after must be ≥ 0 and limit from 1 to {MAX_EVENTS_PER_PAGE}", 400)
+    return Response(serialize_events(run, after, limit))
+
+
+@api_view(["GET"])
+@with_run
+def run_report(request, run):
+    if run.report is None:
+        return error(f"the run has no report yet (status: {run.status})", 404, status=run.status)
+    return Response({"run_id": str(run.id), "status": run.status, "report": run.report})
+
+
+@api_view(["POST"])
+@idempotent
+@with_run
+def run_cancel(request, run):
+    return Response(serialize_run(engine.cancel_run(run)))
+
+
+@api_view(["POST"])
+@idempotent
+@with_run
+def run_resume(request, run):
+    if run.is_finished:
+        return error(f"the run is {run.status}; start a new run instead", 409)
+    engine.resume_run(run.pk)
+    return Response(serialize_run(run), status=202)

@@ -1,0 +1,498 @@
+"""A run from start to report. Each public function is one Celery step, guarded by a status claim.
+
+A claim is one UPDATE … WHERE status = <expected>: of two deliveries of the
+same task only one gets past it, so every step is safe to run twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from context_app import services as context_services
+from context_app.ir import note_source
+from context_app.ir.types import Source
+from context_app.models import ContextFile, ContextSet, DigestStatus
+
+from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
+from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
+from ..services import team_cache_scope
+from . import model_tasks
+from .bundle import compact_items, context_bundle, digest_items, processing_summary
+from .events import emit
+
+logger = logging.getLogger(__name__)
+
+Status = ResearchRun.Status
+NodeStatus = ResearchNode.Status
+Mode = NodeContextSlice.Mode
+
+MAX_QUERIES = 3
+RESULT_TEXT_CHARS = 3000
+
+
+class RunError(Exception):
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+# --- start ----------------------------------------------------------------------
+
+
+def run_limits(requested: dict) -> dict:
+    """The run's limits: the defaults, overridden by what was asked, each within its maximum."""
+    limits = dict(settings.GROUNDWORK_RUN_DEFAULTS)
+    for name, maximum in settings.GROUNDWORK_RUN_LIMITS.items():
+        if requested.get(name) is None:
+            continue
+        value = requested[name]
+        minimum = 0 if name == "max_depth" else 1  # depth 0: the root alone, never decomposed
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            raise RunError(f"{name} must be an integer from {minimum} to {maximum}")
+        limits[name] = value
+    return limits
+
+
+def start_run(
+    session: ResearchSession, user: AbstractBaseUser, *, question: str | None = None, limits: dict | None = None
+) -> ResearchRun:
+    question = (question if question is not None else session.question).strip()
+    if not question:
+        raise RunError("a run needs a question: give one, or set the session's question")
+    if len(question) > 2000:
+        raise RunError("the question is longer than 2000 characters")
+    with transaction.atomic():
+        run = ResearchRun.objects.create(
+            session=session, created_by=user, question=question, **run_limits(limits or {})
+        )
+        emit(run.pk, "run_queued", question=question, limits=run_limits(limits or {}))
+        transaction.on_commit(lambda: _enqueue("bind_run", run.pk))
+    return run
+
+
+def _enqueue(step: str, object_id) -> None:
+    from .. import tasks
+
+    getattr(tasks, step).delay(str(object_id))
+
+
+# --- bind -----------------------------------------------------------------------
+
+
+def bind_run(run_id) -> None:
+    """Bind phase: parse the session's files (SPEC §2.4 rules) before any node runs."""
+    now = timezone.now()
+    if not ResearchRun.objects.filter(pk=run_id, status=Status.QUEUED).update(status=Status.BINDING, started_at=now):
+        return
+    run = ResearchRun.objects.get(pk=run_id)
+    context_set = ContextSet.objects.get(session_id=run.session_id)
+    summary = processing_summary(context_bundle(context_set), "parsing")
+    ResearchRun.objects.filter(pk=run_id).update(context_processing=summary)
+    emit(run_id, "context_binding_parsing_started", revision=context_set.revision, **_counters(summary))
+    # Parsing runs in the context pipeline's own tasks (in parallel across workers);
+    # its file_digest_finished and context_settled signals move the run on (receivers.py).
+    context_services.request_parse(context_set)
+
+
+def _counters(summary: dict) -> dict:
+    return {k: summary[k] for k in ("files_total", "files_ready", "files_error")}
+
+
+def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> None:
+    for run_id in ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True):
+        counts = ContextFile.objects.filter(context_set__session_id=session_id)
+        ready = counts.filter(digest_status=DigestStatus.READY).count()
+        failed = counts.filter(digest_status=DigestStatus.ERROR).count()
+        emit(
+            run_id,
+            "context_binding_parsing_file_completed",
+            filename=filename,
+            status=digest_status,
+            files_done=ready + failed,
+            files_total=counts.count(),
+            files_ready=ready,
+            files_error=failed,
+        )
+
+
+def context_settled_during_bind(session_id) -> None:
+    for run_id in ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True):
+        _enqueue("begin_exploration", run_id)
+
+
+def begin_exploration(run_id) -> None:
+    """The bind phase is over: store the ContextBundle, plant the root with the full context."""
+    if not ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(status=Status.RUNNING):
+        return
+    run = ResearchRun.objects.get(pk=run_id)
+    bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
+    summary = processing_summary(bundle, "completed")
+    run.context_bundle, run.context_processing = bundle, summary
+    run.save(update_fields=["context_bundle", "context_processing"])
+    emit(run_id, "context_binding_parsing_completed", revision=bundle["revision"], **_counters(summary))
+    if summary["files_total"] and bundle["aggregate_digest"] is None:
+        emit(
+            run_id,
+            "context_binding_no_usable_context",
+            message="no usable context: every file failed to parse; the run goes on with search alone",
+        )
+    items, cut = compact_items(digest_items(bundle["aggregate_digest"]), run.question)
+    reason = "the full aggregate digest"
+    if cut:
+        reason += f", compacted to the node budget ({cut} least relevant items left out)"
+    with transaction.atomic():
+        root = ResearchNode.objects.create(run=run, path="1", depth=0, question=run.question)
+        NodeContextSlice.objects.create(
+            node=root,
+            mode=Mode.ROOT_FULL,
+            selection_reason=reason,
+            selected_items=items,
+            bundle_revision=bundle["revision"],
+        )
+        transaction.on_commit(lambda: _enqueue("explore_node", root.pk))
+
+
+# --- nodes ----------------------------------------------------------------------
+
+
+def explore_node(node_id) -> None:
+    now = timezone.now()
+    if not ResearchNode.objects.filter(pk=node_id, status=NodeStatus.PENDING).update(
+        status=NodeStatus.RUNNING, started_at=now
+    ):
+        return
+    node = ResearchNode.objects.select_related("run", "run__session__team").get(pk=node_id)
+    run = node.run
+    if run.status != Status.RUNNING:
+        _finish_node(node, NodeStatus.CANCELLED)
+        return
+    try:
+        _explore(node, run)
+    except model_tasks.TaskFailed as exc:
+        node.error = str(exc)
+        _finish_node(node, NodeStatus.FAILED)
+        emit(run.pk, "node_failed", node=node.path, error=str(exc))
+    except Exception:
+        logger.exception("node %s of run %s crashed", node.path, run.pk)
+        node.error = "internal error while exploring this node"
+        _finish_node(node, NodeStatus.FAILED)
+        emit(run.pk, "node_failed", node=node.path, error=node.error)
+    _report_when_done(run.pk)
+
+
+def _explore(node: ResearchNode, run: ResearchRun) -> None:
+    context = _slice_of(node, run)
+    emit(
+        run.pk,
+        "context_for_node_ready",
+        node_id=node.path,
+        depth=node.depth,
+        selected_items_count=len(context.selected_items),
+        mode=context.mode,
+        context_slice=slice_json(context),
+    )
+    subject = f"run:{run.pk}:node:{node.path}"
+    queries = model_tasks.run_task(
+        model_tasks.NODE_QUERIES, {"question": node.question, "max_queries": MAX_QUERIES}, run=run, subject=subject
+    ).output["queries"][:MAX_QUERIES]
+    node.queries = queries
+    emit(run.pk, "node_queries", node=node.path, queries=queries)
+
+    results, errors = _search(run, queries)
+    node.results = results
+    emit(
+        run.pk,
+        "node_search_completed",
+        node=node.path,
+        results=len(results),
+        documents=len({r["document"] for r in results}),
+        errors=errors,
+    )
+
+    findings = model_tasks.run_task(
+        model_tasks.NODE_FINDINGS, {"question": node.question}, _evidence(results), run=run, subject=subject
+    ).output["findings"]
+    node.findings = cited_findings(findings, {r["n"] for r in results})
+    emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
+
+    verdict = model_tasks.run_task(
+        model_tasks.NODE_SUFFICIENCY,
+        {"question": node.question, "findings": node.findings, "context_items": context.selected_items},
+        run=run,
+        subject=subject,
+    ).output
+    node.sufficiency = verdict
+    emit(run.pk, "node_sufficiency", node=node.path, **verdict)
+
+    if verdict["is_sufficient"]:
+        _finish_node(node, NodeStatus.SUFFICIENT)
+        return
+    room = _room_for_children(node, run)
+    if room == 0:
+        _finish_node(node, NodeStatus.LIMITED)
+        emit(run.pk, "node_limited", node=node.path, reason=_limit_reason(node, run))
+        return
+    children = model_tasks.run_task(
+        model_tasks.NODE_DECOMPOSE,
+        {
+            "question": node.question,
+            "gaps": verdict["gaps"],
+            "context_items": context.selected_items,
+            "max_children": room,
+        },
+        run=run,
+        subject=subject,
+    ).output["children"]
+    children = _distinct_children(children, node.question)[:room]
+    if not children:
+        _finish_node(node, NodeStatus.LIMITED)
+        emit(run.pk, "node_limited", node=node.path, reason="the question could not be split further")
+        return
+    slices, mode = _split_context(node, run, context, [c["question"] for c in children], subject)
+    with transaction.atomic():
+        created = []
+        for number, (child, child_slice) in enumerate(zip(children, slices, strict=True), start=1):
+            created.append(
+                ResearchNode.objects.create(
+                    run=run,
+                    parent=node,
+                    path=f"{node.path}.{number}",
+                    depth=node.depth + 1,
+                    question=child["question"],
+                    rationale=child["rationale"],
+                )
+            )
+            NodeContextSlice.objects.create(
+                node=created[-1],
+                mode=mode,
+                selection_reason=child_slice["selection_reason"],
+                selected_items=child_slice["selected_items"],
+                bundle_revision=context.bundle_revision,
+            )
+        _finish_node(node, NodeStatus.DECOMPOSED)
+        emit(
+            run.pk,
+            "node_decomposed",
+            node=node.path,
+            mode=mode,
+            children=[
+                {"node": c.path, "question": c.question, "items": len(s["selected_items"])}
+                for c, s in zip(created, slices, strict=True)
+            ],
+        )
+        for child_node in created:
+            transaction.on_commit(lambda pk=child_node.pk: _enqueue("explore_node", pk))
+
+
+def _slice_of(node: ResearchNode, run: ResearchRun) -> NodeContextSlice:
+    """The slice the parent assigned; a lost one is inherited from the parent (or the root's)."""
+    existing = NodeContextSlice.objects.filter(node=node).first()
+    if existing is not None:
+        return existing
+    parent_slice = NodeContextSlice.objects.filter(node=node.parent).first() if node.parent_id else None
+    items = parent_slice.selected_items if parent_slice else []
+    return NodeContextSlice.objects.create(
+        node=node,
+        mode=Mode.FALLBACK_INHERIT_MISSING_PARENT,
+        selection_reason="no slice was assigned; the parent's context is inherited",
+        selected_items=items,
+        bundle_revision=(run.context_bundle or {}).get("revision"),
+    )
+
+
+def slice_json(context: NodeContextSlice) -> dict:
+    return {
+        "mode": context.mode,
+        "selection_reason": context.selection_reason,
+        "selected_items": context.selected_items,
+        "bundle_revision": context.bundle_revision,
+    }
+
+
+def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[str]]:
+    """Every query against every provider; one list, deduplicated by (document, page), numbered."""
+    providers = providers_for_scope(team_cache_scope(run.session.team))
+    found: list[SearchResult] = []
+    errors: list[str] = []
+    for query in queries:
+        response = search_all(providers, query, settings.GROUNDWORK_NODE_SEARCH_RESULTS)
+        found.extend(response.results)
+        errors.extend(e for e in response.errors if e not in errors)
+    best = deduplicate_results(found)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
+    return [result_json(n, r) for n, r in enumerate(best, start=1)], errors
+
+
+def result_json(n: int, result: SearchResult) -> dict:
+    return {
+        "n": n,
+        "provider": result.provider,
+        "document": result.doc_id,
+        "title": result.filename,
+        "location": result.location,
+        "page": result.page,
+        "section": result.section_path,
+        "url": result.url,
+        "sourceref": result.sourceref,
+        "file_id": result.file_id,
+        "score": round(result.relevance_score, 4),
+        "text": result.text[:RESULT_TEXT_CHARS],
+    }
+
+
+def result_label(result: dict) -> str:
+    """ "report.pdf, Page 3" (seed 002 citation style) or a web page's title."""
+    return result["title"] if result["url"] else f"{result['title']}, {result['location']}"
+
+
+def _evidence(results: Sequence[dict]) -> list[Source]:
+    return [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in results]
+
+
+def cited_findings(findings: Sequence[dict], numbers: set[int]) -> list[dict]:
+    """Findings with citations to results that exist; a finding citing none of them is dropped."""
+    kept = []
+    for finding in findings:
+        citations = sorted({n for n in finding["citations"] if n in numbers})
+        if citations:
+            kept.append({"text": finding["text"], "citations": citations})
+    return kept
+
+
+def _room_for_children(node: ResearchNode, run: ResearchRun) -> int:
+    run.refresh_from_db(fields=["tokens_used"])
+    if node.depth >= run.max_depth or run.tokens_used >= run.token_budget:
+        return 0
+    left = run.max_nodes - ResearchNode.objects.filter(run=run).count()
+    return max(0, min(run.max_children, left))
+
+
+def _limit_reason(node: ResearchNode, run: ResearchRun) -> str:
+    if node.depth >= run.max_depth:
+        return f"max_depth {run.max_depth} reached"
+    if run.tokens_used >= run.token_budget:
+        return f"token budget of {run.token_budget} used up"
+    return f"max_nodes {run.max_nodes} reached"
+
+
+def _distinct_children(children: Sequence[dict], parent_question: str) -> list[dict]:
+    seen = {parent_question.strip().casefold()}
+    distinct = []
+    for child in children:
+        key = child["question"].strip().casefold()
+        if key not in seen:
+            seen.add(key)
+            distinct.append(child)
+    return distinct
+
+
+def _split_context(
+    node: ResearchNode, run: ResearchRun, context: NodeContextSlice, questions: list[str], subject: str
+) -> tuple[list[dict], str]:
+    """One split for the decomposition (seed 001 §4.4); a malformed one falls back to token overlap."""
+    from context_app.llm.offline_research import split_by_token_overlap
+
+    items = context.selected_items
+    if not items:
+        empty = [{"selection_reason": "the parent had no context items", "selected_items": []} for _ in questions]
+        return empty, Mode.SPLIT_FROM_PARENT
+    try:
+        output = model_tasks.run_task(
+            model_tasks.CONTEXT_SPLIT, {"children": questions, "parent_items": items}, run=run, subject=subject
+        ).output
+        problem = split_problem(output, questions, items)
+    except model_tasks.TaskFailed as exc:
+        problem = str(exc)
+    if problem is None:
+        by_question = {c["child_question"]: c for c in output["child_contexts"]}
+        return [by_question[q] for q in questions], Mode.SPLIT_FROM_PARENT
+    emit(run.pk, "context_split_fallback", node=node.path, reason=problem)
+    return split_by_token_overlap(questions, items), Mode.SPLIT_FALLBACK
+
+
+def split_problem(output: dict, questions: Sequence[str], items: Sequence[dict]) -> str | None:
+    """Why a model's split cannot be used, or None: every child exactly once, only the parent's items."""
+    answered = [c["child_question"] for c in output["child_contexts"]]
+    if sorted(answered) != sorted(questions):
+        return "the split does not name each child question exactly once"
+    known = {_item_key(item) for item in items}
+    for child in output["child_contexts"]:
+        for item in child["selected_items"]:
+            if _item_key(item) not in known:
+                return f"the split invents an item not in the parent's context: {item['text'][:80]!r}"
+    return None
+
+
+def _item_key(item: dict) -> tuple:
+    return (item["kind"], item["text"], tuple(item["sources"]))
+
+
+def _finish_node(node: ResearchNode, status: str) -> None:
+    node.status = status
+    node.finished_at = timezone.now()
+    node.save()
+    if status in (NodeStatus.SUFFICIENT, NodeStatus.DECOMPOSED, NodeStatus.LIMITED):
+        emit(node.run_id, "node_completed", node=node.path, status=status)
+
+
+def _report_when_done(run_id) -> None:
+    """The last node to finish moves the run to its report (one UPDATE decides who is last)."""
+    open_nodes = ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING])
+    if (
+        ResearchRun.objects.filter(pk=run_id, status=Status.RUNNING)
+        .exclude(pk__in=open_nodes.values("run_id"))
+        .update(status=Status.REPORTING)
+    ):
+        _enqueue("write_report", run_id)
+
+
+# --- cancel and resume -------------------------------------------------------------
+
+
+def cancel_run(run: ResearchRun) -> ResearchRun:
+    with transaction.atomic():
+        if (
+            not ResearchRun.objects.filter(pk=run.pk)
+            .exclude(status__in=ResearchRun.FINISHED)
+            .update(status=Status.CANCELLED, finished_at=timezone.now())
+        ):
+            raise RunError(f"the run is already {run.status}", 409)
+        ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
+        emit(run.pk, "run_cancelled")
+    run.refresh_from_db()
+    return run
+
+
+def resume_run(run_id) -> None:
+    """Re-deliver the step a dead worker left: nodes left running go back to pending."""
+    run = ResearchRun.objects.filter(pk=run_id).first()
+    if run is None or run.is_finished:
+        return
+    if run.status == Status.QUEUED:
+        _enqueue("bind_run", run.pk)
+    elif run.status == Status.BINDING and _context_settled(run):
+        _enqueue("begin_exploration", run.pk)
+    elif run.status == Status.BINDING:
+        context_services.request_parse(ContextSet.objects.get(session_id=run.session_id))
+    elif run.status == Status.RUNNING:
+        ResearchNode.objects.filter(run=run, status=NodeStatus.RUNNING).update(status=NodeStatus.PENDING)
+        for node_id in ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).values_list("pk", flat=True):
+            _enqueue("explore_node", node_id)
+        _report_when_done(run.pk)
+    elif run.status == Status.REPORTING:
+        _enqueue("write_report", run.pk)
+
+
+def _context_settled(run: ResearchRun) -> bool:
+    busy = [DigestStatus.STALE, DigestStatus.PARSING]
+    context_set = ContextSet.objects.get(session_id=run.session_id)
+    return (
+        context_set.aggregate_digest_status not in busy
+        and not context_set.files.filter(digest_status__in=busy).exists()
+    )

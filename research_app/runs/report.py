@@ -1,0 +1,141 @@
+"""The run's cited report (SPEC §4): findings of every node plus the full user context again.
+
+Search results are renumbered across the run (one number per document and page)
+and cited as [n] with a reference list in seed 002's style; the user's files
+are cited by SourceRef (`report.pdf::S4`), which the page opens in the raw
+preview. Citations and SourceRefs the writer was not given are removed and
+recorded in `dropped` before the report is stored.
+"""
+
+from __future__ import annotations
+
+from django.utils import timezone
+
+from context_app.ir import note_source
+
+from ..models import ResearchNode, ResearchRun
+from . import model_tasks
+from .bundle import compact_items, digest_items
+from .engine import result_label
+from .events import emit
+
+Status = ResearchRun.Status
+
+
+def write_report(run_id) -> None:
+    run = ResearchRun.objects.filter(pk=run_id, status=Status.REPORTING).first()
+    if run is None or run.report is not None:
+        return
+    bundle = run.context_bundle or {}
+    nodes = list(ResearchNode.objects.filter(run=run).order_by("depth", "path"))
+    references, findings = _numbered_references(nodes)
+    items, cut = compact_items(digest_items(bundle.get("aggregate_digest")), run.question)
+    file_summaries = [
+        {"filename": f["filename"], "summary": f["summary"]} for f in bundle.get("files", []) if f["summary"]
+    ]
+    emit(
+        run.pk,
+        "report_context_attached",
+        items=len(items),
+        items_left_out=cut,
+        files=len(file_summaries),
+        findings=len(findings),
+        references=len(references),
+    )
+    inputs = {
+        "question": run.question,
+        "findings": findings,
+        "context_items": items,
+        "file_summaries": file_summaries,
+        "open_gaps": _open_gaps(nodes),
+        "search_stats": {
+            "nodes": len(nodes),
+            "queries": sum(len(n.queries) for n in nodes),
+            "results": len(references),
+        },
+    }
+    evidence = [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in references]
+    try:
+        result = model_tasks.run_task(model_tasks.REPORT, inputs, evidence, run=run, subject=f"run:{run.pk}:report")
+    except model_tasks.TaskFailed as exc:
+        ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
+        emit(run.pk, "run_failed", error=str(exc))
+        return
+    known_sources = {ref for item in items for ref in item["sources"]}
+    report, dropped = checked_report(result.output, {r["n"] for r in references}, known_sources)
+    report.update(
+        question=run.question,
+        references=[{k: r[k] for k in REFERENCE_FIELDS} for r in references],
+        dropped=dropped,
+        provider=result.call.provider,
+        model=result.call.model,
+        generated_at=timezone.now().isoformat(),
+    )
+    ResearchRun.objects.filter(pk=run.pk, status=Status.REPORTING).update(
+        report=report, status=Status.COMPLETED, finished_at=timezone.now()
+    )
+    emit(run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references))
+
+
+REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")
+
+
+def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
+    """One number per (document, location) across the run; the nodes' findings cite those numbers."""
+    references: list[dict] = []
+    number_of: dict[tuple[str, str], int] = {}
+    findings = []
+    for node in nodes:
+        local_to_global = {}
+        for result in node.results:
+            key = (result["document"], result["location"])
+            if key not in number_of:
+                number_of[key] = len(references) + 1
+                references.append({**result, "n": number_of[key]})
+            local_to_global[result["n"]] = number_of[key]
+        for finding in node.findings:
+            findings.append(
+                {
+                    "node": node.path,
+                    "question": node.question,
+                    "text": finding["text"],
+                    "citations": sorted({local_to_global[n] for n in finding["citations"] if n in local_to_global}),
+                }
+            )
+    return references, findings
+
+
+def _open_gaps(nodes: list[ResearchNode]) -> list[str]:
+    """Gaps of the nodes that stayed unanswered (leaves, not the decomposed ones whose children took them over)."""
+    gaps: list[str] = []
+    for node in nodes:
+        if node.status == ResearchNode.Status.DECOMPOSED or not node.sufficiency:
+            continue
+        for gap in node.sufficiency.get("gaps", []):
+            if gap not in gaps:
+                gaps.append(gap)
+    return gaps
+
+
+def checked_report(output: dict, numbers: set[int], known_sources: set[str]) -> tuple[dict, list[str]]:
+    """The report with only citations and SourceRefs that were given; what was removed, said plainly."""
+    dropped: list[str] = []
+    sections = []
+    for section in output["sections"]:
+        paragraphs = []
+        for paragraph in section["paragraphs"]:
+            citations = [n for n in paragraph.get("citations", []) if n in numbers]
+            sources = [s for s in paragraph.get("sources", []) if s in known_sources]
+            for n in sorted(set(paragraph.get("citations", [])) - numbers):
+                dropped.append(f"citation [{n}] in “{section['heading']}”: no such reference")
+            for s in sorted(set(paragraph.get("sources", [])) - known_sources):
+                dropped.append(f"source {s} in “{section['heading']}”: not in the user's context")
+            paragraphs.append({"text": paragraph["text"], "citations": citations, "sources": sources})
+        sections.append({"heading": section["heading"], "paragraphs": paragraphs})
+    report = {
+        "title": output["title"],
+        "summary": output["summary"],
+        "sections": sections,
+        "open_questions": output.get("open_questions", []),
+    }
+    return report, dropped

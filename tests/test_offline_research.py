@@ -1,0 +1,514 @@
+"""The offline provider's six research tasks: schema-valid, extractive, deterministic answers.
+
+Prompts are built the way the research engine builds them: an IR envelope of
+numbered search results (`note_source("[n] label", text)`) with the task text
+and its INPUT_JSON, rendered to text.
+"""
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from context_app.digests.validation import ref_key
+from context_app.ir import build_envelope, note_source, render_text
+from context_app.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
+from context_app.llm import offline_research
+from context_app.llm.base import LLMRequest, ProviderError
+from context_app.llm.offline import OfflineProvider
+from context_app.llm.task_envelope import evidence_chunks, task_text
+
+SCHEMAS = Path(__file__).resolve().parent.parent / "prompts" / "schemas"
+SCHEMA_OF = {
+    "NODE_QUERIES": "node_queries",
+    "NODE_FINDINGS": "node_findings",
+    "NODE_SUFFICIENCY": "node_sufficiency",
+    "NODE_DECOMPOSE": "node_decompose",
+    "CONTEXT_SPLIT": "context_split",
+    "REPORT": "report",
+}
+
+QUESTION = "Did the valve programme reduce water losses and what did it cost?"
+RESULTS = [
+    (3, "report.pdf, Page 4", "The valve programme started in 2019. Water losses fell from 24 % to 19 % after it."),
+    (5, "plan.md § Budget > 2022", "The valve programme cost 2.1 M€ in total. The weather was mild that year."),
+    (7, "Football results", "The home team won three matches in a row."),
+]
+ITEMS = [
+    {
+        "kind": "fact",
+        "text": "The board approved a budget of 2 M€ for the valves in 2020.",
+        "sources": ["memo.docx::S3"],
+    },
+    {"kind": "uncertainty", "text": "Night-time losses may be underestimated.", "sources": ["report.pdf::S9"]},
+    {"kind": "fact", "text": "Staff training took place in March.", "sources": ["memo.docx::S5"]},
+]
+
+
+@cache
+def validator(schema: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMAS / f"{schema}.schema.json").read_text(encoding="utf-8")))
+
+
+def envelope_for(task: str, inputs: dict, results=()):
+    sources = [note_source(f"[{number}] {label}", text) for number, label, text in results]
+    return build_envelope(task_text(task, "Do the task described in the system prompt.", inputs), sources)
+
+
+def prompt_for(task: str, inputs: dict, results=(), *, limit_tokens: int | None = None) -> str:
+    envelope = envelope_for(task, inputs, results)
+    if limit_tokens is not None:
+        envelope = fit_to_budget(envelope, limit_tokens)
+    return render_text(envelope)
+
+
+def answer(prompt: str, task: str) -> dict:
+    response = OfflineProvider().complete(LLMRequest(task=task.lower(), system="", prompt=prompt))
+    output = json.loads(response.text)
+    errors = [error.message for error in validator(SCHEMA_OF[task]).iter_errors(output)]
+    assert errors == [], f"{task} output does not match its schema: {errors}"
+    return output
+
+
+def ask(task: str, inputs: dict, results=()) -> dict:
+    return answer(prompt_for(task, inputs, results), task)
+
+
+# --- NODE_QUERIES -----------------------------------------------------------------
+
+
+def test_queries_start_with_the_question_then_its_keywords():
+    queries = ask("NODE_QUERIES", {"question": QUESTION, "max_queries": 8})["queries"]
+    assert queries[0] == QUESTION
+    assert queries[1] == "valve programme reduce water losses cost"
+    assert len({q.lower() for q in queries}) == len(queries)
+
+
+def test_queries_keep_quoted_phrases_and_respect_max_queries():
+    question = 'How did "pressure management" affect night-time leakage in Lyon districts?'
+    queries = ask("NODE_QUERIES", {"question": question, "max_queries": 8})["queries"]
+    assert '"pressure management"' in queries
+    assert "Lyon districts" in queries
+    assert ask("NODE_QUERIES", {"question": question, "max_queries": 2})["queries"] == queries[:2]
+    assert len(ask("NODE_QUERIES", {"question": question, "max_queries": 50})["queries"]) <= 8
+    assert ask("NODE_QUERIES", {"question": question, "max_queries": 0})["queries"] == [question]
+
+
+def test_a_prompt_without_a_question_is_refused():
+    with pytest.raises(ProviderError, match="no question"):
+        OfflineProvider().complete(
+            LLMRequest(task="node_queries", system="", prompt=prompt_for("NODE_QUERIES", {"max_queries": 3}))
+        )
+
+
+# --- NODE_FINDINGS ----------------------------------------------------------------
+
+
+def test_findings_cite_the_results_they_come_from():
+    findings = ask("NODE_FINDINGS", {"question": QUESTION}, RESULTS)["findings"]
+    by_text = {f["text"]: f["citations"] for f in findings}
+    assert by_text["Water losses fell from 24 % to 19 % after it."] == [3]
+    assert by_text["The valve programme cost 2.1 M€ in total."] == [5]
+    assert by_text["The valve programme started in 2019."] == [3]
+    cited = {n for f in findings for n in f["citations"]}
+    assert 7 not in cited  # shares no word with the question
+    assert "The weather was mild that year." not in by_text
+    # Ranked by overlap: "valve programme cost" (3 terms) before "valve programme" (2).
+    assert findings[0]["text"] == "The valve programme cost 2.1 M€ in total."
+
+
+def test_the_same_sentence_in_several_results_is_one_finding_citing_all():
+    shared = "Water losses fell from 24 % to 19 % after the valve programme."
+    results = [
+        (2, "a.pdf, Page 1", f"Intro text without much. {shared}"),
+        (6, "b.md § Results", f"{shared} Other remarks follow here."),
+        (4, "c.html", "Nothing about that topic in here at all."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": QUESTION}, results)["findings"]
+    assert [f for f in findings if f["text"] == shared] == [{"text": shared, "citations": [2, 6]}]
+    assert sum(f["text"] == shared for f in findings) == 1
+
+
+def test_findings_are_empty_without_results_or_overlap():
+    assert ask("NODE_FINDINGS", {"question": QUESTION})["findings"] == []
+    unrelated = [(1, "x.pdf", "The home team won three matches in a row.")]
+    assert ask("NODE_FINDINGS", {"question": QUESTION}, unrelated)["findings"] == []
+
+
+def test_findings_skip_results_whose_text_is_empty_or_omitted_by_the_budget():
+    empty = [(1, "empty.pdf", ""), (2, "full.pdf", "The valve programme cost 2.1 M€ in total.")]
+    findings = ask("NODE_FINDINGS", {"question": QUESTION}, empty)["findings"]
+    assert findings == [{"text": "The valve programme cost 2.1 M€ in total.", "citations": [2]}]
+
+    # The degrade ladder's first stage reduces the low-ranked half to "[omitted]": those cannot be cited.
+    results = [(n, f"doc{n}.pdf", f"The valve programme cost {n} M€ in year {2000 + n}.") for n in range(1, 7)]
+    inputs = {"question": QUESTION}
+    full_prompt = prompt_for("NODE_FINDINGS", inputs, results)
+    costs = stage_costs(envelope_for("NODE_FINDINGS", inputs, results))
+    assert costs[1] < costs[0]
+    prompt = prompt_for("NODE_FINDINGS", inputs, results, limit_tokens=costs[1])
+    visible = {offline_research.result_number(c) for c in evidence_chunks(prompt) if c.text}
+    assert visible == {1, 2, 3}
+    cited = {n for f in answer(prompt, "NODE_FINDINGS")["findings"] for n in f["citations"]}
+    assert cited == visible
+    assert {n for f in answer(full_prompt, "NODE_FINDINGS")["findings"] for n in f["citations"]} == set(range(1, 7))
+
+
+def test_findings_drop_the_budget_summary_marker():
+    # Stage 2 of the degrade ladder replaces the second-best result by "[extractive summary] … [see … for full
+    # content]" (the best stays whole, the low-ranked half is already omitted).
+    long_tail = "\n\n".join(f"Paragraph {n} says nothing of note about the weather." for n in range(30))
+    results = [
+        (1, "a.pdf", "The valve programme cost 2.1 M€ in total."),
+        (2, "b.pdf", f"Water losses fell after the valve programme.\n\n{long_tail}"),
+        (3, "c.pdf", "The valve programme ended."),
+        (4, "d.pdf", "The valve programme was praised."),
+    ]
+    inputs = {"question": QUESTION}
+    costs = stage_costs(envelope_for("NODE_FINDINGS", inputs, results))
+    prompt = prompt_for("NODE_FINDINGS", inputs, results, limit_tokens=costs[2])
+    assert SUMMARY_PREFIX in prompt
+    findings = answer(prompt, "NODE_FINDINGS")["findings"]
+    assert {"text": "Water losses fell after the valve programme.", "citations": [2]} in findings
+    assert not any("[" in f["text"] or "full content" in f["text"] for f in findings)
+
+
+def test_long_sentences_are_cut_at_a_word_boundary():
+    sentence = "The valve programme " + " ".join(f"reduced losses in district number {n}" for n in range(60)) + "."
+    findings = ask("NODE_FINDINGS", {"question": QUESTION}, [(1, "long.pdf", sentence)])["findings"]
+    text = findings[0]["text"]
+    assert len(text) <= offline_research.MAX_FINDING_CHARS
+    assert text.endswith("…")
+    assert sentence.startswith(text.removesuffix("…"))
+    assert sentence[len(text) - 1] == " "  # the cut fell between words
+
+
+def test_at_most_eight_findings():
+    results = [(n, f"d{n}.pdf", f"The valve programme cost {n} M€ in district {n}.") for n in range(1, 13)]
+    findings = ask("NODE_FINDINGS", {"question": QUESTION}, results)["findings"]
+    assert len(findings) == offline_research.MAX_FINDINGS
+    assert [f["citations"] for f in findings] == [[n] for n in range(1, 9)]  # ties ranked by result number
+
+
+# --- NODE_SUFFICIENCY ---------------------------------------------------------------
+
+
+def test_sufficient_when_the_findings_cover_the_question():
+    findings = [
+        {"text": "The valve programme reduced water losses by a fifth.", "citations": [3]},
+        {"text": "It cost 2.1 M€.", "citations": [5]},
+    ]
+    out = ask("NODE_SUFFICIENCY", {"question": QUESTION, "findings": findings, "context_items": []})
+    assert out["is_sufficient"] is True
+    assert out["gaps"] == []
+    assert "2 search findings" in out["reasoning"] and "0 items" in out["reasoning"]
+    assert "user's files cover" not in out["reasoning"]
+
+
+def test_insufficient_with_one_gap_per_uncovered_phrase():
+    question = "What was the maintenance cost of the valves and the staff training budget?"
+    findings = [{"text": "Valves were installed in 14 districts.", "citations": [1]}]
+    out = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": []})
+    assert out["is_sufficient"] is False
+    assert out["gaps"] == ["No evidence yet on “maintenance cost”.", "No evidence yet on “staff training budget”."]
+    assert "1 of 6 key terms covered" in out["reasoning"]
+
+
+def test_reasoning_names_the_users_files_when_they_cover_a_term():
+    question = "What budget did the board approve for the valve programme?"
+    findings = [{"text": "The valve programme started in 2019.", "citations": [3]}]
+    out = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": ITEMS[:1]})
+    assert out["is_sufficient"] is True  # "budget", "board", "approve" come from the user's files
+    assert "1 item from the user's files" in out["reasoning"]
+    assert "the user's files cover “budget”, “board”, “approve”" in out["reasoning"]
+
+    alone = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": []})
+    assert alone["is_sufficient"] is False
+    assert alone["gaps"] == ["No evidence yet on “budget”.", "No evidence yet on “board approve”."]
+
+
+def test_never_sufficient_without_any_evidence():
+    out = ask("NODE_SUFFICIENCY", {"question": QUESTION, "findings": [], "context_items": []})
+    assert out["is_sufficient"] is False
+    assert out["gaps"] == ["No evidence yet on “valve programme reduce water losses”.", "No evidence yet on “cost”."]
+    assert "no evidence" in out["reasoning"]
+
+
+def test_coverage_threshold():
+    # 3 of 4 terms covered = 75 %: sufficient; 2 of 4: not.
+    question = "valves pumps meters pipes"
+    three = [{"text": "Valves, pumps and meters were replaced.", "citations": [1]}]
+    two = [{"text": "Valves and pumps were replaced.", "citations": [1]}]
+    assert ask("NODE_SUFFICIENCY", {"question": question, "findings": three, "context_items": []})["is_sufficient"]
+    out = ask("NODE_SUFFICIENCY", {"question": question, "findings": two, "context_items": []})
+    assert out["is_sufficient"] is False
+    assert out["gaps"] == ["No evidence yet on “meters pipes”."]
+
+
+# --- NODE_DECOMPOSE -----------------------------------------------------------------
+
+
+def test_a_two_clause_question_splits_into_its_clauses():
+    out = ask("NODE_DECOMPOSE", {"question": QUESTION, "gaps": [], "context_items": [], "max_children": 4})
+    assert [c["question"] for c in out["children"]] == [
+        "Did the valve programme reduce water losses?",
+        "What did the valve programme cost?",
+    ]
+
+
+def test_a_list_of_nouns_is_not_split_into_clauses():
+    question = "Did the programme reduce losses, costs and complaints?"
+    assert offline_research.split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]
+
+
+def test_gap_terms_are_partitioned_among_children():
+    question = "What did the valve programme cost?"
+    gaps = [
+        "No evidence yet on “maintenance cost”.",
+        "No evidence yet on “staff training”.",
+        "No data on maintenance contracts after 2021",
+    ]
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 4})
+    questions = [c["question"] for c in out["children"]]
+    assert questions == [
+        "What is known about maintenance cost for the valve programme?",
+        "What is known about staff training for the valve programme?",
+        "What is known about contracts 2021 for the valve programme?",  # "maintenance" is already taken
+    ]
+    for term in ("maintenance", "staff", "training", "contracts", "2021"):
+        assert sum(term in q for q in questions) == 1, term
+    assert all("valve programme" in q for q in questions)  # the parent's subject is kept
+
+
+def test_decompose_respects_max_children():
+    question = "What did the valve programme cost?"
+    gaps = ["No evidence yet on “maintenance cost”.", "No evidence yet on “staff training”.", "No data on meters"]
+    two = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 2})
+    assert [c["question"] for c in two["children"]] == [
+        "What is known about maintenance cost for the valve programme?",
+        "What is known about staff training and meters for the valve programme?",
+    ]
+    one = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 1})
+    assert [c["question"] for c in one["children"]] == ["What is known about maintenance cost for the valve programme?"]
+    clauses = ask(
+        "NODE_DECOMPOSE",
+        {"question": QUESTION, "gaps": ["No evidence yet on “cost”."], "context_items": [], "max_children": 1},
+    )
+    assert [c["question"] for c in clauses["children"]] == ["What did the valve programme cost?"]
+
+
+def test_children_never_repeat_the_parent_or_each_other():
+    question = "What is known about cost for the valve programme?"
+    gaps = ["No evidence yet on “cost”.", "No evidence yet on “cost”."]
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 4})
+    questions = [c["question"] for c in out["children"]]
+    assert len(questions) == 1
+    assert questions[0] != question
+    nothing = ask("NODE_DECOMPOSE", {"question": question, "gaps": [], "context_items": [], "max_children": 4})
+    assert [c["question"] for c in nothing["children"]] != [question]
+
+
+def test_rationale_says_when_the_users_files_bear_on_a_child():
+    question = "What did the valve programme cost?"
+    gaps = [
+        "No evidence yet on “budget”.",
+        "No evidence yet on “pump maintenance”.",
+        "No evidence yet on “night flow”.",
+    ]
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": ITEMS, "max_children": 4})
+    budget, pumps, night = out["children"]
+    assert "budget" in budget["question"] and "user's files bear on it" in budget["rationale"]
+    assert "“budget”" in budget["rationale"]
+    assert "pump maintenance" in pumps["question"] and "user's files" not in pumps["rationale"]
+    assert night["rationale"].endswith("The user's files bear on it: 1 context item mentions “night”.")
+
+
+# --- CONTEXT_SPLIT ------------------------------------------------------------------
+
+CHILDREN = ["Did the valve programme reduce water losses?", "What budget did the board approve for the valves?"]
+
+
+def test_each_item_goes_to_the_child_it_overlaps_most():
+    out = ask("CONTEXT_SPLIT", {"children": CHILDREN, "parent_items": ITEMS})
+    contexts = out["child_contexts"]
+    assert [c["child_question"] for c in contexts] == CHILDREN
+    losses, budget = contexts
+    assert losses["selected_items"] == [ITEMS[1]]  # "losses"
+    assert budget["selected_items"] == [ITEMS[0]]  # "budget", "board", "approve", "valves" beat "valve"
+    assert ITEMS[2] not in losses["selected_items"] + budget["selected_items"]  # shares nothing with either
+    assert "1 shared term: “losses”" in losses["selection_reason"]
+    assert "1 shared no term with any child" in out["overall_note"]
+
+
+def test_tied_items_go_to_every_tied_child_and_empty_children_keep_their_entry():
+    item = {"kind": "fact", "text": "Valves were replaced.", "sources": ["a.pdf::S1"]}
+    children = ["Which valves failed?", "When were valves bought?", "Who paid the staff?"]
+    contexts = ask("CONTEXT_SPLIT", {"children": children, "parent_items": [item]})["child_contexts"]
+    assert [c["child_question"] for c in contexts] == children
+    assert [c["selected_items"] for c in contexts] == [[item], [item], []]
+
+
+def test_the_handler_is_split_by_token_overlap():
+    prompt = prompt_for("CONTEXT_SPLIT", {"children": CHILDREN, "parent_items": ITEMS})
+    out = answer(prompt, "CONTEXT_SPLIT")
+    assert out["child_contexts"] == offline_research.split_by_token_overlap(CHILDREN, ITEMS)
+    assert offline_research.split_by_token_overlap([], ITEMS) == []
+
+
+def test_split_copies_items_verbatim_without_extra_keys():
+    item = {"id": "F1", "kind": "fact", "text": "Water losses fell.", "sources": ["r.pdf::S2"], "reliability": "high"}
+    [context] = offline_research.split_by_token_overlap(["Did water losses fall?"], [item])
+    assert context["selected_items"] == [{"kind": "fact", "text": "Water losses fell.", "sources": ["r.pdf::S2"]}]
+    assert context["selected_items"][0]["sources"] is not item["sources"]
+
+
+# --- REPORT -------------------------------------------------------------------------
+
+REPORT_FINDINGS = [
+    {
+        "node": "1.1",
+        "question": "Did the valve programme reduce water losses?",
+        "text": "Losses fell.",
+        "citations": [3],
+    },
+    {
+        "node": "1.1",
+        "question": "Did the valve programme reduce water losses?",
+        "text": "Water losses fell from 24 % to 19 % after the valve programme.",
+        "citations": [3, 5],
+    },
+    {"node": "1.2", "question": "What did the valve programme cost?", "text": "It cost 2.1 M€.", "citations": [5, 9]},
+]
+REPORT_RESULTS = [
+    (3, "report.pdf, Page 4", "Water losses fell from 24 % to 19 %."),
+    (5, "plan.md § Budget", "The programme cost 2.1 M€."),
+    (9, "Web page", "Cost overview."),
+]
+
+
+def report_inputs(**overrides) -> dict:
+    inputs = {
+        "question": QUESTION,
+        "findings": REPORT_FINDINGS,
+        "context_items": ITEMS
+        + [{"kind": "fact", "text": "Valve losses were audited.", "sources": ["audit.pdf::S2::p. 3"]}],
+        "file_summaries": [{"filename": "memo.docx", "summary": "Board memo on the 2020 budget."}],
+        "open_gaps": ["No evidence yet on “maintenance cost”."] * 3 + [f"Gap {n} is open." for n in range(20)],
+        "search_stats": {"nodes": 3, "queries": 9, "results": 24},
+    }
+    inputs.update(overrides)
+    return inputs
+
+
+def paragraphs(report: dict):
+    return [p for section in report["sections"] for p in section["paragraphs"]]
+
+
+def test_report_cites_only_given_numbers_and_sources():
+    odd = {"node": "1.3", "question": "Odd?", "text": "Odd citations here.", "citations": [0, -1, "7", True, 9, 9]}
+    inputs = report_inputs(findings=[*REPORT_FINDINGS, odd])
+    out = ask("REPORT", inputs, REPORT_RESULTS)
+    given_numbers = {n for f in REPORT_FINDINGS for n in f["citations"]}
+    given_refs = {ref_key(ref) for item in inputs["context_items"] for ref in item["sources"]}
+    assert {"text": "Odd citations here.", "citations": [9]} in paragraphs(out)
+    cited = {n for p in paragraphs(out) for n in p.get("citations", [])}
+    sourced = {ref for p in paragraphs(out) for ref in p.get("sources", [])}
+    assert cited == given_numbers
+    assert sourced <= given_refs
+    assert "audit.pdf::S2" in sourced  # the "::p. 3" hint is dropped, the SourceRef kept
+    assert out["title"] == QUESTION
+
+
+def test_report_sections_by_node_with_the_users_files_first():
+    out = ask("REPORT", report_inputs(), REPORT_RESULTS)
+    headings = [s["heading"] for s in out["sections"]]
+    assert headings == [
+        "From your files",
+        "Did the valve programme reduce water losses?",
+        "What did the valve programme cost?",
+        "Files in this context",
+    ]
+    files, losses, cost, summaries = out["sections"]
+    assert {"text": "Losses fell.", "citations": [3]} in losses["paragraphs"]
+    assert cost["paragraphs"] == [{"text": "It cost 2.1 M€.", "citations": [5, 9]}]
+    # Relevant items only, each with its own SourceRefs; "Staff training" shares nothing with the question.
+    assert {"text": ITEMS[0]["text"], "sources": ["memo.docx::S3"]} in files["paragraphs"]
+    assert all(p["text"] != ITEMS[2]["text"] for p in files["paragraphs"])
+    assert summaries["paragraphs"] == [{"text": "memo.docx: Board memo on the 2020 budget."}]
+
+
+def test_report_summary_and_open_questions():
+    out = ask("REPORT", report_inputs(), REPORT_RESULTS)
+    assert out["summary"].startswith("Water losses fell from 24 % to 19 % after the valve programme.")
+    assert out["open_questions"][0] == "No evidence yet on “maintenance cost”."
+    assert out["open_questions"].count("No evidence yet on “maintenance cost”.") == 1
+    assert len(out["open_questions"]) == 15
+
+
+def test_report_with_nothing_found_still_has_a_section():
+    inputs = report_inputs(findings=[], context_items=[], file_summaries=[], open_gaps=[])
+    out = ask("REPORT", inputs)
+    assert out["sections"] == [
+        {
+            "heading": "What was searched",
+            "paragraphs": [
+                {
+                    "text": "The search covered 3 research nodes, 9 queries and 24 results, "
+                    "and produced no finding that answers the question."
+                }
+            ],
+        }
+    ]
+    assert out["summary"].startswith("Nothing was found")
+    assert out["open_questions"] == []
+
+
+def test_report_without_items_has_no_files_section():
+    out = ask("REPORT", report_inputs(context_items=[], file_summaries=[]), REPORT_RESULTS)
+    headings = [s["heading"] for s in out["sections"]]
+    assert "From your files" not in headings and "Files in this context" not in headings
+    assert not any(p.get("sources") for p in paragraphs(out))
+
+
+def test_report_keeps_within_the_section_limit():
+    findings = [
+        {
+            "node": f"1.{n}",
+            "question": f"What happened in district {n}?",
+            "text": f"District {n} saw change.",
+            "citations": [n],
+        }
+        for n in range(1, 31)
+    ]
+    out = ask("REPORT", report_inputs(findings=findings))
+    assert len(out["sections"]) == 20
+    assert out["sections"][-2]["heading"] == "Further findings"
+    assert {n for p in paragraphs(out) for n in p.get("citations", [])} == set(range(1, 31))
+
+
+# --- determinism --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "inputs", "results"),
+    [
+        ("NODE_QUERIES", {"question": QUESTION, "max_queries": 6}, ()),
+        ("NODE_FINDINGS", {"question": QUESTION}, RESULTS),
+        ("NODE_SUFFICIENCY", {"question": QUESTION, "findings": REPORT_FINDINGS, "context_items": ITEMS}, ()),
+        (
+            "NODE_DECOMPOSE",
+            {"question": QUESTION, "gaps": ["No data on costs"], "context_items": ITEMS, "max_children": 3},
+            (),
+        ),
+        ("CONTEXT_SPLIT", {"children": CHILDREN, "parent_items": ITEMS}, ()),
+        ("REPORT", report_inputs(), REPORT_RESULTS),
+    ],
+)
+def test_same_prompt_same_answer(task, inputs, results):
+    prompt = prompt_for(task, inputs, results)
+    first = OfflineProvider().complete(LLMRequest(task=task.lower(), system="", prompt=prompt)).text
+    second = OfflineProvider().complete(LLMRequest(task=task.lower(), system="", prompt=prompt)).text
+    assert first == second
+    answer(prompt, task)  # and it is schema-valid
