@@ -439,6 +439,19 @@ def test_report_sections_by_node_with_the_users_files_first():
     assert summaries["paragraphs"] == [{"text": "memo.docx: Board memo on the 2020 budget."}]
 
 
+def test_a_sentence_found_again_by_a_sub_question_is_told_once_under_it():
+    shared = "Losses fell by 18 percent after the valves were replaced."
+    findings = [
+        {"node": "1", "question": "Did it pay off?", "text": shared, "citations": [3]},
+        {"node": "1", "question": "Did it pay off?", "text": "Only the root found this.", "citations": [3]},
+        {"node": "1.1", "question": "Did losses fall?", "text": shared, "citations": [3]},
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    by_heading = {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in out["sections"]}
+    assert by_heading["Did it pay off?"] == ["Only the root found this."]
+    assert by_heading["Did losses fall?"] == [shared]
+
+
 def test_report_summary_and_open_questions():
     out = ask("REPORT", report_inputs(), REPORT_RESULTS)
     assert out["summary"].startswith("Water losses fell from 24 % to 19 % after the valve programme.")

@@ -743,6 +743,7 @@ def _report_findings(value: object) -> list[dict]:
         if _text(finding.get("text")):
             findings.append(
                 {
+                    "node": _text(finding.get("node")),
                     "question": _text(finding.get("question")) or "Findings",
                     "text": _cut(finding["text"], MAX_PARAGRAPH_CHARS),
                     "citations": _citations(finding.get("citations")),
@@ -771,14 +772,22 @@ def _item_paragraph(item: dict) -> dict:
 
 
 def _node_sections(findings: list[dict], room: int) -> list[dict]:
-    """One section per node question, in order of first appearance; past `room`, one "Further findings"."""
+    """One section per node question, in order of first appearance; past `room`, one "Further findings".
+
+    A sentence found by a node and again by its sub-questions is told once, under
+    the deepest (most specific) question that found it.
+    """
+    deepest: dict[str, int] = {}
+    for finding in findings:
+        depth = finding["node"].count(".")
+        deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
     by_question: dict[str, list[dict]] = {}
     for finding in findings:
         paragraphs = by_question.setdefault(finding["question"], [])
         paragraph = {"text": finding["text"], "citations": finding["citations"]}
-        if paragraph not in paragraphs:
+        if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
-    sections = [{"heading": _cut(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items()]
+    sections = [{"heading": _cut(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
     if len(sections) <= room:
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
