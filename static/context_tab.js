@@ -6,7 +6,6 @@
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
   const base = `/api/sessions/${sid}/context`;
-  const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const KIND_ORDER = ["fact", "definition", "constraint", "analysis", "case", "lead", "conflict"];
   const KIND_LABEL = {
     fact: "Facts", definition: "Definitions", constraint: "Constraints", analysis: "Analyses",
@@ -26,43 +25,12 @@
   };
 
   const $ = (id) => document.getElementById(id);
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
+  const { el, ApiError } = Groundwork;
 
   // --- API -----------------------------------------------------------------
 
-  class ApiError extends Error {
-    constructor(status, body) {
-      super((body && body.error) || `request failed (${status})`);
-      this.status = status;
-      this.body = body;
-    }
-  }
-
-  function mutationHeaders(extra) {
-    return Object.assign(
-      {
-        "X-CSRFToken": csrf,
-        "Idempotency-Key": crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random(),
-        "If-Match": `"${state.manifest.revision}"`,
-      },
-      extra || {},
-    );
-  }
+  // Context mutations name the revision they were made against (412 when it moved on).
+  const ifMatch = () => ({ "If-Match": `"${state.manifest.revision}"` });
 
   // One writer per tab: mutations run one after another, each with the newest
   // revision in If-Match, so a tab never trips over its own earlier upload.
@@ -77,20 +45,8 @@
     return method === "GET" ? request(method, path) : serialised(() => request(method, path, body));
   }
 
-  async function request(method, path, body) {
-    const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
-    if (method !== "GET") {
-      Object.assign(options.headers, mutationHeaders());
-      if (body instanceof FormData) options.body = body;
-      else if (body !== undefined) {
-        options.headers["Content-Type"] = "application/json";
-        options.body = JSON.stringify(body);
-      }
-    }
-    const response = await fetch(path, options);
-    const data = await response.json().catch(() => null);
-    if (!response.ok) throw new ApiError(response.status, data);
-    return data;
+  function request(method, path, body) {
+    return Groundwork.requestJson(method, path, { body, headers: ifMatch() });
   }
 
   // XHR, not fetch: only XHR reports upload progress.
@@ -98,7 +54,8 @@
     return serialised(() => new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open(method, path);
-      for (const [name, value] of Object.entries(mutationHeaders({ Accept: "application/json" }))) {
+      const headers = Groundwork.mutationHeaders({ ...ifMatch(), Accept: "application/json" });
+      for (const [name, value] of Object.entries(headers)) {
         xhr.setRequestHeader(name, value);
       }
       xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
@@ -323,13 +280,7 @@
     const view = $("digest-view");
     const views = { aggregate: aggregateView, file: fileDigestView, preview: previewView };
     view.replaceChildren(...views[state.tab]().filter(Boolean));
-    if (state.tab === "preview" && state.highlight) {
-      const target = view.querySelector(`[data-span-id="${CSS.escape(state.highlight)}"]`);
-      if (target) {
-        target.scrollIntoView({ block: "center" });
-        target.focus({ preventScroll: true });
-      }
-    }
+    if (state.tab === "preview") Groundwork.scrollToHighlight(view);
   }
 
   function aggregateView() {
@@ -419,16 +370,7 @@
   function previewView() {
     const p = state.preview;
     if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
-    return [
-      el("h3", { text: p.filename }),
-      ...p.spans.map((span) => el("div", {
-        class: `preview-span${span.span_id === state.highlight ? " highlight" : ""}`,
-        id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
-      },
-      el("span", { class: "span-id", text: span.span_id }),
-      span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
-      el("p", { class: "span-text", text: span.text }))),
-    ];
+    return [el("h3", { text: p.filename }), ...Groundwork.spanList(p.spans, state.highlight)];
   }
 
   let flashTimer;
@@ -518,20 +460,12 @@
 
   // --- live updates --------------------------------------------------------------
 
-  let socketDelay = 500;
   function connect() {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${scheme}://${location.host}/ws/sessions/${sid}/context/`);
-    socket.onopen = () => { socketDelay = 500; document.body.dataset.live = "connected"; refreshManifest(); };
-    socket.onmessage = (event) => {
-      const message = JSON.parse(event.data);
-      if (message.type === "context.updated") applyUpdate(message);
-    };
-    socket.onclose = () => {
-      document.body.dataset.live = "disconnected";
-      setTimeout(connect, socketDelay);
-      socketDelay = Math.min(socketDelay * 2, 10000);
-    };
+    Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, {
+      onOpen: refreshManifest,
+      onState: (live) => { document.body.dataset.live = live; },
+      onMessage: (message) => message.type === "context.updated" && applyUpdate(message),
+    });
   }
 
   // --- wiring --------------------------------------------------------------------
