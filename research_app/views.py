@@ -1,5 +1,6 @@
-"""Server-rendered pages: the session list and a session's page with its Context tab."""
+"""Server-rendered pages: the session list and a session's page with its Research and Context tabs."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import Http404
@@ -9,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from context_app.selectors import manifest_of
 
 from . import services
+from .api.run_serializers import serialize_run_summary
 from .api.serializers import serialize_session
 from .selectors import sessions_visible_to, visible_session
 
@@ -35,9 +37,21 @@ def session_page(request, sid):
     if session is None:
         raise Http404("session not found")
     preference = services.preference_for(request.user)
+    runs = [serialize_run_summary(run) for run in session.runs.all()]
     bootstrap = {
         "session": serialize_session(session),
         "manifest": manifest_of(session.context_set),
         "ui_debug": preference.ui_debug,
+        "runs": runs,
     }
-    return render(request, "research/session_page.html", {"session": session, "bootstrap": bootstrap})
+    return render(
+        request,
+        "research/session_page.html",
+        {
+            "session": session,
+            "bootstrap": bootstrap,
+            "has_runs": bool(runs),
+            "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,
+            "run_limits": settings.GROUNDWORK_RUN_LIMITS,
+        },
+    )

@@ -150,7 +150,7 @@ def test_upload_parse_and_read_the_aggregate(browser, live_server_url, member, s
     assert page.locator('.fact-group[data-kind="definition"]').count() == 1
     assert_no_horizontal_scroll(page)
     page.click("button.json-toggle")
-    assert '"mode": "batch"' in page.locator(".json-view").inner_text()
+    assert '"mode": "batch"' in page.locator(".digest-pane .json-view").inner_text()
     assert_no_horizontal_scroll(page)
     final_screenshot(page, artifacts / "context-tab-parsed.png", full_page=True)
 

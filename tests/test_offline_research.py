@@ -525,3 +525,16 @@ def test_same_prompt_same_answer(task, inputs, results):
     second = OfflineProvider().complete(LLMRequest(task=task.lower(), system="", prompt=prompt)).text
     assert first == second
     answer(prompt, task)  # and it is schema-valid
+
+
+def test_a_gap_that_already_names_the_subject_is_not_given_it_twice():
+    out = ask(
+        "NODE_DECOMPOSE",
+        {
+            "question": "How did maintenance staffing change?",
+            "gaps": ["No evidence yet on “maintenance staffing change”."],
+            "context_items": [],
+            "max_children": 3,
+        },
+    )
+    assert [c["question"] for c in out["children"]] == ["What is known about maintenance staffing change?"]

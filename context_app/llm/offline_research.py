@@ -591,6 +591,8 @@ def _narrowed(question: str, subject: str, phrase: str) -> str:
     """A full question about `phrase` that keeps the parent's subject."""
     if subject and set(question_terms(phrase)) <= set(question_terms(subject)):
         return _as_question(f"What is known about {subject}")
+    if subject and set(question_terms(subject)) <= set(question_terms(phrase)):
+        return _as_question(f"What is known about {phrase}")  # the phrase already names the subject
     if subject:
         return _as_question(f"What is known about {phrase} for {subject}")
     return _as_question(f"{question.rstrip('?.! ')}, specifically regarding {phrase}")

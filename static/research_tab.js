@@ -1,0 +1,354 @@
+// The Research tab: start a run, watch its tree grow and its thought stream
+// narrate every event, read its cited report. Sources open the file's raw
+// preview at the cited span.
+(function () {
+  "use strict";
+
+  const { el, requestJson } = Groundwork;
+  const $ = (id) => document.getElementById(id);
+  const boot = JSON.parse(document.getElementById("bootstrap").textContent);
+  const sid = boot.session.session_id;
+  const EVENTS_PAGE = 500; // the API's most events per page
+  const ACTIVE = new Set(["queued", "binding", "running", "reporting"]);
+  const STATUS_LABEL = {
+    queued: "Queued", binding: "Parsing context", running: "Exploring", reporting: "Writing report",
+    completed: "Completed", failed: "Failed", cancelled: "Cancelled",
+  };
+  const NODE_LABEL = {
+    pending: "Pending", running: "Running", sufficient: "Answered", decomposed: "Split",
+    limited: "Stopped at a limit", failed: "Failed", cancelled: "Cancelled",
+  };
+
+  const state = {
+    runs: boot.runs, // summaries, newest first
+    run: null, // snapshot of the selected run
+    lastSeq: 0,
+    socket: null,
+    selectedNode: null,
+    debug: null, // {title, body}: what the context pane shows (ui_debug)
+  };
+
+  // --- narration (SPEC §4: every event type in plain words) ------------------------
+
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many || one + "s"}`;
+
+  const NARRATE = {
+    run_queued: (p) => `Run queued: “${p.question}”.`,
+    context_binding_parsing_started: (p) => p.files_total
+      ? `Parsing the session's context: ${plural(p.files_total, "file")}, ${p.files_ready} already parsed…`
+      : "No context files in this session: the run relies on search alone.",
+    context_binding_parsing_file_completed: (p) =>
+      `Parsing context file ${p.files_done}/${p.files_total}… ${p.filename} ${p.status === "ready" ? "is ready" : "failed"}.`,
+    context_binding_parsing_completed: (p) =>
+      `Context ready: ${p.files_ready} of ${plural(p.files_total, "file")} parsed${p.files_error ? `, ${p.files_error} failed` : ""}.`,
+    context_binding_no_usable_context: (p) => `Warning: ${p.message}.`,
+    context_for_node_ready: (p) => p.mode === "root_full"
+      ? `Gave node ${p.node_id} the full user context (${plural(p.selected_items_count, "item")}).`
+      : `Prepared context slice for node ${p.node_id} (${plural(p.selected_items_count, "item")}).`,
+    node_queries: (p) => `Node ${p.node}: searching for ${p.queries.map((q) => `“${q}”`).join(", ")}.`,
+    node_search_completed: (p) =>
+      `Node ${p.node}: ${plural(p.results, "result")} from ${plural(p.documents, "document")}.` +
+      (p.errors.length ? ` Search problems: ${p.errors.join("; ")}.` : ""),
+    node_findings: (p) => `Node ${p.node}: ${plural(p.findings, "finding")} drawn from the results.`,
+    node_sufficiency: (p) => p.is_sufficient
+      ? `Node ${p.node} is answered. ${p.reasoning}`
+      : `Node ${p.node} needs more. ${p.reasoning}`,
+    node_decomposed: (p) =>
+      `Node ${p.node} splits into ${p.children.map((c) => `${c.node} “${c.question}”`).join(", ")}.`,
+    context_split_fallback: (p) =>
+      `The context split for node ${p.node} could not be used (${p.reason}); items were assigned by shared words instead.`,
+    node_limited: (p) => `Node ${p.node} stops here: ${p.reason}.`,
+    node_completed: (p) => `Node ${p.node} done: ${NODE_LABEL[p.status] || p.status}.`,
+    node_failed: (p) => `Node ${p.node} failed: ${p.error}`,
+    report_context_attached: (p) =>
+      `Attached full user context for report writing (${plural(p.items, "item")} from ${plural(p.files, "file")}, ` +
+      `${plural(p.findings, "finding")}, ${plural(p.references, "reference")}).`,
+    run_completed: (p) => `Report ready: “${p.title}”.`,
+    run_failed: (p) => `The run failed: ${p.error}`,
+    run_cancelled: () => "The run was cancelled.",
+  };
+
+  function narrate(event) {
+    const say = NARRATE[event.type];
+    return say ? say(event.payload) : `${event.type.replace(/_/g, " ")}.`;
+  }
+
+  // --- runs ------------------------------------------------------------------------
+
+  async function selectRun(runId) {
+    if (state.socket) state.socket.close();
+    state.run = null;
+    state.lastSeq = 0;
+    state.selectedNode = null;
+    state.debug = null;
+    $("thought-stream").replaceChildren();
+    render();
+    if (!runId) return;
+    await refreshRun(runId);
+    state.socket = Groundwork.liveSocket(`/ws/runs/${runId}/`, {
+      onOpen: () => catchUp(runId),
+      onMessage: (message) => message.type === "run.event" && receive(runId, [message.event]),
+      onState: (live) => { $("research-tab").dataset.live = live; },
+    });
+  }
+
+  async function refreshRun(runId) {
+    try {
+      const run = await requestJson("GET", `/api/runs/${runId}`);
+      if (runId !== selectedRunId()) return;
+      state.run = run;
+      const summary = state.runs.find((r) => r.run_id === run.run_id);
+      if (summary) summary.status = run.status;
+      render();
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  // Events of parallel nodes can reach the socket out of order: a gap in the
+  // numbering is filled from the stored events, so the stream stays in seq order.
+  let catchingUp = false;
+  async function catchUp(runId) {
+    if (catchingUp) return;
+    catchingUp = true;
+    try {
+      let page;
+      do {
+        page = await requestJson("GET", `/api/runs/${runId}/events?after=${state.lastSeq}`);
+        receive(runId, page.events);
+      } while (page.events.length === EVENTS_PAGE && runId === selectedRunId());
+    } finally {
+      catchingUp = false;
+    }
+  }
+
+  let refreshTimer = null;
+  function receive(runId, events) {
+    if (runId !== selectedRunId()) return;
+    const stream = $("thought-stream");
+    for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
+      if (event.seq <= state.lastSeq) continue;
+      if (event.seq > state.lastSeq + 1) {
+        catchUp(runId);
+        break;
+      }
+      state.lastSeq = event.seq;
+      stream.append(el("li", { "data-seq": event.seq, "data-type": event.type, class: event.type.includes("fail") || event.type.includes("no_usable") ? "warn" : null },
+        el("time", { datetime: event.created_at, text: new Date(event.created_at).toLocaleTimeString() }),
+        el("span", { text: narrate(event) })));
+      followDebug(event);
+    }
+    stream.scrollTop = stream.scrollHeight;
+    renderDebug();
+    // The snapshot carries the tree and the report: fetch it once per burst of events.
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => refreshRun(runId), 250);
+  }
+
+  // ui_debug (seed 001 §7.2): parsing progress during bind, the node's slice on entry, the attached context at report time.
+  function followDebug(event) {
+    const p = event.payload;
+    if (event.type.startsWith("context_binding_parsing")) {
+      state.debug = { title: "Parsing the session's context", body: { files_total: p.files_total, files_ready: p.files_ready, files_error: p.files_error, ...(p.filename ? { last_file: p.filename } : {}) } };
+    } else if (event.type === "context_for_node_ready") {
+      state.debug = { title: `Context slice of node ${p.node_id} (${p.mode})`, body: p.context_slice };
+    } else if (event.type === "report_context_attached") {
+      state.debug = { title: "Full user context attached for the report", body: p };
+    }
+  }
+
+  const selectedRunId = () => $("run-select").value || null;
+
+  async function startRun(event) {
+    event.preventDefault();
+    const number = (id) => (($(id).value || "").trim() === "" ? undefined : Number($(id).value));
+    const body = {
+      question: $("run-question").value.trim(),
+      max_depth: number("limit-depth"),
+      max_children: number("limit-children"),
+      max_nodes: number("limit-nodes"),
+    };
+    $("start-run").disabled = true;
+    showError(null);
+    try {
+      const run = await requestJson("POST", `/api/sessions/${sid}/runs`, { body });
+      state.runs.unshift(run);
+      renderRunOptions(run.run_id);
+      await selectRun(run.run_id);
+    } catch (error) {
+      showError(error.message);
+    } finally {
+      $("start-run").disabled = false;
+    }
+  }
+
+  async function cancelRun() {
+    if (!state.run) return;
+    try {
+      state.run = await requestJson("POST", `/api/runs/${state.run.run_id}/cancel`);
+      render();
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  function showError(message) {
+    $("run-error").hidden = !message;
+    $("run-error").textContent = message || "";
+  }
+
+  // --- rendering -------------------------------------------------------------------
+
+  function render() {
+    const run = state.run;
+    $("run-state").textContent = run ? STATUS_LABEL[run.status] || run.status : "";
+    $("run-state").dataset.status = run ? run.status : "";
+    $("cancel-run").hidden = !(run && ACTIVE.has(run.status));
+    renderTree();
+    renderNodeDetail();
+    renderReport();
+    renderDebug();
+  }
+
+  function renderRunOptions(selected) {
+    const select = $("run-select");
+    select.replaceChildren(...state.runs.map((run) => el("option", {
+      value: run.run_id, selected: run.run_id === selected,
+      text: `${new Date(run.created_at).toLocaleString()} · ${run.question.slice(0, 60)}`,
+    })));
+    const none = state.runs.length === 0;
+    select.hidden = none;
+    document.querySelector('label[for="run-select"]').hidden = none;
+  }
+
+  function renderTree() {
+    const tree = $("node-tree");
+    const nodes = state.run ? state.run.nodes : [];
+    if (!nodes.length) {
+      const waiting = state.run && ACTIVE.has(state.run.status);
+      tree.replaceChildren(el("li", { class: "empty-state", text: state.run
+        ? (waiting ? "The tree starts once the context is parsed…" : "This run has no nodes.")
+        : "Start a run: the question is explored as a tree of sub-questions, grounded in the Context tab's files." }));
+      return;
+    }
+    const children = {};
+    for (const node of nodes) (children[node.parent_id || ""] ||= []).push(node);
+    const branch = (node) => el("li", { "data-node": node.node_id },
+      el("button", {
+        type: "button", class: `node${state.selectedNode === node.node_id ? " selected" : ""}`,
+        "aria-pressed": String(state.selectedNode === node.node_id),
+        onclick: () => { state.selectedNode = node.node_id; render(); },
+      },
+      el("span", { class: "node-path", text: node.node_id }),
+      el("span", { class: "node-question", text: node.question }),
+      el("span", { class: `chip node-${node.status}`, "data-status": node.status, text: NODE_LABEL[node.status] || node.status })),
+      (children[node.node_id] || []).length ? el("ul", {}, ...children[node.node_id].map(branch)) : null);
+    tree.replaceChildren(...(children[""] || []).map(branch));
+  }
+
+  function renderNodeDetail() {
+    const box = $("node-detail");
+    const node = state.run && state.run.nodes.find((n) => n.node_id === state.selectedNode);
+    if (!node) return box.replaceChildren();
+    const parts = [el("h3", { text: `${node.node_id} · ${node.question}` })];
+    if (node.rationale) parts.push(el("p", { class: "muted small", text: node.rationale }));
+    if (node.sufficiency) parts.push(el("p", { text: node.sufficiency.reasoning }));
+    if (node.findings.length) {
+      parts.push(el("ul", { class: "findings" }, ...node.findings.map((f) => el("li", {},
+        f.text, " ", ...f.citations.map((n) => el("span", { class: "citation", text: `[${n}]`, title: resultTitle(node, n) }))))));
+    }
+    if (node.error) parts.push(el("p", { class: "file-error", text: node.error }));
+    const slice = node.context_slice;
+    if (slice) parts.push(el("p", { class: "muted small", text: `Context: ${plural(slice.selected_items_count, "item")} (${slice.mode.replace(/_/g, " ")}). ${slice.selection_reason}` }));
+    box.replaceChildren(...parts);
+  }
+
+  function resultTitle(node, n) {
+    const result = node.results.find((r) => r.n === n);
+    return result ? `${result.title}, ${result.location}` : "";
+  }
+
+  function renderReport() {
+    const view = $("report-view");
+    const run = state.run;
+    $("report-meta").textContent = "";
+    if (!run) return view.replaceChildren(el("p", { class: "empty-state", text: "No run selected." }));
+    const report = run.report;
+    if (!report) {
+      const text = run.status === "failed" ? `The run failed: ${run.error}` : run.status === "cancelled"
+        ? "The run was cancelled before its report." : "The report appears here when the run has explored its question.";
+      return view.replaceChildren(el("p", { class: "empty-state", text }));
+    }
+    $("report-meta").textContent = report.provider === "offline" ? "offline extractive mode" : `${report.provider} · ${report.model}`;
+    const parts = [el("h3", { class: "report-title", text: report.title }), el("p", { class: "report-summary", text: report.summary })];
+    for (const section of report.sections) {
+      parts.push(el("section", { class: "report-section" },
+        el("h4", { text: section.heading }),
+        ...section.paragraphs.map((p) => el("p", {},
+          p.text, " ",
+          ...p.citations.map((n) => el("a", { class: "citation", href: `#ref-${n}`, text: `[${n}]` })),
+          ...p.sources.map(sourceButton)))));
+    }
+    if (report.open_questions.length) {
+      parts.push(el("section", { class: "report-section" }, el("h4", { text: "Open questions" }),
+        el("ul", {}, ...report.open_questions.map((q) => el("li", { text: q })))));
+    }
+    if (report.references.length) {
+      parts.push(el("section", { class: "report-section references" }, el("h4", { text: "References" }),
+        el("ol", {}, ...report.references.map((r) => el("li", { id: `ref-${r.n}`, value: r.n },
+          r.url && /^https?:\/\//.test(r.url)
+            ? el("a", { href: r.url, rel: "noopener noreferrer", target: "_blank", text: r.title })
+            : el("span", { text: `${r.title}, ${r.location}` }),
+          r.sourceref ? [" ", sourceButton(r.sourceref)] : null)))));
+    }
+    if (report.dropped.length) parts.push(el("p", { class: "muted small", text: `Validation removed ${plural(report.dropped.length, "unsupported citation")}.` }));
+    view.replaceChildren(...parts);
+  }
+
+  function renderDebug() {
+    const box = $("run-debug");
+    box.hidden = !(uiDebug() && state.debug);
+    if (box.hidden) return;
+    $("run-debug-title").textContent = state.debug.title;
+    $("run-debug-view").textContent = JSON.stringify(state.debug.body, null, 2);
+  }
+
+  const uiDebug = () => $("ui-debug-toggle").checked;
+
+  // --- sources ---------------------------------------------------------------------
+
+  function sourceButton(ref) {
+    return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => openSource(ref) });
+  }
+
+  async function openSource(ref) {
+    const [filename, spanId] = ref.split("::");
+    const dialog = $("source-dialog");
+    $("source-dialog-title").textContent = `${filename} · ${spanId}`;
+    const spans = $("source-dialog-spans");
+    spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
+    if (!dialog.open) dialog.showModal();
+    try {
+      const manifest = await requestJson("GET", `/api/sessions/${sid}/context`);
+      const file = manifest.files.find((f) => f.filename === filename);
+      if (!file) throw new Error(`${filename} is no longer in this session's context.`);
+      const preview = await requestJson("GET", file.preview_url);
+      spans.replaceChildren(...Groundwork.spanList(preview.spans, spanId));
+      Groundwork.scrollToHighlight(spans);
+    } catch (error) {
+      spans.replaceChildren(el("p", { class: "file-error", text: error.message }));
+    }
+  }
+
+  // --- wiring ----------------------------------------------------------------------
+
+  $("run-form").addEventListener("submit", startRun);
+  $("cancel-run").addEventListener("click", cancelRun);
+  $("run-select").addEventListener("change", () => selectRun(selectedRunId()));
+  $("ui-debug-toggle").addEventListener("change", renderDebug);
+  $("source-dialog-close").addEventListener("click", () => $("source-dialog").close());
+
+  renderRunOptions(state.runs[0] && state.runs[0].run_id);
+  render();
+  if (state.runs.length) selectRun(state.runs[0].run_id);
+})();

@@ -1,0 +1,155 @@
+"""The Research tab in headless Chromium: start a run, watch the tree and thought stream, read the report."""
+
+import pytest
+
+from context_app import services as context_services
+from context_app.models import ContextSet
+from research_app.services import create_session
+from tests.factories import make_member
+from tests.test_context_ui import assert_no_horizontal_scroll, login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+VALVES = (
+    "# Valve programme\n\n"
+    "The valve programme replaced 42 gate valves in district 3 between March 2021 and June 2022.\n\n"
+    "After the replacement, water losses in district 3 fell by 18 percent.\n\n"
+    "## Budget\n\nThe programme cost 1.2 million euros, paid from the 2021 network budget.\n"
+)
+SURVEY = (
+    "Household survey, autumn 2022.\n\n"
+    "About 61 percent of households in district 3 reported fewer supply interruptions.\n"
+)
+QUESTION = "Did the valve programme reduce water losses, and how did maintenance staffing change?"
+
+
+@pytest.fixture
+def member():
+    return make_member()[0]
+
+
+@pytest.fixture
+def session_id(member):
+    session = create_session(user=member, title="Valve review", question=QUESTION)
+    context_set = ContextSet.objects.get(session=session)
+    context_services.upload_files(
+        context_set,
+        [context_services.Upload("valves.md", VALVES.encode()), context_services.Upload("survey.txt", SURVEY.encode())],
+    )
+    return str(session.pk)
+
+
+def open_research(page, live_server_url, sid):
+    page.goto(f"{live_server_url}/sessions/{sid}/")
+    page.wait_for_function("document.body.dataset.live === 'connected'")
+    page.click("#tab-research")
+    page.wait_for_selector("#research-tab", state="visible")
+
+
+def run_to_completion(page):
+    page.click("#start-run")
+    page.wait_for_function("document.getElementById('run-state').dataset.status === 'completed'", timeout=60_000)
+    page.wait_for_selector("#report-view .report-section")
+
+
+def stream_text(page) -> str:
+    return page.locator("#thought-stream").inner_text()
+
+
+def test_a_run_grows_its_tree_narrates_and_writes_a_cited_report(
+    browser, live_server_url, member, session_id, artifacts
+):
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, session_id)
+    assert page.locator("#run-question").input_value() == QUESTION
+    run_to_completion(page)
+
+    stream = stream_text(page)
+    for said in (
+        "Parsing the session's context: 2 files",
+        "Parsing context file 2/2…",
+        "Gave node 1 the full user context",
+        "Prepared context slice for node 1.1",
+        "Attached full user context for report writing",
+        "Report ready:",
+    ):
+        assert said in stream, (said, stream)
+    seqs = page.eval_on_selector_all("#thought-stream li", "items => items.map(i => +i.dataset.seq)")
+    assert seqs == list(range(1, len(seqs) + 1)), "every stored event narrated once, in order"
+
+    assert page.locator('#node-tree li[data-node="1"] > .node .chip').inner_text() == "Split"
+    assert page.locator('#node-tree li[data-node="1"] li[data-node="1.1"]').count() == 1
+    page.click('#node-tree li[data-node="1.1"] > .node')
+    page.locator("#node-detail h3", has_text="1.1").wait_for()
+
+    report = page.locator("#report-view")
+    assert report.locator(".report-title").inner_text() == QUESTION
+    citation = report.locator("a.citation").first
+    target = citation.get_attribute("href")
+    assert report.locator(f"li{target}").count() == 1, "a citation points at its reference"
+    assert "offline extractive mode" in page.locator("#report-meta").inner_text()
+    page.screenshot(path=str(artifacts / "research-tab-completed.png"), full_page=True)
+
+    # A SourceRef opens the file's raw preview at the span, highlighted.
+    source = report.locator(".report-section .source-link").first
+    ref = source.get_attribute("data-source")
+    source.click()
+    highlighted = page.locator("#source-dialog .preview-span.highlight")
+    highlighted.wait_for()
+    filename, span_id = ref.split("::")
+    assert highlighted.get_attribute("data-span-id") == span_id
+    spans = page.evaluate(
+        """async ([sid, name]) => {
+            const manifest = await (await fetch(`/api/sessions/${sid}/context`)).json();
+            const file = manifest.files.find(f => f.filename === name);
+            return (await (await fetch(file.preview_url)).json()).spans;
+        }""",
+        [session_id, filename],
+    )
+    assert highlighted.locator(".span-text").inner_text() == next(s["text"] for s in spans if s["span_id"] == span_id)
+    page.screenshot(path=str(artifacts / "research-tab-source.png"))
+    page.click("#source-dialog-close")
+
+    # Reloading shows the same run, its stream replayed from the stored events.
+    page.reload()
+    page.wait_for_selector("#research-tab", state="visible")  # the default tab once a session has runs
+    page.wait_for_function(f"document.querySelectorAll('#thought-stream li').length === {len(seqs)}")
+
+
+def test_ui_debug_shows_the_context_each_step_received(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, session_id)
+    run_to_completion(page)
+    debug = page.locator("#run-debug")
+    assert debug.is_visible()
+    assert page.locator("#run-debug-title").inner_text() == "Full user context attached for the report"
+    page.uncheck("#ui-debug-toggle")
+    debug.wait_for(state="hidden")
+    page.check("#ui-debug-toggle")
+    debug.wait_for(state="visible")
+    page.set_viewport_size({"width": 800, "height": 900})
+    assert_no_horizontal_scroll(page)
+    page.screenshot(path=str(artifacts / "research-tab-800px.png"), full_page=True)
+
+
+def test_a_hostile_question_renders_as_text(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, session_id)
+    hostile = "<img src=x onerror=alert(1)> did the valves <script>alert(2)</script> reduce losses?"
+    page.fill("#run-question", hostile)
+    run_to_completion(page)
+    assert hostile in page.locator("#thought-stream").inner_text()
+    assert page.locator("#report-view .report-title").inner_text() == hostile
+    assert page.evaluate("document.querySelectorAll('#research-tab img, #research-tab script').length") == 0
+
+
+def test_a_bad_limit_shows_the_servers_message(browser, live_server_url, member, session_id, artifacts):
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, session_id)
+    page.click(".limits summary")
+    page.evaluate("document.getElementById('limit-nodes').removeAttribute('max')")
+    page.fill("#limit-nodes", "999")
+    page.click("#start-run")
+    error = page.locator("#run-error")
+    error.wait_for()
+    assert error.inner_text().startswith("max_nodes must be an integer from 1 to")
