@@ -5,12 +5,22 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from tests.factories import ContextApi, make_member
+from research_app.models import ResearchNode
+from tests.factories import ContextApi, make_member, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 
 EXPECTED = {
-    "research_app": {"team", "researchsession", "idempotencyrecord", "userpreference"},
+    "research_app": {
+        "team",
+        "researchsession",
+        "idempotencyrecord",
+        "userpreference",
+        "researchrun",
+        "researchnode",
+        "nodecontextslice",
+        "runevent",
+    },
     "context_app": {"contextset", "contextfile", "storeddigest", "digestcacheentry", "llmcall", "libraryrecord"},
 }
 
@@ -21,6 +31,16 @@ def test_admin_lists_every_model_with_rows(client):
     api.upload(sid, {"notes.md": b"# Valves\n\nGate valves were replaced in 2022."})
     api.parse(sid)
     api.settle(sid)
+    # A completed run, so runs, nodes, their context slices and events have rows to show.
+    response = api.post(f"/api/sessions/{sid}/runs", {"question": "When were the valves replaced?"}, format="json")
+    assert response.status_code == 201, response.content
+    rid = response.json()["run_id"]
+
+    def finished():
+        status = api.get(f"/api/runs/{rid}").json()["status"]
+        return status if status in ("completed", "failed", "cancelled") else None
+
+    assert wait_until(finished, message="the run to finish") == "completed"
     client.force_login(api.user)
     client.get(f"/sessions/{sid}/")  # the session page creates the member's preferences
     staff = get_user_model().objects.create_superuser("admin", "admin@example.org", "pw")
@@ -37,3 +57,10 @@ def test_admin_lists_every_model_with_rows(client):
             assert first is not None, f"no {model_name} row to show"
             change = client.get(reverse(f"admin:{app_label}_{model_name}_change", args=[first.pk]))
             assert change.status_code == 200, (model_name, change.status_code)
+
+    # The run's page links to its nodes, and a node's page carries its context slice.
+    root = ResearchNode.objects.get(run_id=rid, path="1")
+    run_page = client.get(reverse("admin:research_app_researchrun_change", args=[rid])).content.decode()
+    assert reverse("admin:research_app_researchnode_change", args=[root.pk]) in run_page
+    node_page = client.get(reverse("admin:research_app_researchnode_change", args=[root.pk])).content.decode()
+    assert '<option value="root_full" selected>' in node_page

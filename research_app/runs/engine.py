@@ -128,26 +128,30 @@ def context_settled_during_bind(session_id) -> None:
 
 
 def begin_exploration(run_id) -> None:
-    """The bind phase is over: store the ContextBundle, plant the root with the full context."""
-    if not ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(status=Status.RUNNING):
-        return
-    run = ResearchRun.objects.get(pk=run_id)
-    bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
-    summary = processing_summary(bundle, "completed")
-    run.context_bundle, run.context_processing = bundle, summary
-    run.save(update_fields=["context_bundle", "context_processing"])
-    emit(run_id, "context_binding_parsing_completed", revision=bundle["revision"], **_counters(summary))
-    if summary["files_total"] and bundle["aggregate_digest"] is None:
-        emit(
-            run_id,
-            "context_binding_no_usable_context",
-            message="no usable context: every file failed to parse; the run goes on with search alone",
-        )
-    items, cut = compact_items(digest_items(bundle["aggregate_digest"]), run.question)
-    reason = "the full aggregate digest"
-    if cut:
-        reason += f", compacted to the node budget ({cut} least relevant items left out)"
+    """The bind phase is over: store the ContextBundle, plant the root with the full context.
+
+    One transaction from the claim to the root: a worker dying in between leaves
+    the run binding (resume starts this step again), never running without a root.
+    """
     with transaction.atomic():
+        if not ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(status=Status.RUNNING):
+            return
+        run = ResearchRun.objects.get(pk=run_id)
+        bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
+        summary = processing_summary(bundle, "completed")
+        run.context_bundle, run.context_processing = bundle, summary
+        run.save(update_fields=["context_bundle", "context_processing"])
+        emit(run_id, "context_binding_parsing_completed", revision=bundle["revision"], **_counters(summary))
+        if summary["files_total"] and bundle["aggregate_digest"] is None:
+            emit(
+                run_id,
+                "context_binding_no_usable_context",
+                message="no usable context: every file failed to parse; the run goes on with search alone",
+            )
+        items, cut = compact_items(digest_items(bundle["aggregate_digest"]), run.question)
+        reason = "the full aggregate digest"
+        if cut:
+            reason += f", compacted to the node budget ({cut} least relevant items left out)"
         root = ResearchNode.objects.create(run=run, path="1", depth=0, question=run.question)
         NodeContextSlice.objects.create(
             node=root,
