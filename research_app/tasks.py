@@ -1,6 +1,7 @@
 """Celery entry points of research runs: load ids, call one engine step. All safe to run twice."""
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 from .runs import engine, report
 
@@ -23,3 +24,8 @@ def explore_node(node_id: str) -> None:
 @shared_task(name="research.write_report")
 def write_report(run_id: str) -> None:
     report.write_report(run_id)
+
+
+@worker_ready.connect
+def resume_runs_after_restart(**_kwargs) -> None:
+    engine.recover_stuck_runs()

@@ -420,3 +420,27 @@ def test_every_step_run_again_after_the_run_completed_changes_nothing(api):
     engine.begin_exploration(rid)
     engine.bind_run(rid)
     assert footprint(rid) == before
+
+
+def test_a_restarted_worker_resumes_nodes_whose_worker_died_long_ago(api, monkeypatch, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from research_app.runs import engine
+
+    sid = session_with_files(api, FILES)
+    held = hold_steps(monkeypatch, "explore_node", workers_only=True)
+    rid = start(api, sid, max_depth=0)
+    wait_until(lambda: any(step == "explore_node" for step, _ in held), message="the root to be queued")
+    root = ResearchNode.objects.get(run_id=rid, path="1")
+    # Claimed by a worker that died before the task time limit's end.
+    long_ago = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 61)
+    ResearchNode.objects.filter(pk=root.pk).update(status="running", started_at=long_ago)
+    release_steps(monkeypatch)
+
+    young = ResearchNode.objects.filter(status="running").exclude(pk=root.pk).count()
+    assert engine.recover_stuck_runs() == [root.run_id]
+    assert finished(api, rid)["status"] == "completed"
+    assert ResearchNode.objects.filter(status="running").count() == young
+    assert engine.recover_stuck_runs() == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -491,6 +492,16 @@ def resume_run(run_id) -> None:
         _report_when_done(run.pk)
     elif run.status == Status.REPORTING:
         _enqueue("write_report", run.pk)
+
+
+def recover_stuck_runs() -> list:
+    """Runs whose nodes have been running longer than any task may live: their worker died; resume them."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+    stuck = ResearchNode.objects.filter(status=NodeStatus.RUNNING, started_at__lt=cutoff, run__status=Status.RUNNING)
+    run_ids = list(stuck.values_list("run_id", flat=True).distinct())
+    for run_id in run_ids:
+        resume_run(run_id)
+    return run_ids
 
 
 def _context_settled(run: ResearchRun) -> bool:
