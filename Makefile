@@ -53,6 +53,7 @@ bench: bootstrap
 	$(BIN)/python bench/context_bench.py
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/ir_bench.py
+	$(BIN)/python bench/run_bench.py
 
 clean:
 	rm -rf $(VENV) var
