@@ -8,29 +8,14 @@ table and writes bench/results/latest.json.
 """
 
 import json
-import os
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["GROUNDWORK_VAR_DIR"] = tempfile.mkdtemp(prefix="groundwork-bench-")
-os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-os.environ["GROUNDWORK_LLM"] = "offline"
-os.environ.pop("ANTHROPIC_API_KEY", None)
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+import harness  # noqa: I001  (sets Django up before the project's imports)
 
-import django  # noqa: E402
-
-django.setup()
+harness.setup_django()
+ROOT = harness.ROOT
 
 from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-
-settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
 from context_app import services  # noqa: E402
@@ -177,7 +162,6 @@ def extraction_speed() -> list[dict]:
 
 
 def main() -> None:
-    call_command("migrate", verbosity=0)
     rows = scenario_calls()
     print(f"{'scenario':48} {'actual A/B':>11} {'minimum A/B':>12} {'naive A/B':>10}")
     for row in rows:

@@ -13,33 +13,18 @@ tree (equal counts: no N+1). Prints a table; writes bench/results/runs.json.
 """
 
 import json
-import os
 import statistics
-import sys
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["GROUNDWORK_VAR_DIR"] = tempfile.mkdtemp(prefix="groundwork-bench-")
-os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-os.environ["GROUNDWORK_LLM"] = "offline"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+import harness  # noqa: I001  (sets Django up before the project's imports)
 
-import django  # noqa: E402
+harness.setup_django()
+ROOT = harness.ROOT
 
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
-
-settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 from bench.retrieval_quality import corpus_files  # noqa: E402
 from context_app import services  # noqa: E402
@@ -48,7 +33,8 @@ from research_app.models import ResearchRun  # noqa: E402
 from research_app.runs import engine  # noqa: E402
 from research_app.services import create_session, ensure_demo_user  # noqa: E402
 
-LABELLED = [q["question"] for q in json.loads((ROOT / "tests" / "fixtures" / "library_corpus" / "questions.json").read_text())]
+CORPUS = ROOT / "tests" / "fixtures" / "library_corpus"
+LABELLED = [q["question"] for q in json.loads((CORPUS / "questions.json").read_text())]
 
 
 # Half of each question is not in the corpus, so the root is insufficient and the tree grows.
@@ -85,7 +71,6 @@ def snapshot_cost(client: APIClient, run: ResearchRun) -> tuple[int, int]:
 
 
 def main() -> None:
-    call_command("migrate", verbosity=0)
     user, _team = ensure_demo_user("bench", "bench", "Bench")
     session = create_session(user=user, title="Run bench", question=QUESTIONS[0])
     files = corpus_files()

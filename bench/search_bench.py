@@ -11,30 +11,15 @@ bench/results/search.json. Seed 002's targets: <1 s, –, <10 ms, <5 ms.
 """
 
 import json
-import os
 import random
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["GROUNDWORK_VAR_DIR"] = tempfile.mkdtemp(prefix="groundwork-bench-")
-os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-os.environ["GROUNDWORK_LLM"] = "offline"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+import harness  # noqa: I001  (sets Django up before the project's imports)
 
-import django  # noqa: E402
+harness.setup_django()
+ROOT = harness.ROOT
 
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-
-settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 from bench.retrieval_quality import corpus_files, evaluate  # noqa: E402
 from context_app import library, services  # noqa: E402
@@ -56,7 +41,6 @@ def median_ms(action, repeat: int) -> float:
 
 
 def main() -> None:
-    call_command("migrate", verbosity=0)
     user, team = ensure_demo_user("bench", "bench", "Bench")
     session = create_session(user=user, title="Search bench")
     files = corpus_files()

@@ -11,7 +11,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ALPHA = (
     "The pilot ran from March 2021 to June 2022.\n\nWater losses fell by 18 percent after 42 valves were installed.\n"
 )
-BETA = "# Budget\n\nNon-revenue water is defined as water produced but not billed.\n\nThe 2022 budget was 4.2 million euros.\n"
+BETA = (
+    "# Budget\n\nNon-revenue water is defined as water produced but not billed.\n\n"
+    "The 2022 budget was 4.2 million euros.\n"
+)
 GAMMA = "Survey, autumn 2022.\n\nAbout 61 percent of households reported fewer interruptions.\n"
 
 # Records every status chip the page ever shows, per file, so short-lived states are not missed.
@@ -59,10 +62,26 @@ def upload(page, files: dict[str, str]):
 
 def drop(page, name: str, text: str):
     transfer = page.evaluate_handle(
-        """([name, text]) => { const dt = new DataTransfer(); dt.items.add(new File([text], name, {type: 'text/plain'})); return dt; }""",
+        """([name, text]) => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([text], name, {type: 'text/plain'}));
+            return dt;
+        }""",
         [name, text],
     )
     page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+
+
+def preview_spans(page, session_id: str, filename: str) -> list[dict]:
+    """The file's spans as the page's own API calls return them."""
+    return page.evaluate(
+        """async ([sid, name]) => {
+            const manifest = await (await fetch(`/api/sessions/${sid}/context`)).json();
+            const file = manifest.files.find(f => f.filename === name);
+            return (await (await fetch(file.preview_url)).json()).spans;
+        }""",
+        [session_id, filename],
+    )
 
 
 def assert_no_horizontal_scroll(page):
@@ -70,7 +89,8 @@ def assert_no_horizontal_scroll(page):
         const limit = document.documentElement.clientWidth;
         return [...document.querySelectorAll('body *')]
             .filter(e => e.getBoundingClientRect().right > limit + 1 && e.getClientRects().length)
-            .slice(0, 5).map(e => `${e.tagName}.${e.className}#${e.id}: ${Math.round(e.getBoundingClientRect().right)}`);
+            .slice(0, 5)
+            .map(e => `${e.tagName}.${e.className}#${e.id}: ${Math.round(e.getBoundingClientRect().right)}`);
     }""")
     assert overflow == [], overflow
 
@@ -81,7 +101,10 @@ def chip(page, filename):
 
 def wait_status(page, filename, status, timeout=30_000):
     page.wait_for_function(
-        """([name, status]) => { const c = document.querySelector(`#file-rows tr[data-filename="${name}"] .chip`); return c && c.dataset.status === status; }""",
+        """([name, status]) => {
+            const c = document.querySelector(`#file-rows tr[data-filename="${name}"] .chip`);
+            return c && c.dataset.status === status;
+        }""",
         arg=[filename, status],
         timeout=timeout,
     )
@@ -229,14 +252,7 @@ def test_source_click_opens_the_highlighted_span(browser, live_server_url, membe
     highlighted.wait_for()
     assert page.locator("#dtab-preview").get_attribute("aria-selected") == "true"
     assert highlighted.get_attribute("data-span-id") == span_id
-    spans = page.evaluate(
-        """async ([sid, name]) => {
-            const manifest = await (await fetch(`/api/sessions/${sid}/context`)).json();
-            const file = manifest.files.find(f => f.filename === name);
-            return (await (await fetch(file.preview_url)).json()).spans;
-        }""",
-        [session_id, filename],
-    )
+    spans = preview_spans(page, session_id, filename)
     expected = next(s["text"] for s in spans if s["span_id"] == span_id)
     assert highlighted.locator(".span-text").inner_text() == expected
     assert page.locator(".preview-span.highlight").count() == 1

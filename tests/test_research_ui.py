@@ -6,21 +6,10 @@ from context_app import services as context_services
 from context_app.models import ContextSet
 from research_app.services import create_session
 from tests.factories import make_member
-from tests.test_context_ui import assert_no_horizontal_scroll, login
+from tests.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
+from tests.test_research_runs import QUESTION, SURVEY, VALVES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-VALVES = (
-    "# Valve programme\n\n"
-    "The valve programme replaced 42 gate valves in district 3 between March 2021 and June 2022.\n\n"
-    "After the replacement, water losses in district 3 fell by 18 percent.\n\n"
-    "## Budget\n\nThe programme cost 1.2 million euros, paid from the 2021 network budget.\n"
-)
-SURVEY = (
-    "Household survey, autumn 2022.\n\n"
-    "About 61 percent of households in district 3 reported fewer supply interruptions.\n"
-)
-QUESTION = "Did the valve programme reduce water losses, and how did maintenance staffing change?"
 
 
 @pytest.fixture
@@ -98,14 +87,7 @@ def test_a_run_grows_its_tree_narrates_and_writes_a_cited_report(
     highlighted.wait_for()
     filename, span_id = ref.split("::")
     assert highlighted.get_attribute("data-span-id") == span_id
-    spans = page.evaluate(
-        """async ([sid, name]) => {
-            const manifest = await (await fetch(`/api/sessions/${sid}/context`)).json();
-            const file = manifest.files.find(f => f.filename === name);
-            return (await (await fetch(file.preview_url)).json()).spans;
-        }""",
-        [session_id, filename],
-    )
+    spans = preview_spans(page, session_id, filename)
     assert highlighted.locator(".span-text").inner_text() == next(s["text"] for s in spans if s["span_id"] == span_id)
     page.screenshot(path=str(artifacts / "research-tab-source.png"))
     page.click("#source-dialog-close")

@@ -7,7 +7,6 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from context_app.services import ContextError
 
-from ..runs.engine import RunError
 from ..services import SessionError
 
 
@@ -18,7 +17,7 @@ def error(message: str, status: int, **extra) -> Response:
 def exception_handler(exc, context) -> Response | None:
     if isinstance(exc, ContextError):
         return error(exc.message, exc.status, **exc.extra)
-    if isinstance(exc, SessionError | RunError):
+    if isinstance(exc, SessionError):  # RunError too
         return error(exc.message, exc.status)
     if isinstance(exc, Http404):
         return error("not found", 404)

@@ -22,7 +22,7 @@ from context_app.models import ContextFile, ContextSet, DigestStatus
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from ..services import team_cache_scope
+from ..services import SessionError, team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, digest_items, processing_summary
 from .events import emit
@@ -37,11 +37,8 @@ MAX_QUERIES = 3
 RESULT_TEXT_CHARS = 3000
 
 
-class RunError(Exception):
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.message = message
-        self.status = status
+class RunError(SessionError):
+    """A run request that cannot be served; answered as a 4xx with its message."""
 
 
 # --- start ----------------------------------------------------------------------
