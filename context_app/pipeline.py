@@ -24,7 +24,7 @@ from .extraction import (
     extract_document,
     sha256_hex,
 )
-from .models import ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
+from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
 from .notify import notify_context_changed
 
 logger = logging.getLogger(__name__)
@@ -64,6 +64,7 @@ def dispatch_parse(context_set_id) -> None:
     recover_stuck_files(context_set_id)
     if not ContextSet.objects.filter(pk=context_set_id).exists():
         return
+    restale_outdated_digests(context_set_id)
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
     claimed = [
         (file_id, text_hash)
@@ -76,6 +77,34 @@ def dispatch_parse(context_set_id) -> None:
         digest_file.delay(str(file_id), text_hash)
     notify_context_changed(context_set_id)
     schedule_aggregate_if_due(context_set_id)
+
+
+def restale_outdated_digests(context_set_id) -> int:
+    """Ready files whose digest was made under another prompt version or model go back to stale.
+
+    Seed 000 §6.2: a prompt change re-runs Task A. A file's digest is current when
+    the cache holds an entry under the file's key as of now (text hash, chunking,
+    prompt version, provider:model); one query checks the whole set.
+    """
+    context_set = ContextSet.objects.filter(pk=context_set_id).only("cache_scope").first()
+    ready = ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.READY)
+    keys = {file.pk: file_cache_key(file) for file in ready.only("extracted_text_hash")}
+    current = set(
+        DigestCacheEntry.objects.filter(scope=context_set.cache_scope, cache_key__in=keys.values()).values_list(
+            "cache_key", flat=True
+        )
+    )
+    outdated = [pk for pk, key in keys.items() if key not in current]
+    if not outdated:
+        return 0
+    with transaction.atomic():
+        locked = ContextSet.objects.select_for_update().get(pk=context_set_id)
+        count = ContextFile.objects.filter(pk__in=outdated, digest_status=DigestStatus.READY).update(
+            digest_status=DigestStatus.STALE, digest=None, digest_hash="", updated_at=timezone.now()
+        )
+        refresh_aggregate_state(locked)
+    logger.info("%s digests of %s were made under another prompt or model: stale again", count, context_set_id)
+    return count
 
 
 def _stale_extracted(context_set_id):

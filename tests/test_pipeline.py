@@ -10,7 +10,7 @@ from django.utils import timezone
 from context_app import pipeline, services
 from context_app.digests.validation import ref_key
 from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
-from tests.factories import ContextApi, make_member, model_calls
+from tests.factories import ContextApi, make_member, model_calls, wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -278,3 +278,29 @@ def test_a_failed_aggregate_is_not_rebuilt_until_asked(api, monkeypatch, build_a
     else:
         api.parse(sid)
     assert api.settle(sid)["aggregate_digest_status"] == "ready"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker_thread")
+def test_a_new_prompt_version_reruns_task_a_at_the_next_parse(api, settings):
+    """Seed 000 §6.2: prompt changes → prompt_version changes → Task A again; nothing else does."""
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"The pilot ran from March 2021 to June 2022.", "b.txt": b"It cost 2 million euros."})
+    api.parse(sid)
+    api.settle(sid)
+    api.parse(sid)  # nothing changed: no call
+    api.settle(sid)
+    assert model_calls(sid, "per_file_digest") == 2
+
+    settings.CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.5"
+    api.parse(sid)
+
+    def digested_under_the_new_prompt():
+        manifest = api.manifest(sid)
+        done = all(f["prompt_version"] == "v1.5" and f["digest_status"] == "ready" for f in manifest["files"])
+        return manifest if done and manifest["aggregate_digest_status"] == "ready" else None
+
+    manifest = wait_until(digested_under_the_new_prompt, message="the files to be digested under v1.5")
+    assert all(f["digest_status"] == "ready" for f in manifest["files"])
+    assert model_calls(sid, "per_file_digest") == 4
+    assert LLMCall.objects.filter(task="per_file_digest", prompt_version="v1.5").count() == 2
