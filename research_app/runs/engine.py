@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import services as context_services
@@ -104,19 +105,26 @@ def _counters(summary: dict) -> dict:
 
 
 def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> None:
-    for run_id in ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True):
-        counts = ContextFile.objects.filter(context_set__session_id=session_id)
-        ready = counts.filter(digest_status=DigestStatus.READY).count()
-        failed = counts.filter(digest_status=DigestStatus.ERROR).count()
+    binding = list(
+        ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True)
+    )
+    if not binding:
+        return
+    counts = ContextFile.objects.filter(context_set__session_id=session_id).aggregate(
+        total=Count("pk"),
+        ready=Count("pk", filter=Q(digest_status=DigestStatus.READY)),
+        failed=Count("pk", filter=Q(digest_status=DigestStatus.ERROR)),
+    )
+    for run_id in binding:
         emit(
             run_id,
             "context_binding_parsing_file_completed",
             filename=filename,
             status=digest_status,
-            files_done=ready + failed,
-            files_total=counts.count(),
-            files_ready=ready,
-            files_error=failed,
+            files_done=counts["ready"] + counts["failed"],
+            files_total=counts["total"],
+            files_ready=counts["ready"],
+            files_error=counts["failed"],
         )
 
 
