@@ -129,8 +129,11 @@ def schedule_aggregate_if_due(context_set_id) -> None:
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
     if context_set is None:  # the session was deleted while its files were parsing
         return
-    if context_set.aggregate_digest_status == DigestStatus.READY:
-        _settle(context_set_id)
+    nothing_to_build = context_set.aggregate_digest_status == DigestStatus.ERROR and not (
+        ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.READY).exists()
+    )
+    if context_set.aggregate_digest_status == DigestStatus.READY or nothing_to_build:
+        _settle(context_set_id)  # nothing_to_build: every file failed, the aggregate says so already
         return
     if not parsing_wanted(context_set) or _stale_extracted(context_set_id).exists():
         return  # a queued dispatch_parse claims those files first
