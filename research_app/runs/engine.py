@@ -116,16 +116,21 @@ def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> No
         failed=Count("pk", filter=Q(digest_status=DigestStatus.ERROR)),
     )
     for run_id in binding:
-        emit(
-            run_id,
-            "context_binding_parsing_file_completed",
-            filename=filename,
-            status=digest_status,
-            files_done=counts["ready"] + counts["failed"],
-            files_total=counts["total"],
-            files_ready=counts["ready"],
-            files_error=counts["failed"],
-        )
+        with transaction.atomic():
+            # Files finishing together must still count 1/n, 2/n: the run's row lock orders them.
+            run = ResearchRun.objects.select_for_update().get(pk=run_id)
+            at_start = run.context_processing.get("files_ready", 0) + run.context_processing.get("files_error", 0)
+            told = run.events.filter(type="context_binding_parsing_file_completed").count()
+            emit(
+                run_id,
+                "context_binding_parsing_file_completed",
+                filename=filename,
+                status=digest_status,
+                files_done=min(at_start + told + 1, counts["total"]),
+                files_total=counts["total"],
+                files_ready=counts["ready"],
+                files_error=counts["failed"],
+            )
 
 
 def context_settled_during_bind(session_id) -> None:
