@@ -199,7 +199,14 @@ def test_other_teams_get_404_and_mutations_need_an_idempotency_key(api):
     assert api.get(f"/api/sessions/{sid}").json()["runs"][0]["run_id"] == rid
 
 
-def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api):
+def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, monkeypatch):
+    import time
+
+    from context_app.llm.offline import OfflineProvider
+
+    answer = OfflineProvider.complete
+    # Model calls take 0.2 s, so the cancel surely lands while the run is under way.
+    monkeypatch.setattr(OfflineProvider, "complete", lambda self, request: time.sleep(0.2) or answer(self, request))
     sid = session_with_files(api, {"valves.md": VALVES.encode()})
     rid = start(api, sid, max_depth=1)
     response = api.post(f"/api/runs/{rid}/cancel")
@@ -207,5 +214,6 @@ def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api):
     assert ResearchRun.objects.get(pk=rid).status == ResearchRun.Status.CANCELLED
     assert finished(api, rid)["status"] == "cancelled"
     assert "run_cancelled" in [e["type"] for e in events_of(api, rid)]
+    assert model_calls(sid, "report") == 0, "a cancelled run writes no report"
     again = api.post(f"/api/runs/{rid}/cancel")
     assert again.status_code == 409 and "already cancelled" in again.json()["error"]
