@@ -215,3 +215,9 @@ GROUNDWORK_RUN_LIMITS = {"max_depth": 5, "max_children": 8, "max_nodes": 60, "to
 GROUNDWORK_RESEARCH_INPUT_TOKENS = env.int("GROUNDWORK_RESEARCH_INPUT_TOKENS", default=24_000)
 GROUNDWORK_NODE_CONTEXT_TOKENS = env.int("GROUNDWORK_NODE_CONTEXT_TOKENS", default=8_000)
 GROUNDWORK_NODE_SEARCH_RESULTS = env.int("GROUNDWORK_NODE_SEARCH_RESULTS", default=8)
+
+# Chat (SPEC §5): how long a context request waits for a person before the turn
+# answers without it (a reminder goes out at half time), and the style fragment
+# of the prompt sheet (prompts/sheets/styles/<style>.md).
+GROUNDWORK_CONTEXT_REQUEST_SECONDS = env.float("GROUNDWORK_CONTEXT_REQUEST_SECONDS", default=300.0)
+GROUNDWORK_CHAT_STYLE = env.str("GROUNDWORK_CHAT_STYLE", default="plain")

@@ -15,6 +15,7 @@ from .task_envelope import task_name
 
 def _handlers() -> dict[str, Callable[[str], dict]]:
     from ..digests import offline as digest_offline
+    from . import offline_chat as chat
     from . import offline_research as research
 
     return {
@@ -26,6 +27,7 @@ def _handlers() -> dict[str, Callable[[str], dict]]:
         "NODE_DECOMPOSE": research.node_decompose,
         "CONTEXT_SPLIT": research.context_split,
         "REPORT": research.report,
+        "CHAT_TURN": chat.chat_turn,
     }
 
 

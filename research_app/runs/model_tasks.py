@@ -1,4 +1,4 @@
-"""The six model tasks of a run, each an IR envelope through the gateway, validated before use.
+"""The model tasks of a run (and the chat's turn), each an IR envelope through the gateway, validated before use.
 
 A task's evidence (search results) travels as envelope chunks, cut by the
 degrade ladder to GROUNDWORK_RESEARCH_INPUT_TOKENS; its structured inputs
@@ -12,7 +12,7 @@ the caller, which knows what was given.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -74,6 +74,12 @@ CONTEXT_SPLIT = ResearchTask(
     "context_split",
     "Assign the parent's context items to the child questions they bear on.",
 )
+CHAT_TURN = ResearchTask(
+    "CHAT_TURN",
+    "chat_turn",
+    "chat_turn",
+    "Answer the message from the evidence and supplied context, or say what is missing.",
+)
 REPORT = ResearchTask(
     "REPORT",
     "report",
@@ -102,13 +108,39 @@ def run_task(
     run: ResearchRun,
     subject: str,
 ) -> TaskResult:
+    """A research task for a run: its tokens count against the run's budget."""
+
+    def count_tokens(call: LLMCall) -> None:
+        ResearchRun.objects.filter(pk=run.pk).update(
+            tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens
+        )
+
+    return complete_task(task, inputs, evidence, subject=subject, session_id=run.session_id, on_call=count_tokens)
+
+
+def complete_task(
+    task: ResearchTask,
+    inputs: dict,
+    evidence: Sequence[Source] = (),
+    *,
+    subject: str,
+    session_id,
+    instructions: str | None = None,
+    on_call: Callable[[LLMCall], None] | None = None,
+) -> TaskResult:
+    """One task through the gateway: envelope, budget, call, schema check, one repair.
+
+    `instructions` replaces the task's own words above INPUT_JSON (the chat renders
+    them from its prompt sheet); `on_call` sees every recorded call (token budgets).
+    """
+    instructions = task.instructions if instructions is None else instructions
     provider = gateway.get_provider()
     envelope = build_envelope(
-        task_text(task.name, task.instructions, inputs), list(evidence), capabilities=capabilities_for(provider.name)
+        task_text(task.name, instructions, inputs), list(evidence), capabilities=capabilities_for(provider.name)
     )
     fitted = fit_to_budget(envelope, settings.GROUNDWORK_RESEARCH_INPUT_TOKENS)
     cuts = len(fitted.budget.cuts) if fitted.budget else 0
-    context_set_id = ContextSet.objects.filter(session_id=run.session_id).values_list("pk", flat=True).first()
+    context_set_id = ContextSet.objects.filter(session_id=session_id).values_list("pk", flat=True).first()
 
     def attempt(envelope, number: int) -> tuple[gateway.GatewayResult, dict | None, list[str]]:
         request = LLMRequest.from_envelope(
@@ -125,9 +157,8 @@ def run_task(
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(f"{task.recorded_as}: model call failed: {exc}") from exc
-        ResearchRun.objects.filter(pk=run.pk).update(
-            tokens_used=F("tokens_used") + result.call.input_tokens + result.call.output_tokens
-        )
+        if on_call is not None:
+            on_call(result.call)
         output, errors = parse_output(task, result.response.text)
         if errors:
             gateway.mark_invalid(result.call, errors)
@@ -139,7 +170,7 @@ def run_task(
         repaired = True
         listed = "\n".join(f"- {error}" for error in errors[:REPAIR_MAX_ERRORS])
         repair = (
-            f"{task.instructions}\nYOUR PREVIOUS OUTPUT WAS INVALID:\n{listed}\n"
+            f"{instructions}\nYOUR PREVIOUS OUTPUT WAS INVALID:\n{listed}\n"
             "Return the corrected JSON only, matching the schema in the system prompt."
         )
         retry = build_envelope(

@@ -1,0 +1,407 @@
+"""Offline chat turns: what the `offline` provider answers to CHAT_TURN (SPEC §5, seed 003).
+
+A documented product mode (it runs when no API key is configured), not a test
+double. No model, no network, no randomness, no clock: the same prompt always
+gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
+
+The evidence chunks are the session's artifacts, each titled with its key in
+brackets ("[digest:aggregate] Aggregate digest", "[report:<uuid>] Report: …",
+"[supply:<uuid>] Note from alice"). Every line of a digest ("[fact] … (a.txt::S1)")
+and every sentence of the other chunks and of the context supplied for this
+turn is a candidate; it scores the number of the message's content terms it
+shares (token overlap, the terms of offline_research).
+
+- The message has no content terms ("hi", "thanks"): a fixed sentence saying
+  what the assistant does with this session.
+- The candidates mention at least half of the message's terms, or context was
+  supplied for this turn (even if every slot was skipped: it is never asked
+  for twice), or the turn may not ask (`may_request` false: forced, or the
+  request expired): the answer is the best three candidates in their own words,
+  citing their SourceRefs or else their chunk's key. Below half, it first says
+  what the session does not cover.
+- Otherwise: no answer, and `needs` ask a person for a note on the uncovered
+  terms, and for the document the message names unless the prompt carries it
+  whole. A need is anchored to the most relevant artifact only when the
+  prompt lacks part of it (omitted, cut or summarised by the token budget):
+  the system attaches what it holds itself, and re-attaching what was read
+  whole would keep the request from ever reaching a person.
+
+A bare follow-up ("and in 2023?", fewer than two terms) borrows the terms of
+the previous user message in `history`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ..digests.offline import _cut, _normal, _sentences
+from ..ir.budget import SUMMARY_PREFIX
+from ..ir.render import CONTENT_HEADER, TRUNCATED_MARKER
+from .base import ProviderError
+from .offline_research import (
+    ITEM_KINDS,
+    QUESTION_WORDS,
+    STOP_WORDS,
+    _quote_list,
+    _uncovered_phrases,
+    content_terms,
+    question_terms,
+    result_text,
+)
+from .task_envelope import evidence_chunks, read_task
+
+# --- limits (chat_turn.schema.json) ------------------------------------------------------
+
+ANSWER_COVERAGE = 0.5  # share of the message's terms the session must mention to answer unasked
+MAX_ANSWER_SENTENCES = 3
+MAX_SENTENCE_CHARS = 500
+MAX_ANSWER_CHARS = 6000
+MAX_CITATIONS = 20
+MAX_CITATION_CHARS = 300
+MAX_NEEDS = 5
+MAX_NEED_CHARS = 500
+MAX_ANCHOR_CHARS = 300
+FOLLOW_UP_TERMS = 2  # a message with fewer terms than this borrows the previous user message's
+
+GREETING = (
+    "I answer questions about this session from its files, digests and reports, citing where each point comes "
+    "from; when the session holds nothing on a question, I ask for the missing context instead of guessing."
+)
+
+# --- words -------------------------------------------------------------------------------
+
+# A message made only of these (and stop words) is small talk: "hi", "thanks a lot", "ok, great".
+COURTESY_WORDS = frozenset(
+    """hi hello hey hiya howdy greetings thanks thank thx ty cheers ok okay alright great good nice cool perfect
+    fine sure yes yeah yep no nope bye goodbye morning afternoon evening please welcome got lot""".split()
+)
+# Words about the conversation or the session's artifacts, not about the topic asked: they never count as terms.
+_TALK_WORDS = """hi hello hey thanks thank thx please ok okay say says said tell told explain describe show give
+    mention mentions mentioned summarise summarize summary session sessions digest digests report reports finding
+    findings note notes source sources""".split()
+_DOCUMENT_WORD = re.compile(r"\b(spreadsheet|attachment|attached|file|document)s?\b", re.I)
+_DOCUMENT_NOUNS = ("spreadsheet", "document", "file", "attachment")  # the most specific the message uses names it
+_EXTENSIONS = ("pdf", "docx", "xlsx", "csv", "md", "txt")
+_FILENAME = re.compile(r"(?<![\w.-])([\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))\b", re.I)
+_IGNORED_TERMS = frozenset(
+    content_terms(" ".join([*_TALK_WORDS, "spreadsheet", "attachment", "attached", "file", "document", *_EXTENSIONS]))
+)
+
+_WORD = re.compile(r"[^\W_]+")
+_KEY = re.compile(r"^\[(?P<key>[^\]]+)\]\s*")
+_ITEM_LINE = re.compile(r"^\[(?P<kind>[a-z]+)\]\s+(?P<text>\S.*)$")
+_REF_GROUP = re.compile(r"\(([^()]*::S[0-9]+[^()]*)\)")
+_REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
+_BARE_REF = re.compile(r"(?<![\w.-])([\w][\w.-]*::S[0-9]+)")
+_REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
+_INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
+_CLOSED = tuple(".!?…)]\"”'’")
+
+
+# --- candidates --------------------------------------------------------------------------
+
+
+@dataclass
+class _Candidate:
+    text: str  # as the answer shows it: a digest line without its "[kind] " marker
+    terms: frozenset[str]
+    order: int  # supplies first (given for this turn), then the evidence in rank order
+    supplied: bool  # in the context supplied for this turn
+    given: bool  # supplied by a person (not "auto" by the system): used even when it shares no term
+    keys: list[str] = field(default_factory=list)  # keys of the chunks that hold it, in order
+
+
+def chunk_key(title: str) -> str:
+    """The bracketed key a chunk title starts with ("[report:1f…] Report: …" → "report:1f…"), or ""."""
+    match = _KEY.match(title.strip())
+    return match.group("key").strip() if match else ""
+
+
+def _pieces(text: str) -> list[str]:
+    """A chunk's or supply's candidates: each digest item line whole, the other lines' sentences."""
+    pieces: list[str] = []
+    prose: list[str] = []
+
+    def flush() -> None:
+        for sentence in _sentences("\n".join(prose)):
+            if pieces and prose and _REFS_ONLY.match(sentence):
+                pieces[-1] = f"{pieces[-1]} {sentence}"  # "… fell. (a.txt::S4)": the refs belong to the sentence
+            else:
+                pieces.append(sentence)
+        prose.clear()
+
+    for line in text.split("\n"):
+        item = _ITEM_LINE.match(line.strip())
+        if item and item.group("kind") in ITEM_KINDS:
+            flush()
+            pieces.append(re.sub(r"\s+", " ", item.group("text")).strip())
+        else:
+            prose.append(line)
+    flush()
+    return pieces
+
+
+def source_refs(text: str) -> list[str]:
+    """The SourceRefs (name::S<n>, any "::hint" dropped) a candidate contains, each once, in order."""
+    refs: list[str] = []
+    for group in _REF_GROUP.findall(text):
+        for piece in group.split(","):
+            match = _REF.match(piece.strip())
+            if match:
+                refs.append(match.group("ref"))
+    refs += _BARE_REF.findall(_REF_GROUP.sub(" ", text))
+    return list(dict.fromkeys(refs))
+
+
+def _supplies(value: object) -> tuple[list[tuple[str, bool]], bool]:
+    """The texts supplied for this turn (skips left out), each with whether a person gave it; and whether
+    anything was supplied at all (a request was answered, if only by skipping)."""
+    entries = [s for s in (value if isinstance(value, list) else []) if isinstance(s, dict)]
+    texts = [
+        (s["text"].strip(), s.get("kind") != "auto")
+        for s in entries
+        if s.get("kind") != "skip" and isinstance(s.get("text"), str) and s["text"].strip()
+    ]
+    return texts, bool(entries)
+
+
+def _chunk_texts(prompt: str) -> list[tuple[str, str]]:
+    """(key, text) of the evidence chunks that carry text: omitted ones and title-only placeholders left out."""
+    chunks = []
+    for chunk in evidence_chunks(prompt):
+        text = result_text(chunk)
+        if text and _normal(text) != _normal(_KEY.sub("", chunk.title.strip(), count=1)):
+            chunks.append((chunk_key(chunk.title), text))
+    return chunks
+
+
+def _candidates(chunks: list[tuple[str, str]], supplied: list[tuple[str, bool]]) -> list[_Candidate]:
+    """Every distinct candidate; one that appears in several places is one candidate with all their keys."""
+    by_text: dict[str, _Candidate] = {}
+    normal_chunks = [(key, _normal(text)) for key, text in chunks]
+
+    def add(piece: str, key: str, *, supplied: bool, given: bool) -> None:
+        normal = _normal(piece)
+        if not normal:
+            return
+        candidate = by_text.get(normal)
+        if candidate is None:
+            terms = frozenset(content_terms(piece))
+            candidate = by_text[normal] = _Candidate(piece, terms, len(by_text), supplied, given)
+        candidate.given = candidate.given or given
+        if key and key not in candidate.keys:
+            candidate.keys.append(key)
+
+    for text, given in supplied:
+        for piece in _pieces(text):
+            # A supply the session also holds as a chunk ([supply:<uuid>] …) is cited by that chunk's key.
+            holders = [key for key, normal in normal_chunks if key and _normal(piece) in normal]
+            for key in holders or [""]:
+                add(piece, key, supplied=True, given=given)
+    for key, text in chunks:
+        for piece in _pieces(text):
+            add(piece, key, supplied=False, given=False)
+    return list(by_text.values())
+
+
+def _index_titles(prompt: str) -> dict[str, str]:
+    """source id → title, from the Context Index (it names every source, also those whose text was omitted)."""
+    index = prompt.partition(CONTENT_HEADER)[0]
+    titles: dict[str, str] = {}
+    for match in _INDEX_LINE.finditer(index):
+        try:
+            title = json.loads(match.group("title"))
+        except ValueError:
+            continue
+        if isinstance(title, str):
+            titles[match.group("sid")] = title
+    return titles
+
+
+# --- terms -------------------------------------------------------------------------------
+
+
+def _is_small_talk(message: str) -> bool:
+    words = [word.lower() for word in _WORD.findall(message)]
+    return all(word in COURTESY_WORDS or word in STOP_WORDS or word in QUESTION_WORDS for word in words)
+
+
+def _message_terms(message: str) -> list[str]:
+    return [term for term in question_terms(message) if term not in _IGNORED_TERMS]
+
+
+def _previous_user_message(history: object, message: str) -> str:
+    """The last user message of `history` before this one (the current message, if repeated there, skipped)."""
+    turns = [t for t in (history if isinstance(history, list) else []) if isinstance(t, dict)]
+    texts = [t["content"].strip() for t in turns if t.get("role") == "user" and isinstance(t.get("content"), str)]
+    texts = [text for text in texts if text]
+    if texts and _normal(texts[-1]) == _normal(message):
+        texts.pop()
+    return texts[-1] if texts else ""
+
+
+# --- the turn ----------------------------------------------------------------------------
+
+
+def chat_turn(prompt: str) -> dict:
+    """One chat turn from the prompt alone: an answer from the session's artifacts, or what to ask a person for."""
+    _, inputs = read_task(prompt)
+    message = inputs.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise ProviderError("CHAT_TURN: INPUT_JSON has no message", retryable=False)
+    message = re.sub(r"\s+", " ", message).strip()
+
+    terms = _message_terms(message)
+    asked = message
+    if len(terms) < FOLLOW_UP_TERMS and not _is_small_talk(message):
+        previous = _previous_user_message(inputs.get("history"), message)
+        if previous:
+            terms = list(dict.fromkeys([*terms, *_message_terms(previous)]))
+            asked = f"{message}; {previous}"  # ";" keeps the two messages' phrases apart
+    if not terms or _is_small_talk(message):
+        return {"answer": GREETING, "citations": [], "needs": []}
+
+    supplied, resumed = _supplies(inputs.get("supplied"))
+    candidates = _candidates(_chunk_texts(prompt), supplied)
+    wanted = set(terms)
+    mentioned = set().union(*(c.terms for c in candidates)) if candidates else set()
+    covered = wanted & mentioned
+    coverage = len(covered) / len(wanted)
+    uncovered = _uncovered_phrases(asked, covered | _IGNORED_TERMS) or [message]
+
+    may_request = inputs.get("may_request") is not False
+    if coverage >= ANSWER_COVERAGE or resumed or not may_request:
+        return _answer(candidates, wanted, uncovered if coverage < ANSWER_COVERAGE else [])
+    return {"answer": "", "citations": [], "needs": _needs(message, uncovered, candidates, wanted, prompt)}
+
+
+def _answer(candidates: list[_Candidate], wanted: set[str], uncovered: list[str]) -> dict:
+    """The best candidates in their own words; led by what the session lacks when `uncovered` is given."""
+    used = _best(candidates, wanted)
+    body = " ".join(_closed(_cut(c.text, MAX_SENTENCE_CHARS)) for c in used)
+    if uncovered:
+        quoted = _quote_list(uncovered)
+        if not used:
+            return {
+                "answer": f"This session's files, digests and reports say nothing about {quoted}.",
+                "citations": [],
+                "needs": [],
+            }
+        from_supply, from_session = any(c.supplied for c in used), any(not c.supplied for c in used)
+        if from_supply and from_session:
+            closest = "here is what was supplied for it and the closest they hold:"
+        elif from_supply:
+            closest = "here is what was supplied for it:"
+        else:
+            closest = "the closest they hold:"
+        body = f"This session's files and reports say nothing about {quoted}; {closest} {body}"
+    return {"answer": _cut(body, MAX_ANSWER_CHARS), "citations": _citations(used), "needs": []}
+
+
+def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
+    """The top candidates by shared terms, then order. What a person supplied counts even when it shares no
+    term, and the best of it is always among those used: they gave it for this question."""
+    eligible = [c for c in candidates if c.given or wanted & c.terms]
+    ranked = sorted(eligible, key=lambda c: (-len(wanted & c.terms), c.order))
+    used = ranked[:MAX_ANSWER_SENTENCES]
+    best_given = next((c for c in ranked if c.given), None)
+    if best_given is not None and best_given not in used:
+        used = [*used[: MAX_ANSWER_SENTENCES - 1], best_given]
+    return used
+
+
+def _closed(sentence: str) -> str:
+    return sentence if sentence.endswith(_CLOSED) else f"{sentence}."
+
+
+def _citations(used: list[_Candidate]) -> list[str]:
+    cited: list[str] = []
+    for candidate in used:
+        cited += source_refs(candidate.text) or candidate.keys[:1]
+    cited = [ref for ref in dict.fromkeys(cited) if len(ref) <= MAX_CITATION_CHARS]
+    return cited[:MAX_CITATIONS]
+
+
+def _needs(message: str, uncovered: list[str], candidates: list[_Candidate], wanted: set[str], prompt: str) -> list:
+    """A note on the uncovered terms, anchored to the most relevant artifact the prompt lacks in full; and the
+    document the message names, unless the prompt already carries it whole."""
+    quoted = _quote_list(uncovered)
+    pronoun = "it" if len(uncovered) == 1 else "them"
+    note = {
+        "kind": "note",
+        "description": _cut(
+            f"Context on {quoted}: none of this session's files, digests or reports mention {pronoun}. "
+            "Paste a note or attach a document.",
+            MAX_NEED_CHARS,
+        ),
+    }
+    artifacts = _artifacts(prompt)
+    anchor = _relevant_key(candidates, wanted, artifacts)
+    if anchor:
+        note["anchor"] = anchor
+    needs = [note]
+    filenames = list(dict.fromkeys(_FILENAME.findall(message)))
+    for name in filenames:
+        holder = next((key for key in artifacts if name.lower() in key.lower()), "")
+        if holder and artifacts[holder].whole:
+            continue  # the session holds it and the prompt carries all of it: it was read, and says nothing
+        need = {"kind": "file", "description": _cut(f"The document the question refers to: “{name}”.", MAX_NEED_CHARS)}
+        if holder and len(holder) <= MAX_ANCHOR_CHARS:
+            need["anchor"] = holder
+        needs.append(need)
+    words = {word.lower().replace("attached", "attachment") for word in _DOCUMENT_WORD.findall(message)}
+    noun = next((noun for noun in _DOCUMENT_NOUNS if noun in words), "")
+    if noun and not filenames:
+        needs.append({"kind": "file", "description": f"The {noun} the question refers to: attach it."})
+    return needs[:MAX_NEEDS]
+
+
+@dataclass(frozen=True)
+class _Artifact:
+    title: str
+    whole: bool  # the prompt carries all its text (not omitted, cut or summarised by the token budget)
+
+
+def _artifacts(prompt: str) -> dict[str, _Artifact]:
+    """key → artifact, for every keyed source of the prompt, in the Context Index's order."""
+    whole: dict[str, bool] = {}
+    titles = _index_titles(prompt)
+    for chunk in evidence_chunks(prompt):
+        source = chunk.anchor.split("#", 1)[0]
+        carried = (
+            bool(chunk.text)
+            and not chunk.text.startswith(SUMMARY_PREFIX)
+            and f"{chunk.text}\n{TRUNCATED_MARKER}\n[/CHUNK]" not in prompt
+        )
+        whole[source] = whole.get(source, True) and carried
+        titles.setdefault(source, chunk.title)
+    artifacts: dict[str, _Artifact] = {}
+    for source, title in titles.items():
+        key = chunk_key(title)
+        if key and key not in artifacts:
+            artifacts[key] = _Artifact(title, whole.get(source, False))
+    return artifacts
+
+
+def _relevant_key(candidates: list[_Candidate], wanted: set[str], artifacts: dict[str, _Artifact]) -> str:
+    """The key of the artifact the prompt lacks in full that shares the most terms with the message, by its
+    title or the part of its text the prompt shows; "" when none does.
+
+    An artifact the prompt carries whole is never an anchor: the system would attach what was already read,
+    and the request would never reach a person.
+    """
+    shown: dict[str, int] = {}
+    for candidate in candidates:
+        for key in candidate.keys:
+            shown[key] = max(shown.get(key, 0), len(wanted & candidate.terms))
+    best, best_score = "", 0
+    for key, artifact in artifacts.items():
+        if artifact.whole or len(key) > MAX_ANCHOR_CHARS:
+            continue
+        about = _KEY.sub("", artifact.title.strip(), count=1)
+        score = max(shown.get(key, 0), len(wanted & set(content_terms(about))))
+        if score > best_score:
+            best, best_score = key, score
+    return best

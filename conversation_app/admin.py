@@ -1,0 +1,50 @@
+from django.contrib import admin
+
+from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
+
+
+class ChatMessageInline(admin.TabularInline):
+    model = ChatMessage
+    fields = ("role", "author", "status", "content", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ("session", "created_at")
+    list_select_related = ("session",)
+    inlines = [ChatMessageInline]
+
+
+@admin.register(ChatMessage)
+class ChatMessageAdmin(admin.ModelAdmin):
+    list_display = ("content", "role", "status", "author", "created_at")
+    list_filter = ("role", "status")
+    search_fields = ("content",)
+    list_select_related = ("author",)
+    raw_id_fields = ("conversation", "reply_to")
+
+
+class ContextSupplyInline(admin.StackedInline):
+    model = ContextSupply
+    extra = 0
+    raw_id_fields = ("supplied_by",)
+
+
+@admin.register(ContextRequest)
+class ContextRequestAdmin(admin.ModelAdmin):
+    list_display = ("message", "status", "deadline", "created_at")
+    list_filter = ("status",)
+    list_select_related = ("message",)
+    raw_id_fields = ("conversation", "message")
+    inlines = [ContextSupplyInline]
+
+
+@admin.register(ContextSupply)
+class ContextSupplyAdmin(admin.ModelAdmin):
+    list_display = ("request", "slot", "kind", "supplied_by", "supplied_at")
+    list_filter = ("kind",)
+    list_select_related = ("request", "supplied_by")
+    raw_id_fields = ("request", "supplied_by")

@@ -1,0 +1,102 @@
+"""Everything a session holds that a chat turn may use, each under a citable key.
+
+    digest:aggregate            the aggregate digest's items ("[fact] … (report.pdf::S4)")
+    digest:<filename>           one file's digest items
+    report:<run id>             the report of a finished run
+    findings:<run id>/<node>    one node's findings
+    supply:<id>                 context a person supplied in this chat
+
+They travel to the model as IR sources (a Context Index of the whole session,
+chunks cut by the degrade ladder), and a request for one of them is answered
+from here without asking a person (seed 003: the system supplies what it holds).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from context_app.ir import note_source
+from context_app.ir.types import Source
+from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
+from research_app.models import ResearchRun, ResearchSession
+from research_app.runs.bundle import digest_items, item_line
+
+from .models import ContextSupply
+
+SOURCEREF = re.compile(r"^(?P<filename>.+)::(?P<span>S[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    key: str
+    title: str
+    text: str
+
+
+def session_artifacts(session: ResearchSession) -> list[Artifact]:
+    artifacts: list[Artifact] = []
+    context_set = ContextSet.objects.filter(session=session).select_related("aggregate_digest").first()
+    if context_set and context_set.aggregate_digest_id:
+        lines = [item_line(i) for i in digest_items(context_set.aggregate_digest.content)]
+        artifacts.append(Artifact("digest:aggregate", "Aggregate digest of the session's files", "\n".join(lines)))
+    files = ContextFile.objects.filter(context_set__session=session, digest_status=DigestStatus.READY)
+    for file in files.select_related("digest").order_by("filename"):
+        lines = [item_line(i) for i in digest_items(file.digest.content)] if file.digest else []
+        artifacts.append(Artifact(f"digest:{file.filename}", f"Digest of {file.filename}", "\n".join(lines)))
+    run = ResearchRun.objects.filter(session=session, status=ResearchRun.Status.COMPLETED).first()  # the newest
+    if run is not None:
+        artifacts.append(Artifact(f"report:{run.pk}", f"Report: {run.question}", report_text(run.report)))
+        for node in run.nodes.exclude(findings=[]).order_by("depth", "path"):
+            text = "\n".join(f["text"] for f in node.findings)
+            artifacts.append(
+                Artifact(f"findings:{run.pk}/{node.path}", f"Findings of node {node.path}: {node.question}", text)
+            )
+    supplies = ContextSupply.objects.filter(request__conversation__session=session).exclude(
+        kind=ContextSupply.Kind.SKIP
+    )
+    for supply in supplies.select_related("supplied_by"):
+        who = supply.supplied_by.username if supply.supplied_by else "the system"
+        artifacts.append(Artifact(f"supply:{supply.pk}", f"{supply.kind} from {who}", supply.payload.get("text", "")))
+    return artifacts
+
+
+def report_text(report: dict) -> str:
+    lines = [report["summary"]]
+    for section in report["sections"]:
+        for paragraph in section["paragraphs"]:
+            refs = ", ".join(paragraph.get("sources", []))
+            lines.append(f"{paragraph['text']} ({refs})" if refs else paragraph["text"])
+    return "\n".join(lines)
+
+
+def evidence_sources(artifacts: list[Artifact]) -> list[Source]:
+    """One source per artifact; one that repeats an earlier one's text (a copy the system supplied) once."""
+    sources: dict[str, Source] = {}
+    for artifact in artifacts:
+        source = note_source(f"[{artifact.key}] {artifact.title}", artifact.text or artifact.title)
+        sources.setdefault(source.id, source)
+    return list(sources.values())
+
+
+def known_citations(artifacts: list[Artifact]) -> set[str]:
+    """What an answer may cite: the artifacts' keys and the SourceRefs inside them."""
+    keys = {a.key for a in artifacts}
+    refs = {m for a in artifacts for m in re.findall(r"[^\s(,]+::S[0-9]+", a.text)}
+    return keys | refs
+
+
+def held_text(anchor: str, session: ResearchSession, artifacts: list[Artifact]) -> str | None:
+    """The session's own text for an anchor the model asked for (an artifact key or a SourceRef), if it has it."""
+    for artifact in artifacts:
+        if artifact.key == anchor and artifact.text:
+            return artifact.text
+    match = SOURCEREF.match(anchor or "")
+    if match is None:
+        return None
+    text = (
+        FileText.objects.filter(file__context_set__session=session, file__filename=match["filename"])
+        .values_list("spans", flat=True)
+        .first()
+    )
+    return next((s["text"] for s in text or [] if s["span_id"] == match["span"]), None)

@@ -1,0 +1,367 @@
+"""A chat turn (SPEC §5, seed 003): answer, or ask for what is missing, then continue when it comes.
+
+post_message ─► run_turn ─► CHAT_TURN (baseline sheet + Context Index of the session)
+                             ├─ answer ─────────────────────────────► conversation:message
+                             └─ needs ─► what the session holds: supplied by the system
+                                         the rest: ContextRequest ─► conversation:context_request
+supply_context ─► conversation:context_update … all slots given ─► conversation:context_resolved ─► run_turn
+SLA: a reminder at half time; at the deadline the turn answers without it, with a warning.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from context_app.models import ContextFile
+from research_app.models import ResearchRun, ResearchSession
+from research_app.runs import model_tasks
+from research_app.services import SessionError
+
+from . import events
+from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
+from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
+from .serializers import message_json, request_json
+from .sheets import render_sheet, style_fragment
+
+HISTORY_TURNS = 12
+MAX_MESSAGE_CHARS = 4000
+MAX_SUPPLY_CHARS = 20_000
+SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
+
+
+class ChatError(SessionError):
+    """A chat request that cannot be served; answered as a 4xx with its message."""
+
+
+# --- messages ------------------------------------------------------------------------
+
+
+def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *, force: bool = False) -> dict:
+    text = (text or "").strip()
+    if not text:
+        raise ChatError("message must be a non-empty string")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise ChatError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
+    conversation, _ = Conversation.objects.get_or_create(session=session)
+    waiting = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists()
+    status = ChatMessage.Status.QUEUED if waiting and not force else ChatMessage.Status.THINKING
+    message = ChatMessage.objects.create(
+        conversation=conversation, role=ChatMessage.Role.USER, author=user, content=text, status=status
+    )
+    events.push(session.pk, "conversation:message", message=message_json(message))
+    if status == ChatMessage.Status.QUEUED:
+        return {"status": "queued", "user_message_id": str(message.pk)}
+    return run_turn(message, may_request=not force)
+
+
+def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> dict:
+    """Ask the model; answer, or defer the message behind a context request."""
+    session = message.conversation.session
+    artifacts = session_artifacts(session)
+    supplied = _supplied_for(message)
+    inputs = {
+        "message": message.content,
+        "history": _history(message),
+        "supplied": supplied,
+        "may_request": may_request,
+    }
+    try:
+        result = model_tasks.complete_task(
+            model_tasks.CHAT_TURN,
+            inputs,
+            evidence_sources(artifacts),
+            subject=f"chat:{message.pk}",
+            session_id=session.pk,
+            instructions=baseline_prompt(session, message, supplied),
+        )
+    except model_tasks.TaskFailed as exc:
+        message.status, message.error = ChatMessage.Status.FAILED, str(exc)
+        message.save(update_fields=["status", "error"])
+        events.push(session.pk, "conversation:message", message=message_json(message))
+        return {"status": "failed", "user_message_id": str(message.pk), "error": str(exc)}
+    output = result.output
+    if output["needs"] and may_request:
+        return _ask_for_context(message, output["needs"], artifacts)
+    answer = output["answer"].strip() or "I could not find an answer in this session's material."
+    allowed = known_citations(artifacts)
+    reply = ChatMessage.objects.create(
+        conversation=message.conversation,
+        role=ChatMessage.Role.ASSISTANT,
+        content=answer,
+        status=ChatMessage.Status.ANSWERED,
+        reply_to=message,
+        citations=[c for c in output["citations"] if c in allowed],
+        warning=warning,
+    )
+    message.status = ChatMessage.Status.ANSWERED
+    message.save(update_fields=["status"])
+    events.push(session.pk, "conversation:message", message=message_json(reply))
+    _release_queue(message.conversation)
+    return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}
+
+
+def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict:
+    """The session's own material is supplied at once; only the rest becomes a card for a person."""
+    session = message.conversation.session
+    required, held = [], []
+    for number, need in enumerate(needs, start=1):
+        slot = {"slot": f"s{number}", "kind": need["kind"], "description": need["description"]}
+        text = held_text(need.get("anchor", ""), session, artifacts)
+        (held if text else required).append((slot, text, need.get("anchor", "")))
+    deadline = timezone.now() + timedelta(seconds=settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS)
+    with transaction.atomic():
+        request = ContextRequest.objects.create(
+            conversation=message.conversation,
+            message=message,
+            required=[slot | {"suggestions": _suggestions(slot, artifacts)} for slot, _, _ in required + held],
+            deadline=deadline,
+        )
+        for slot, text, anchor in held:
+            ContextSupply.objects.create(
+                request=request,
+                slot=slot["slot"],
+                kind=ContextSupply.Kind.AUTO,
+                payload={"text": text, "anchor": anchor},
+                provenance={"via": "system", "from": anchor, "at": timezone.now().isoformat()},
+            )
+        if not required:
+            request.status, request.resolved_at = ContextRequest.Status.RESOLVED, timezone.now()
+            request.save(update_fields=["status", "resolved_at"])
+    if not required:
+        return run_turn(message, may_request=False)
+    message.status = ChatMessage.Status.WAITING_CONTEXT
+    message.save(update_fields=["status"])
+    events.push(session.pk, "conversation:context_request", request=request_json(request))
+    _schedule_sla(request)
+    return {
+        "status": "context_required",
+        "user_message_id": str(message.pk),
+        "request_id": str(request.pk),
+        "required": request.required,
+    }
+
+
+def _suggestions(slot: dict, artifacts) -> list[dict]:
+    """Excerpts of the session's material that share words with the slot: one click to attach."""
+    from context_app.library import analyze
+
+    wanted = set(analyze(slot["description"]))
+    scored = []
+    for artifact in artifacts:
+        for line in artifact.text.split("\n"):
+            shared = len(wanted & set(analyze(line)))
+            if shared and line.strip():
+                scored.append((-shared, artifact.key, line.strip()[:500]))
+    return [{"label": key, "text": text} for _, key, text in sorted(scored)[:3]]
+
+
+# --- supplies --------------------------------------------------------------------------
+
+
+def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id, payloads) -> dict:
+    request = (
+        ContextRequest.objects.filter(pk=request_id, conversation__session=session).select_related("message").first()
+        if _is_uuid(request_id)
+        else None
+    )
+    if request is None:
+        raise ChatError("context request not found", 404)
+    if request.status != ContextRequest.Status.OPEN:
+        raise ChatError(f"the context request is already {request.status}", 409)
+    checked = [_checked_payload(session, request, p) for p in _payload_list(payloads)]
+    with transaction.atomic():
+        for slot, kind, payload in checked:
+            ContextSupply.objects.create(
+                request=request,
+                slot=slot,
+                kind=kind,
+                payload=payload,
+                supplied_by=user,
+                provenance={"via": "api", "user": user.get_username(), "at": timezone.now().isoformat()},
+            )
+        given = set(request.supplies.values_list("slot", flat=True))
+        missing = [s["slot"] for s in request.required if s["slot"] not in given]
+        if not missing:
+            request.status, request.resolved_at = ContextRequest.Status.RESOLVED, timezone.now()
+            request.save(update_fields=["status", "resolved_at"])
+    events.push(session.pk, "conversation:context_update", request=request_json(request), missing=missing)
+    if missing:
+        return {"status": "partial", "request_id": str(request.pk), "missing": missing}
+    events.push(session.pk, "conversation:context_resolved", request=request_json(request))
+    _enqueue("resume_turn", request.pk)
+    return {"status": "resolved", "request_id": str(request.pk), "user_message_id": str(request.message_id)}
+
+
+def _payload_list(payloads) -> list[dict]:
+    if not isinstance(payloads, list) or not payloads or not all(isinstance(p, dict) for p in payloads):
+        raise ChatError("payloads must be a non-empty list of objects")
+    return payloads
+
+
+def _checked_payload(session, request: ContextRequest, payload: dict) -> tuple[str, str, dict]:
+    slots = {s["slot"] for s in request.required}
+    slot, kind = payload.get("slot"), payload.get("kind")
+    if slot not in slots:
+        raise ChatError(f"unknown slot {slot!r}; this request has {', '.join(sorted(slots))}")
+    if kind not in SUPPLY_KINDS:
+        raise ChatError(f"kind must be one of {', '.join(sorted(SUPPLY_KINDS))}")
+    if kind == "skip":
+        return slot, kind, {}
+    if kind == "file":
+        file = (
+            ContextFile.objects.filter(pk=payload.get("file_id"), context_set__session=session).first()
+            if _is_uuid(payload.get("file_id"))
+            else None
+        )
+        if file is None:
+            raise ChatError("file_id must name a file of this session's context")
+        text = file.digest.content.get("summary", "") if file.digest_id else ""
+        return slot, kind, {"file_id": str(file.pk), "filename": file.filename, "text": text or file.filename}
+    text = payload.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ChatError(f"a {kind} needs its text")
+    if len(text) > MAX_SUPPLY_CHARS:
+        raise ChatError(f"a {kind} is at most {MAX_SUPPLY_CHARS} characters")
+    return (
+        slot,
+        kind,
+        {"text": text.strip(), **({"sourceref": payload["sourceref"]} if payload.get("sourceref") else {})},
+    )
+
+
+# --- deferred turns, SLA, queue -----------------------------------------------------------
+
+
+def resume_turn(request_id) -> None:
+    """The request is resolved: answer the message it held back (safe to run twice)."""
+    request = ContextRequest.objects.filter(pk=request_id).select_related("message").first()
+    if request is None or request.status == ContextRequest.Status.OPEN:
+        return
+    claimed = ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
+        status=ChatMessage.Status.THINKING
+    )
+    if claimed:
+        request.message.refresh_from_db()
+        skipped_all = not request.supplies.exclude(kind=ContextSupply.Kind.SKIP).exists()
+        warning = "Answered without the requested context: every item was skipped." if skipped_all else ""
+        run_turn(request.message, may_request=False, warning=warning)
+
+
+def remind(request_id) -> None:
+    request = ContextRequest.objects.filter(pk=request_id, status=ContextRequest.Status.OPEN).first()
+    if request is None or request.reminded_at:
+        return
+    request.reminded_at = timezone.now()
+    request.save(update_fields=["reminded_at"])
+    session_id = request.conversation.session_id
+    events.push(session_id, "conversation:context_update", request=request_json(request), reminder=True)
+
+
+def expire(request_id) -> None:
+    """The SLA ran out: answer without the missing context, saying so."""
+    expired = ContextRequest.objects.filter(pk=request_id, status=ContextRequest.Status.OPEN).update(
+        status=ContextRequest.Status.EXPIRED, resolved_at=timezone.now()
+    )
+    if not expired:
+        return
+    request = ContextRequest.objects.select_related("message", "conversation").get(pk=request_id)
+    events.push(request.conversation.session_id, "conversation:context_resolved", request=request_json(request))
+    if ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
+        status=ChatMessage.Status.THINKING
+    ):
+        request.message.refresh_from_db()
+        minutes = round(settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS / 60, 1)
+        warning = f"Answered without the requested context: nobody supplied it within {minutes:g} minutes."
+        run_turn(request.message, may_request=False, warning=warning)
+
+
+def _schedule_sla(request: ContextRequest) -> None:
+    from . import tasks
+
+    seconds = settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS
+    tasks.remind.apply_async((str(request.pk),), countdown=seconds / 2)
+    tasks.expire.apply_async((str(request.pk),), countdown=seconds)
+
+
+def _release_queue(conversation: Conversation) -> None:
+    """Messages that waited behind a context request go next, oldest first."""
+    if conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists():
+        return
+    queued = conversation.messages.filter(status=ChatMessage.Status.QUEUED).order_by("created_at").first()
+    if queued is not None:
+        _enqueue("run_queued_turn", queued.pk)
+
+
+def run_queued_turn(message_id) -> None:
+    """A message that waited behind a context request gets its turn (the claim makes a repeat a no-op)."""
+    if ChatMessage.objects.filter(pk=message_id, status=ChatMessage.Status.QUEUED).update(
+        status=ChatMessage.Status.THINKING
+    ):
+        run_turn(ChatMessage.objects.select_related("conversation__session").get(pk=message_id), may_request=True)
+
+
+def _enqueue(step: str, object_id) -> None:
+    from . import tasks
+
+    transaction.on_commit(lambda: getattr(tasks, step).delay(str(object_id)))
+
+
+# --- what a turn sees ----------------------------------------------------------------------
+
+
+def _history(message: ChatMessage) -> list[dict]:
+    earlier = message.conversation.messages.filter(created_at__lt=message.created_at).exclude(
+        status__in=[ChatMessage.Status.QUEUED, ChatMessage.Status.FAILED]
+    )
+    turns = list(earlier.order_by("-created_at")[:HISTORY_TURNS])[::-1]
+    return [{"role": m.role, "content": m.content} for m in turns]
+
+
+def _supplied_for(message: ChatMessage) -> list[dict]:
+    supplies = ContextSupply.objects.filter(request__message=message).select_related("supplied_by")
+    return [{"slot": s.slot, "kind": s.kind, "text": s.payload.get("text", "")} for s in supplies]
+
+
+def baseline_prompt(session: ResearchSession, message: ChatMessage, supplied: list[dict]) -> str:
+    """The prompt sheet's sections, filled from the session (seed 003 §4.1.5)."""
+    context_set = getattr(session, "context_set", None)
+    aggregate = context_set.aggregate_digest.content if context_set and context_set.aggregate_digest_id else None
+    runs = ResearchRun.objects.filter(session=session, status=ResearchRun.Status.COMPLETED)[:3]
+    return render_sheet(
+        "chat_turn",
+        {
+            "message": message.content,
+            "history": _history(message),
+            "style": style_fragment(settings.GROUNDWORK_CHAT_STYLE),
+            "data_abstract": (aggregate or {}).get("summary", ""),
+            "user_guidance": session.question,
+            "system_role": "You are the research assistant of this session's team.",
+            "research_role": "You answer from the team's own files and research, and ask when something is missing.",
+            "goal": session.question,
+            "research_outputs": [
+                {
+                    "title": r.report["title"],
+                    "summary": r.report["summary"],
+                    "open_questions": r.report["open_questions"],
+                }
+                for r in runs
+                if r.report
+            ],
+            "attachments": [{"slot": s["slot"], "kind": s["kind"], "by": "", "text": s["text"]} for s in supplied],
+        },
+    )
+
+
+def _is_uuid(value) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True

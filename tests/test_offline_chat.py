@@ -1,0 +1,303 @@
+"""The offline provider's CHAT_TURN: answer from the session's artifacts, or ask for the context it lacks.
+
+Prompts are built the way the conversation service builds them: an IR envelope
+whose evidence chunks are the session's artifacts, each titled with its key in
+brackets (`note_source("[digest:aggregate] Aggregate digest", text)`), and the
+task text with its INPUT_JSON, rendered to text.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+
+from context_app.ir import build_envelope, fit_to_budget, note_source, render_text
+from context_app.llm.base import LLMRequest
+from context_app.llm.offline import OfflineProvider
+from context_app.llm.offline_chat import GREETING, source_refs
+from context_app.llm.task_envelope import evidence_chunks, task_text
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
+
+RUN = "0b7f3c2e-5d1a-4c8e-9f00-1234567890ab"
+SUPPLY = "6a1d9e44-2b3c-4d5e-8f90-abcdefabcdef"
+AGGREGATE = (
+    "[fact] The pilot ran from March 2021 to June 2022. (a.txt::S1, b.pdf::S3)\n"
+    "[fact] Water losses fell from 24 % to 19 % after the valve programme. (report.pdf::S4)\n"
+    "[uncertainty] Night-time losses may be underestimated. (report.pdf::S9)"
+)
+REPORT = "The valve programme cost 2.1 M€ in total. The weather was mild that year."
+DIGEST = note_source("[digest:aggregate] Aggregate digest", AGGREGATE)
+REPORT_CHUNK = note_source(f"[report:{RUN}] Report: What did the valve programme cost?", REPORT)
+SESSION = [DIGEST, REPORT_CHUNK]
+
+
+@cache
+def validator() -> Draft202012Validator:
+    return Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
+
+
+def prompt_for(message: str, sources=SESSION, *, history=(), supplied=(), may_request=True, limit=None) -> str:
+    inputs = {"message": message, "history": list(history), "supplied": list(supplied), "may_request": may_request}
+    envelope = build_envelope(task_text("CHAT_TURN", "Answer the message from the evidence.", inputs), sources)
+    if limit is not None:
+        envelope = fit_to_budget(envelope, limit)
+    return render_text(envelope)
+
+
+def complete(prompt: str) -> dict:
+    response = OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=prompt))
+    output = json.loads(response.text)
+    errors = [error.message for error in validator().iter_errors(output)]
+    assert errors == [], f"CHAT_TURN output does not match its schema: {errors}"
+    # Exactly one outcome: an answer and no needs, or no answer and 1..5 needs.
+    assert bool(output["answer"]) != bool(output["needs"])
+    return output
+
+
+def chat(message: str, sources=SESSION, **kwargs) -> dict:
+    return complete(prompt_for(message, sources, **kwargs))
+
+
+# --- answers -----------------------------------------------------------------------
+
+
+def test_an_answer_from_a_digest_cites_its_sourcerefs_without_the_kind_marker():
+    output = chat("When did the pilot run?")
+    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022.")
+    assert "[fact]" not in output["answer"]
+    assert output["citations"] == ["a.txt::S1", "b.pdf::S3"]
+    assert output["needs"] == []
+
+
+def test_an_answer_from_a_report_cites_the_report_key():
+    output = chat("How much did the valve programme cost?")
+    assert output["answer"].startswith("The valve programme cost 2.1 M€ in total.")
+    assert output["citations"][0] == f"report:{RUN}"
+    assert "The weather was mild that year." not in output["answer"]  # shares no term with the message
+
+
+def test_an_answer_uses_the_three_best_sentences_most_shared_terms_first():
+    facts = "\n".join(
+        [
+            "[fact] Valve losses fell in Lyon. (x.txt::S1)",
+            "[fact] Valve programme losses fell sharply in Lyon in 2020. (x.txt::S2)",
+            "[fact] Lyon valves were replaced. (x.txt::S3)",
+            "[fact] Losses in Lyon were measured weekly. (x.txt::S4)",
+            "[fact] The Lyon valve programme losses fell. (x.txt::S5)",
+        ]
+    )
+    output = chat("Did valve programme losses fall in Lyon?", [note_source("[digest:x.txt] Digest of x.txt", facts)])
+    # S2 and S5 share all five terms, S1 four; S3 and S4 fewer: left out.
+    assert output["citations"] == ["x.txt::S2", "x.txt::S5", "x.txt::S1"]
+    assert output["answer"].startswith("Valve programme losses fell sharply in Lyon in 2020.")
+
+
+def test_a_long_sentence_is_cut_at_a_word_boundary():
+    long = "Valve losses " + " ".join(["declined"] * 200) + "."
+    output = chat("What happened to valve losses?", [note_source(f"[report:{RUN}] Report", long)])
+    assert len(output["answer"]) <= 500
+    assert output["answer"].endswith("declined…")
+
+
+# --- requests ----------------------------------------------------------------------
+
+
+def test_a_question_the_session_does_not_cover_becomes_a_request_for_a_note():
+    output = chat("Who audits the tunnel ventilation?")
+    assert output["answer"] == ""
+    assert output["citations"] == []
+    assert len(output["needs"]) == 1
+    need = output["needs"][0]
+    assert need["kind"] == "note"
+    assert "“audits”" in need["description"] and "“tunnel ventilation”" in need["description"]
+    assert "anchor" not in need  # no artifact shares a term with the question
+
+
+def test_a_request_names_the_document_the_message_mentions():
+    output = chat("What does budget.xlsx say about tunnel ventilation?")
+    assert [need["kind"] for need in output["needs"]] == ["note", "file"]
+    assert output["needs"][1]["description"] == "The document the question refers to: “budget.xlsx”."
+    generic = chat("What does the attached spreadsheet say about tunnel ventilation?")
+    assert [need["kind"] for need in generic["needs"]] == ["note", "file"]
+    assert "spreadsheet" in generic["needs"][1]["description"]
+    # "spreadsheet", "attached" and "say" are not topic words: only the topic is asked for.
+    assert "“tunnel ventilation”" in generic["needs"][0]["description"]
+    assert "spreadsheet" not in generic["needs"][0]["description"]
+    # A document the session holds and the prompt carries whole was read: asked for the topic only.
+    held = [
+        *SESSION,
+        note_source("[digest:budget.xlsx] Digest of budget.xlsx", "[fact] Rent is 4 k€. (budget.xlsx::S1)"),
+    ]
+    assert [n["kind"] for n in chat("What does budget.xlsx say about tunnel ventilation?", held)["needs"]] == ["note"]
+
+
+def test_half_of_the_terms_is_enough_to_answer():
+    assert chat("What did the tunnel ventilation programme cost?")["answer"] != ""  # "programme", "cost": 2 of 4
+    assert chat("What did the tunnel ventilation contractors cost?")["answer"] == ""  # "cost": 1 of 4
+
+
+def test_a_request_anchors_a_cut_artifact_that_shares_a_term_but_never_one_carried_whole():
+    text = "Ventilation checks ran every night. " + " ".join(f"Shift {n} covered the pumps." for n in range(400))
+    sources = [note_source(f"[report:{RUN}] Report: Night work", text)]
+    cut = prompt_for("Who audits the tunnel ventilation?", sources, limit=400)
+    assert len(evidence_chunks(cut)[0].text) < len(text)  # the budget cut the report
+    (need,) = complete(cut)["needs"]  # "ventilation" only: 1 of 3 terms
+    assert need["anchor"] == f"report:{RUN}"  # the system attaches the whole report itself
+    assert "“audits”" in need["description"] and "ventilation" not in need["description"]
+    # Carried whole, the report was read and says nothing more: anchoring it would only re-attach it,
+    # and the request would never reach a person.
+    (need,) = chat("Who audits the tunnel ventilation?", sources)["needs"]
+    assert "anchor" not in need
+
+
+def test_a_request_anchors_an_omitted_artifact_by_its_title_and_ignores_its_text():
+    filler = " ".join(f"Shift {n} had two technicians on the night roster." for n in range(300))
+    staffing = note_source(f"[findings:{RUN}/1.2] Findings of node 1.2: Who staffs the night roster?", filler)
+    sources = [DIGEST, staffing]
+    prompt = prompt_for("Who staffs the night roster?", sources, limit=600)
+    by_title = {chunk.anchor: chunk.text for chunk in evidence_chunks(prompt)}
+    assert by_title[staffing.id] == ""  # the budget dropped the findings' text
+    output = complete(prompt)
+    assert output["answer"] == ""  # "night" alone (the digest's night-time losses) is 1 of 3 terms
+    assert output["needs"][0]["anchor"] == f"findings:{RUN}/1.2"
+    assert "technicians" not in json.dumps(output)
+    # With its text, the same findings answer the question.
+    assert "two technicians" in chat("Who staffs the night roster?", sources)["answer"]
+
+
+# --- supplied context ---------------------------------------------------------------
+
+
+def test_a_supplied_note_is_used_and_cited_by_its_supply_key_even_at_low_coverage():
+    note = "Two technicians check the ventilation every night."
+    sources = [*SESSION, note_source(f"[supply:{SUPPLY}] Note from alice", note)]
+    supplied = [{"slot": "s1", "kind": "note", "text": note}]
+    output = chat("Who audits the tunnel ventilation staffing?", sources, supplied=supplied)
+    assert output["needs"] == []
+    assert note in output["answer"]
+    assert f"supply:{SUPPLY}" in output["citations"]
+    # Coverage stays low (only "ventilation" of 4 terms): the answer says so first.
+    assert output["answer"].startswith("This session's files and reports say nothing about")
+    # Without the supply, the same question is a request.
+    assert chat("Who audits the tunnel ventilation staffing?")["answer"] == ""
+
+
+def test_a_supplied_note_sharing_no_term_is_still_used():
+    note = "Alice: the contractor handles that under the 2021 agreement."
+    sources = [*SESSION, note_source(f"[supply:{SUPPLY}] Note from alice", note)]
+    output = chat("Who audits the tunnels?", sources, supplied=[{"slot": "s1", "kind": "note", "text": note}])
+    assert note in output["answer"]
+    assert output["citations"] == [f"supply:{SUPPLY}"]
+
+
+def test_context_the_system_supplied_is_used_only_where_it_bears_on_the_question():
+    auto = [{"slot": "s1", "kind": "auto", "text": "The weather was mild that year."}]
+    output = chat("Who audits the tunnels?", [DIGEST], supplied=auto)
+    assert output["answer"] == "This session's files, digests and reports say nothing about “audits”, “tunnels”."
+
+
+def test_title_only_chunks_are_not_evidence():
+    # The conversation service renders an artifact without text as its title: that is not an answer.
+    placeholder = note_source(f"[report:{RUN}] Report: Who audits the tunnels?", "Report: Who audits the tunnels?")
+    output = chat("Who audits the tunnels?", [DIGEST, placeholder])
+    assert output["answer"] == ""
+    assert "anchor" not in output["needs"][0]  # the session holds no more of it to attach
+
+
+def test_all_slots_skipped_on_a_forced_turn_answers_saying_what_is_not_covered():
+    skipped = [{"slot": "s1", "kind": "skip", "text": ""}]
+    output = chat("Who audits the valve contractors?", supplied=skipped, may_request=False)
+    assert output["answer"].startswith(
+        "This session's files and reports say nothing about “audits”, “contractors”; the closest they hold:"
+    )
+    assert "Water losses fell from 24 % to 19 % after the valve programme." in output["answer"]
+    assert output["citations"][0] == "report.pdf::S4"
+    nothing = chat("Who audits the tunnels?", supplied=skipped, may_request=False)
+    assert nothing == {
+        "answer": "This session's files, digests and reports say nothing about “audits”, “tunnels”.",
+        "citations": [],
+        "needs": [],
+    }
+
+
+def test_a_turn_whose_request_was_skipped_is_not_asked_again():
+    skipped = [{"slot": "s1", "kind": "skip", "text": ""}]
+    assert chat("Who audits the tunnels?")["answer"] == ""
+    assert chat("Who audits the tunnels?", supplied=skipped)["answer"].startswith("This session's files")
+
+
+def test_a_forced_turn_answers_without_asking():
+    output = chat("Who audits the tunnels?", may_request=False)
+    assert output["needs"] == [] and "“tunnels”" in output["answer"]
+
+
+# --- small talk and follow-ups --------------------------------------------------------
+
+
+def test_a_greeting_is_answered_with_what_the_assistant_does():
+    for message in ("hi", "Thanks a lot!", "ok, great"):
+        output = chat(message)
+        assert output == {"answer": GREETING, "citations": [], "needs": []}
+    assert "files, digests and reports" in GREETING and "ask" in GREETING
+
+
+def test_a_bare_follow_up_borrows_the_previous_user_message():
+    history = [
+        {"role": "user", "content": "How big were the water losses?"},
+        {"role": "assistant", "content": "Water losses fell from 24 % to 19 %."},
+    ]
+    output = chat("And at night?", history=history)
+    assert "Night-time losses may be underestimated." in output["answer"]
+    assert "Water losses fell" in output["answer"]  # "water", "losses" come from the previous question
+    assert output["citations"] == ["report.pdf::S4", "report.pdf::S9"]
+    assert "Water losses fell" not in chat("And at night?")["answer"]
+    # Alone, "2023" is nowhere in the session: asked for; with the previous question, answered.
+    assert chat("And in 2023?")["answer"] == ""
+    assert chat("And in 2023?", history=history)["answer"] != ""
+
+
+# --- contract --------------------------------------------------------------------------
+
+
+def test_sourcerefs_are_read_with_spaces_in_names_and_without_hints():
+    assert source_refs("Losses fell. (Q3 report.pdf::S4::p2, memo.docx::S1)") == ["Q3 report.pdf::S4", "memo.docx::S1"]
+    assert source_refs("As plan.md::S7 says.") == ["plan.md::S7"]
+    assert source_refs("No refs here (see below).") == []
+
+
+def test_the_same_prompt_gives_the_same_json_in_any_process():
+    prompts = [prompt_for("When did the pilot run?"), prompt_for("Who audits the tunnel ventilation programme?")]
+    here = [OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=p)).text for p in prompts]
+    assert here == [OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=p)).text for p in prompts]
+    script = (
+        "import json, sys\n"
+        "from context_app.llm.offline_chat import chat_turn\n"
+        "print(json.dumps([json.dumps(chat_turn(p), ensure_ascii=False) for p in json.load(sys.stdin)]))"
+    )
+    for seed in ("1", "2"):  # another string hash order must not change a word
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            input=json.dumps(prompts),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert json.loads(done.stdout) == here
+
+
+def test_the_system_prompt_examples_match_the_schema():
+    text = (ROOT / "prompts" / "chat_turn.system.txt").read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+    examples = [decoder.raw_decode(text, i)[0] for i in range(len(text)) if text.startswith('{"answer"', i)]
+    assert [bool(example["answer"]) for example in examples] == [True, False]  # one of each outcome
+    for example in examples:
+        assert [error.message for error in validator().iter_errors(example)] == []
+        assert bool(example["answer"]) != bool(example["needs"])
