@@ -10,6 +10,7 @@ SLA: a reminder at half time; at the deadline the turn answers without it, with 
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from django.conf import settings
@@ -157,7 +158,11 @@ def _suggestions(slot: dict, artifacts) -> list[dict]:
             shared = len(wanted & set(analyze(line)))
             if shared and line.strip():
                 scored.append((-shared, artifact.key, line.strip()[:500]))
-    return [{"label": key, "text": text} for _, key, text in sorted(scored)[:3]]
+    suggestions: dict[str, dict] = {}
+    for _, key, text in sorted(scored):
+        same = re.sub(r"^\[\w+\]\s*", "", text).casefold()  # one excerpt, whichever digest holds it
+        suggestions.setdefault(same, {"label": key, "text": text})
+    return list(suggestions.values())[:3]
 
 
 # --- supplies --------------------------------------------------------------------------

@@ -95,5 +95,28 @@
     return { close() { closed = true; socket.close(); } };
   }
 
-  window.Groundwork = { el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket };
+  // A SourceRef ("report.pdf::S4") opens that file's raw preview at the span, in the page's source dialog.
+  async function openSource(sessionId, ref) {
+    const [filename, spanId] = ref.split("::");
+    const dialog = document.getElementById("source-dialog");
+    document.getElementById("source-dialog-title").textContent = `${filename} · ${spanId}`;
+    const spans = document.getElementById("source-dialog-spans");
+    spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
+    if (!dialog.open) dialog.showModal();
+    try {
+      const manifest = await requestJson("GET", `/api/sessions/${sessionId}/context`);
+      const file = manifest.files.find((f) => f.filename === filename);
+      if (!file) throw new Error(`${filename} is no longer in this session's context.`);
+      const preview = await requestJson("GET", file.preview_url);
+      spans.replaceChildren(...spanList(preview.spans, spanId));
+      scrollToHighlight(spans);
+    } catch (error) {
+      spans.replaceChildren(el("p", { class: "file-error", text: error.message }));
+    }
+  }
+
+  const closeButton = document.getElementById("source-dialog-close");
+  if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
+
+  window.Groundwork = { el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, openSource };
 })();

@@ -318,26 +318,7 @@
   // --- sources ---------------------------------------------------------------------
 
   function sourceButton(ref) {
-    return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => openSource(ref) });
-  }
-
-  async function openSource(ref) {
-    const [filename, spanId] = ref.split("::");
-    const dialog = $("source-dialog");
-    $("source-dialog-title").textContent = `${filename} · ${spanId}`;
-    const spans = $("source-dialog-spans");
-    spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
-    if (!dialog.open) dialog.showModal();
-    try {
-      const manifest = await requestJson("GET", `/api/sessions/${sid}/context`);
-      const file = manifest.files.find((f) => f.filename === filename);
-      if (!file) throw new Error(`${filename} is no longer in this session's context.`);
-      const preview = await requestJson("GET", file.preview_url);
-      spans.replaceChildren(...Groundwork.spanList(preview.spans, spanId));
-      Groundwork.scrollToHighlight(spans);
-    } catch (error) {
-      spans.replaceChildren(el("p", { class: "file-error", text: error.message }));
-    }
+    return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => Groundwork.openSource(sid, ref) });
   }
 
   // --- wiring ----------------------------------------------------------------------
@@ -346,7 +327,6 @@
   $("cancel-run").addEventListener("click", cancelRun);
   $("run-select").addEventListener("change", () => selectRun(selectedRunId()));
   $("ui-debug-toggle").addEventListener("change", renderDebug);
-  $("source-dialog-close").addEventListener("click", () => $("source-dialog").close());
 
   renderRunOptions(state.runs[0] && state.runs[0].run_id);
   render();

@@ -22,6 +22,7 @@ EXPECTED = {
         "runevent",
     },
     "context_app": {"contextset", "contextfile", "storeddigest", "digestcacheentry", "llmcall", "libraryrecord"},
+    "conversation_app": {"conversation", "chatmessage", "contextrequest", "contextsupply"},
 }
 
 
@@ -41,6 +42,12 @@ def test_admin_lists_every_model_with_rows(client):
         return status if status in ("completed", "failed", "cancelled") else None
 
     assert wait_until(finished, message="the run to finish") == "completed"
+    # A chat turn that asked for context and got it: messages, a request and a supply.
+    chat = {"session_id": sid, "message": "How did maintenance staffing change in the workshop?"}
+    asked = api.post("/api/research/conversation", chat, format="json").json()
+    assert asked["status"] == "context_required", asked
+    supply = {"session_id": sid, "request_id": asked["request_id"], "payloads": [{"slot": "s1", "kind": "skip"}]}
+    assert api.post("/api/research/conversation/context-supply", supply, format="json").status_code == 200
     client.force_login(api.user)
     client.get(f"/sessions/{sid}/")  # the session page creates the member's preferences
     staff = get_user_model().objects.create_superuser("admin", "admin@example.org", "pw")

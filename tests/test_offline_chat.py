@@ -301,3 +301,20 @@ def test_the_system_prompt_examples_match_the_schema():
     for example in examples:
         assert [error.message for error in validator().iter_errors(example)] == []
         assert bool(example["answer"]) != bool(example["needs"])
+
+
+def test_a_sentence_held_by_several_artifacts_is_told_once():
+    line = "The programme cost 1.2 million euros. (valves.md::S2)"
+    inputs = {"message": "How much did the programme cost?", "history": [], "supplied": [], "may_request": True}
+    prompt = render_text(
+        build_envelope(
+            task_text("CHAT_TURN", "Answer.", inputs),
+            [
+                note_source("[digest:aggregate] Aggregate digest", f"[fact] {line}"),
+                note_source("[digest:valves.md] Digest of valves.md", f"[fact] {line}\n[fact] Other things happened."),
+                note_source("[report:r1] Report", "The programme cost 1.2 million euros."),
+            ],
+        )
+    )
+    answer = json.loads(OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=prompt)).text)
+    assert answer["answer"].count("1.2 million euros") == 1, answer

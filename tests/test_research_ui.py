@@ -135,3 +135,39 @@ def test_a_bad_limit_shows_the_servers_message(browser, live_server_url, member,
     error = page.locator("#run-error")
     error.wait_for()
     assert error.inner_text().startswith("max_nodes must be an integer from 1 to")
+
+
+def test_the_chat_asks_for_missing_context_with_a_card_and_answers_once_given(
+    browser, live_server_url, member, session_id, artifacts
+):
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, session_id)
+    run_to_completion(page)  # parses the files and writes a report: the chat's material
+    page.wait_for_function("document.getElementById('chat-log').dataset.live === 'connected'")
+    page.fill("#chat-input", "How much did the valve programme cost?")
+    page.click("#chat-send")
+    answer = page.locator("#chat-log li.assistant").first
+    answer.wait_for()
+    assert "1.2 million euros" in answer.inner_text()
+    answer.locator('.source-link[data-source="valves.md::S2"]').click()
+    page.locator("#source-dialog .preview-span.highlight").wait_for()
+    page.click("#source-dialog-close")
+
+    page.fill("#chat-input", "How did maintenance staffing change in the workshop?")
+    page.click("#chat-send")
+    card = page.locator(".request-card")
+    card.wait_for()
+    assert "maintenance staffing" in card.inner_text()
+    page.screenshot(path=str(artifacts / "research-tab-chat-card.png"), full_page=True)
+    card.locator("textarea").fill("The workshop went from 6 to 4 maintenance staff in 2022.")
+    card.locator("button", has_text="Attach note").click()
+    card.wait_for(state="detached")
+    page.wait_for_function("document.querySelectorAll('#chat-log li.assistant').length === 2")
+    last = page.locator("#chat-log li.assistant").last
+    assert "6 to 4 maintenance staff" in last.inner_text()
+    assert "supplied note" in last.inner_text()
+    page.screenshot(path=str(artifacts / "research-tab-chat.png"), full_page=True)
+    # The history (and the request it went through) reloads.
+    page.reload()
+    page.wait_for_function("document.querySelectorAll('#chat-log li').length === 4")
+    assert page.locator(".request-card").count() == 0

@@ -305,11 +305,21 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     term, and the best of it is always among those used: they gave it for this question."""
     eligible = [c for c in candidates if c.given or wanted & c.terms]
     ranked = sorted(eligible, key=lambda c: (-len(wanted & c.terms), c.order))
+    # The same sentence held by a digest, the report and a node's findings is told once.
+    distinct: dict[str, _Candidate] = {}
+    for candidate in ranked:
+        distinct.setdefault(_sentence_key(candidate.text), candidate)
+    ranked = list(distinct.values())
     used = ranked[:MAX_ANSWER_SENTENCES]
     best_given = next((c for c in ranked if c.given), None)
     if best_given is not None and best_given not in used:
         used = [*used[: MAX_ANSWER_SENTENCES - 1], best_given]
     return used
+
+
+def _sentence_key(text: str) -> str:
+    """A sentence without its SourceRefs, case or end punctuation: what makes two copies the same."""
+    return re.sub(r"\s*\([^()]*::S[0-9]+[^()]*\)", "", text).casefold().strip(" .")
 
 
 def _closed(sentence: str) -> str:

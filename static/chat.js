@@ -1,0 +1,135 @@
+// The session chat (SPEC §5): ask; when the assistant lacks something it shows a
+// request card (attach a suggested excerpt, paste a note, attach a file of the
+// session, or skip) and answers once the card is filled. Live over
+// /ws/sessions/{sid}/conversation/; the history reloads with its requests and supplies.
+(function () {
+  "use strict";
+
+  const { el, requestJson } = Groundwork;
+  const $ = (id) => document.getElementById(id);
+  const sid = JSON.parse(document.getElementById("bootstrap").textContent).session.session_id;
+  const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", queued: "queued", failed: "failed" };
+  let history = { messages: [], context_requests: [] };
+
+  async function reload() {
+    try {
+      history = await requestJson("GET", `/api/research/conversation?session_id=${sid}`);
+      render();
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  function render() {
+    const log = $("chat-log");
+    log.replaceChildren(...(history.messages.length
+      ? history.messages.map(messageItem)
+      : [el("li", { class: "empty-state", text: "Ask about this session: the answer comes from its files, digests and reports, with sources." })]));
+    log.scrollTop = log.scrollHeight;
+    const open = history.context_requests.filter((r) => r.status === "open");
+    $("chat-requests").replaceChildren(...open.map(requestCard));
+    const busy = history.messages.some((m) => m.status === "thinking");
+    $("chat-state").textContent = open.length ? "needs context" : busy ? "thinking…" : "";
+  }
+
+  function messageItem(message) {
+    const who = message.role === "user" ? message.author || "you" : "assistant";
+    const status = message.role === "user" && STATUS_LABEL[message.status] ? ` · ${STATUS_LABEL[message.status]}` : "";
+    return el("li", { class: message.role, "data-message-id": message.message_id, "data-status": message.status },
+      el("span", { class: "who", text: `${who}${status}` }),
+      el("p", { class: "content", text: message.content }),
+      message.warning ? el("p", { class: "warning", text: message.warning }) : null,
+      message.error ? el("p", { class: "file-error", text: message.error }) : null,
+      message.citations.length ? el("div", { class: "sources" }, ...message.citations.map(citation)) : null);
+  }
+
+  function citation(ref) {
+    if (/::S\d+$/.test(ref)) {
+      return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => Groundwork.openSource(sid, ref) });
+    }
+    return el("span", { class: "tag", text: ref.split(":")[0] === "supply" ? "supplied note" : ref.replace(/:.{36}/, "") });
+  }
+
+  function requestCard(request) {
+    const question = history.messages.find((m) => m.message_id === request.user_message_id);
+    const given = new Set(request.supplies.map((s) => s.slot));
+    const deadline = new Date(request.deadline);
+    return el("section", { class: "request-card", "data-request-id": request.request_id, "aria-label": "Context request" },
+      el("h3", { text: "The assistant needs context to answer" }),
+      question ? el("p", { class: "muted small", text: `“${question.content}”` }) : null,
+      ...request.required.map((slot) => slotForm(request, slot, given.has(slot.slot))),
+      el("p", { class: "muted small", text: `Answers without it at ${deadline.toLocaleTimeString()}${request.reminded ? " (reminder sent)" : ""}.` }));
+  }
+
+  function slotForm(request, slot, done) {
+    if (done) return el("div", { class: "slot" }, el("p", { text: `✓ ${slot.description}` }));
+    const note = el("textarea", { rows: "3", "aria-label": `Note for: ${slot.description}`, placeholder: "Paste a note…" });
+    const supply = (payload) => send(request.request_id, [{ slot: slot.slot, ...payload }]);
+    return el("div", { class: "slot", "data-slot": slot.slot },
+      el("p", { text: slot.description }),
+      ...(slot.suggestions || []).map((s) => el("div", { class: "suggestion" },
+        el("p", { class: "small", text: s.text }),
+        el("button", { type: "button", text: "Attach", "aria-label": `Attach excerpt from ${s.label}`, onclick: () => supply({ kind: "snippet", text: s.text }) }))),
+      note,
+      el("div", { class: "slot-buttons" },
+        el("button", { type: "button", class: "primary", text: "Attach note", onclick: () => note.value.trim() ? supply({ kind: "note", text: note.value }) : showError("Write the note first.") }),
+        fileChooser(supply),
+        el("button", { type: "button", text: "Skip", onclick: () => supply({ kind: "skip" }) })));
+  }
+
+  // A file of this session's Context tab, by name.
+  function fileChooser(supply) {
+    const select = el("select", { "aria-label": "Attach a file of this session" }, el("option", { value: "", text: "Attach a file…" }));
+    select.addEventListener("focus", async () => {
+      if (select.options.length > 1) return;
+      const manifest = await requestJson("GET", `/api/sessions/${sid}/context`);
+      select.append(...manifest.files.map((f) => el("option", { value: f.file_id, text: f.filename })));
+    });
+    select.addEventListener("change", () => select.value && supply({ kind: "file", file_id: select.value }));
+    return select;
+  }
+
+  async function send(requestId, payloads) {
+    showError(null);
+    try {
+      await requestJson("POST", "/api/research/conversation/context-supply", { body: { session_id: sid, request_id: requestId, payloads } });
+      await reload();
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  async function ask(event) {
+    event.preventDefault();
+    const input = $("chat-input");
+    const message = input.value.trim();
+    if (!message) return;
+    $("chat-send").disabled = true;
+    showError(null);
+    try {
+      await requestJson("POST", "/api/research/conversation", { body: { session_id: sid, message, force: $("chat-force").checked } });
+      input.value = "";
+      await reload();
+    } catch (error) {
+      showError(error.message);
+    } finally {
+      $("chat-send").disabled = false;
+    }
+  }
+
+  function showError(message) {
+    $("chat-error").hidden = !message;
+    $("chat-error").textContent = message || "";
+  }
+
+  $("chat-form").addEventListener("submit", ask);
+  $("chat-input").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
+  });
+  // Every conversation event changes the history: reload it (small) rather than patch it.
+  Groundwork.liveSocket(`/ws/sessions/${sid}/conversation/`, {
+    onOpen: reload,
+    onMessage: () => reload(),
+    onState: (live) => { $("chat-log").dataset.live = live; },
+  });
+})();
