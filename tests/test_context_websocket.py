@@ -39,7 +39,15 @@ def test_member_receives_context_updated_after_an_upload():
     assert message["aggregate_digest_status"] == "stale"
 
 
-def test_statuses_stream_while_parsing():
+def test_statuses_stream_while_parsing(monkeypatch):
+    import time
+
+    from context_app.llm.offline import OfflineProvider
+
+    # Each push carries the state at the time it is sent: with an instant model the
+    # "parsing" push can already read "ready". A 0.3 s model call keeps parsing visible.
+    answer = OfflineProvider.complete
+    monkeypatch.setattr(OfflineProvider, "complete", lambda self, request: time.sleep(0.3) or answer(self, request))
     user, _ = make_member()
     api = ContextApi(user)
     sid = api.create_session()
