@@ -22,57 +22,23 @@ records is one place.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-import snowballstemmer
 from django.db import transaction
 from django.db.models import Avg, Count
 
 from .ir.types import page_of_locator
 from .models import ContextFile, LibraryPosting, LibraryRecord
+from .terms import analyze
 
 RECORD_MAX_CHARS = 4000
 # Okapi BM25 with the usual parameters (Robertson & Zaragoza 2009).
 BM25_K1 = 1.2
 BM25_B = 0.75
-MAX_TERM_LENGTH = 64
 # Formats whose locators are headings: a record is one section.
 SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
-
-# A compact English stop list (function words only; content words such as
-# "use" or "new" stay searchable).
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most my
-    myself no nor not of off on once only or other our ours ourselves out over own same she should so some
-    such than that the their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()
-)
-
-_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmer = snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)[:MAX_TERM_LENGTH]
-
-
-def analyze(text: str) -> list[str]:
-    """Index terms of `text` in order: lower-cased word stems without stop words or single letters."""
-    terms = []
-    for match in _TOKEN_RE.finditer(text.lower()):
-        word = match.group()
-        if len(word) > 1 and word not in STOP_WORDS:
-            terms.append(_stem(word))
-    return terms
-
 
 # --- records -------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app.models import ContextFile
+from context_app.terms import analyze
 from research_app.models import ResearchRun, ResearchSession
 from research_app.runs import model_tasks
 from research_app.services import SessionError
@@ -149,8 +150,6 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
 
 def _suggestions(slot: dict, artifacts) -> list[dict]:
     """Excerpts of the session's material that share words with the slot: one click to attach."""
-    from context_app.library import analyze
-
     wanted = set(analyze(slot["description"]))
     scored = []
     for artifact in artifacts:

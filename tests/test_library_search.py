@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.core.management import CommandError, call_command
 
-from context_app import library
+from context_app import library, terms
 from context_app.ir import estimate_tokens
 from context_app.models import LibraryPosting, LibraryRecord
 from research_app.models import ResearchSession
@@ -89,7 +89,7 @@ def test_records_group_spans_by_page_section_or_size():
 
 
 def test_analyze_stems_and_drops_stop_words():
-    assert library.analyze("The Arguments of a function, and its default argument values!") == [
+    assert terms.analyze("The Arguments of a function, and its default argument values!") == [
         "argument",
         "function",
         "default",

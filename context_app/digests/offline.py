@@ -76,7 +76,7 @@ def _unwrap(text: str) -> str:
     return "\n".join(lines)
 
 
-def _sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
     for piece in _SENTENCE_END.split(_unwrap(text)):
@@ -98,7 +98,7 @@ def _sentences(text: str) -> list[str]:
     return sentences
 
 
-def _cut(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
+def cut_text(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
     """Whitespace collapsed; longer text cut at a word boundary and marked with "…"."""
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) <= limit:
@@ -109,7 +109,7 @@ def _cut(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
     return head.rstrip(" ,;:") + "…"
 
 
-def _normal(text: object) -> str:
+def comparison_key(text: object) -> str:
     """Comparison key for dedup: case, punctuation and spacing do not matter."""
     if not isinstance(text, str):
         return ""
@@ -327,7 +327,7 @@ def per_file_digest(prompt: str) -> dict:
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
         start = len(located)
-        located.extend((start + i, sentence, ref) for i, sentence in enumerate(_sentences(span["text"])))
+        located.extend((start + i, sentence, ref) for i, sentence in enumerate(split_sentences(span["text"])))
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
     ranks: dict[str, tuple[int, int]] = {}
@@ -335,12 +335,12 @@ def per_file_digest(prompt: str) -> dict:
     for position, sentence, ref in located:
         hedged = bool(_HEDGE.search(sentence))
         if hedged:
-            _add_unique(uncertainties, _normal(sentence), {"text": _cut(sentence), "sources": [ref]})
+            _add_unique(uncertainties, comparison_key(sentence), {"text": cut_text(sentence), "sources": [ref]})
         kind = _kind(sentence)
         if kind is None or sentence.rstrip().endswith("?"):  # a question is not a claim
             continue
-        claim = _cut(sentence)
-        key = _normal(claim)
+        claim = cut_text(sentence)
+        key = comparison_key(claim)
         if _add_unique(candidates, key, _fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
             ranks[key] = (-_score(sentence, kind, hedged), position)
 
@@ -387,9 +387,11 @@ def _fallback_fact(filename: str, spans: list[dict], located: list[tuple[int, st
     """Nothing carried a cue: the opening sentence (or the first span's text) stands as the fact."""
     if located:
         _, sentence, ref = located[0]
-        return [_fact("fact", _cut(sentence), ref, "medium", "offline extractive: the document's opening statement")]
+        return [
+            _fact("fact", cut_text(sentence), ref, "medium", "offline extractive: the document's opening statement")
+        ]
     for span in spans:
-        text = _cut(span["text"])
+        text = cut_text(span["text"])
         if text:
             ref = f"{filename}::{span['span_id']}"
             return [_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
@@ -409,7 +411,7 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
         return (-score, position)
 
     best = sorted(sorted(enumerate(window), key=informativeness)[:MAX_SUMMARY_SENTENCES])
-    summary = " ".join(_cut(sentence, 300) for _, sentence in best)
+    summary = " ".join(cut_text(sentence, 300) for _, sentence in best)
     if summary:
         return summary
     if facts:
@@ -431,7 +433,7 @@ def aggregate_digest(prompt: str) -> dict:
     for index, digest in enumerate(digests):
         documents.extend(_documents_of(digest))
         for fact in _dicts(digest.get("facts")):
-            key = _normal(fact.get("claim", ""))
+            key = comparison_key(fact.get("claim", ""))
             if not key or not fact.get("sources"):
                 continue
             if key in merged:
@@ -440,7 +442,7 @@ def aggregate_digest(prompt: str) -> dict:
                 merged[key] = _copy_fact(fact)
                 origin[key] = index
         for item in _dicts(digest.get("uncertainties")):
-            key = _normal(item.get("text"))
+            key = comparison_key(item.get("text"))
             copied = {"text": item.get("text"), "sources": list(item.get("sources") or [])}
             if key and _add_unique(uncertainties, key, copied):
                 uncertainty_origin[key] = index
@@ -495,8 +497,8 @@ def _documents_of(digest: dict) -> list[dict]:
 
 
 def _first_sentence(text: str) -> str:
-    sentences = _sentences(text) or [text]
-    return _cut(sentences[0], 300)
+    sentences = split_sentences(text) or [text]
+    return cut_text(sentences[0], 300)
 
 
 _RELIABILITY_RANK = {"low": 0, "medium": 1, "high": 2}
@@ -595,8 +597,8 @@ def _disagree(first: dict, second: dict) -> bool:
 
 def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
     """The conflict fact citing both sides; both sides drop to "low" reliability."""
-    a, b = sorted((first, second), key=lambda fact: _normal(fact["claim"]))  # order-independent wording
-    claim = _cut(
+    a, b = sorted((first, second), key=lambda fact: comparison_key(fact["claim"]))  # order-independent wording
+    claim = cut_text(
         f"The files disagree: {', '.join(_files_of(a))} says “{a['claim']}”, "
         f"while {', '.join(_files_of(b))} says “{b['claim']}”",
         2 * MAX_CLAIM_CHARS,
@@ -606,7 +608,7 @@ def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
         side["reliability_note"] = "offline extractive: another file gives a different figure"
     conflict = _fact("conflict", claim, "", "low", "offline extractive: same subject, different figures")
     conflict["sources"] = a["sources"] + [ref for ref in b["sources"] if ref not in a["sources"]]
-    return _normal(claim), conflict
+    return comparison_key(claim), conflict
 
 
 # --- selection and summary ----------------------------------------------------------

@@ -36,7 +36,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..digests.offline import _cut, _normal, _sentences
+from ..digests.offline import comparison_key, cut_text, split_sentences
 from ..ir.budget import SUMMARY_PREFIX
 from ..ir.render import CONTENT_HEADER, TRUNCATED_MARKER
 from .base import ProviderError
@@ -44,11 +44,11 @@ from .offline_research import (
     ITEM_KINDS,
     QUESTION_WORDS,
     STOP_WORDS,
-    _quote_list,
-    _uncovered_phrases,
     content_terms,
     question_terms,
+    quote_list,
     result_text,
+    uncovered_phrases,
 )
 from .task_envelope import evidence_chunks, read_task
 
@@ -125,7 +125,7 @@ def _pieces(text: str) -> list[str]:
     prose: list[str] = []
 
     def flush() -> None:
-        for sentence in _sentences("\n".join(prose)):
+        for sentence in split_sentences("\n".join(prose)):
             if pieces and prose and _REFS_ONLY.match(sentence):
                 pieces[-1] = f"{pieces[-1]} {sentence}"  # "… fell. (a.txt::S4)": the refs belong to the sentence
             else:
@@ -172,7 +172,7 @@ def _chunk_texts(prompt: str) -> list[tuple[str, str]]:
     chunks = []
     for chunk in evidence_chunks(prompt):
         text = result_text(chunk)
-        if text and _normal(text) != _normal(_KEY.sub("", chunk.title.strip(), count=1)):
+        if text and comparison_key(text) != comparison_key(_KEY.sub("", chunk.title.strip(), count=1)):
             chunks.append((chunk_key(chunk.title), text))
     return chunks
 
@@ -180,10 +180,10 @@ def _chunk_texts(prompt: str) -> list[tuple[str, str]]:
 def _candidates(chunks: list[tuple[str, str]], supplied: list[tuple[str, bool]]) -> list[_Candidate]:
     """Every distinct candidate; one that appears in several places is one candidate with all their keys."""
     by_text: dict[str, _Candidate] = {}
-    normal_chunks = [(key, _normal(text)) for key, text in chunks]
+    normal_chunks = [(key, comparison_key(text)) for key, text in chunks]
 
     def add(piece: str, key: str, *, supplied: bool, given: bool) -> None:
-        normal = _normal(piece)
+        normal = comparison_key(piece)
         if not normal:
             return
         candidate = by_text.get(normal)
@@ -197,7 +197,7 @@ def _candidates(chunks: list[tuple[str, str]], supplied: list[tuple[str, bool]])
     for text, given in supplied:
         for piece in _pieces(text):
             # A supply the session also holds as a chunk ([supply:<uuid>] …) is cited by that chunk's key.
-            holders = [key for key, normal in normal_chunks if key and _normal(piece) in normal]
+            holders = [key for key, normal in normal_chunks if key and comparison_key(piece) in normal]
             for key in holders or [""]:
                 add(piece, key, supplied=True, given=given)
     for key, text in chunks:
@@ -237,7 +237,7 @@ def _previous_user_message(history: object, message: str) -> str:
     turns = [t for t in (history if isinstance(history, list) else []) if isinstance(t, dict)]
     texts = [t["content"].strip() for t in turns if t.get("role") == "user" and isinstance(t.get("content"), str)]
     texts = [text for text in texts if text]
-    if texts and _normal(texts[-1]) == _normal(message):
+    if texts and comparison_key(texts[-1]) == comparison_key(message):
         texts.pop()
     return texts[-1] if texts else ""
 
@@ -269,7 +269,7 @@ def chat_turn(prompt: str) -> dict:
     mentioned = set().union(*(c.terms for c in candidates)) if candidates else set()
     covered = wanted & mentioned
     coverage = len(covered) / len(wanted)
-    uncovered = _uncovered_phrases(asked, covered | _IGNORED_TERMS) or [message]
+    uncovered = uncovered_phrases(asked, covered | _IGNORED_TERMS) or [message]
 
     may_request = inputs.get("may_request") is not False
     if coverage >= ANSWER_COVERAGE or resumed or not may_request:
@@ -280,9 +280,9 @@ def chat_turn(prompt: str) -> dict:
 def _answer(candidates: list[_Candidate], wanted: set[str], uncovered: list[str]) -> dict:
     """The best candidates in their own words; led by what the session lacks when `uncovered` is given."""
     used = _best(candidates, wanted)
-    body = " ".join(_closed(_cut(c.text, MAX_SENTENCE_CHARS)) for c in used)
+    body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in used)
     if uncovered:
-        quoted = _quote_list(uncovered)
+        quoted = quote_list(uncovered)
         if not used:
             return {
                 "answer": f"This session's files, digests and reports say nothing about {quoted}.",
@@ -297,7 +297,7 @@ def _answer(candidates: list[_Candidate], wanted: set[str], uncovered: list[str]
         else:
             closest = "the closest they hold:"
         body = f"This session's files and reports say nothing about {quoted}; {closest} {body}"
-    return {"answer": _cut(body, MAX_ANSWER_CHARS), "citations": _citations(used), "needs": []}
+    return {"answer": cut_text(body, MAX_ANSWER_CHARS), "citations": _citations(used), "needs": []}
 
 
 def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
@@ -337,11 +337,11 @@ def _citations(used: list[_Candidate]) -> list[str]:
 def _needs(message: str, uncovered: list[str], candidates: list[_Candidate], wanted: set[str], prompt: str) -> list:
     """A note on the uncovered terms, anchored to the most relevant artifact the prompt lacks in full; and the
     document the message names, unless the prompt already carries it whole."""
-    quoted = _quote_list(uncovered)
+    quoted = quote_list(uncovered)
     pronoun = "it" if len(uncovered) == 1 else "them"
     note = {
         "kind": "note",
-        "description": _cut(
+        "description": cut_text(
             f"Context on {quoted}: none of this session's files, digests or reports mention {pronoun}. "
             "Paste a note or attach a document.",
             MAX_NEED_CHARS,
@@ -357,7 +357,10 @@ def _needs(message: str, uncovered: list[str], candidates: list[_Candidate], wan
         holder = next((key for key in artifacts if name.lower() in key.lower()), "")
         if holder and artifacts[holder].whole:
             continue  # the session holds it and the prompt carries all of it: it was read, and says nothing
-        need = {"kind": "file", "description": _cut(f"The document the question refers to: “{name}”.", MAX_NEED_CHARS)}
+        need = {
+            "kind": "file",
+            "description": cut_text(f"The document the question refers to: “{name}”.", MAX_NEED_CHARS),
+        }
         if holder and len(holder) <= MAX_ANCHOR_CHARS:
             need["anchor"] = holder
         needs.append(need)

@@ -32,14 +32,12 @@ stemmed with the Snowball English stemmer, so "losses" meets "loss" and
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
-from functools import lru_cache
 
-import snowballstemmer
-
-from ..digests.offline import _cut, _normal, _sentences
+from ..digests.offline import comparison_key, cut_text, split_sentences
 from ..ir.budget import SUMMARY_PREFIX
+from ..terms import STOP_WORDS as SEARCH_STOP_WORDS
+from ..terms import stem
 from .base import ProviderError
 from .task_envelope import EvidenceChunk, evidence_chunks, read_task
 
@@ -78,16 +76,9 @@ ITEM_KINDS = frozenset({"fact", "uncertainty", "analysis", "constraint", "case",
 
 # --- terms ---------------------------------------------------------------------------
 
-# English function words: they carry no topic, so they never count as overlap.
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing done down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most my
-    myself no nor not of off on once only or other our ours ourselves out over own same she should so some
-    such than that the their theirs them themselves then there these they this those through to too under
-    until up upon very via was we were what when where which while who whom whose why will with within without
-    would you your yours yourself yourselves""".split()
-)
+# English function words: they carry no topic, so they never count as overlap (the library's
+# search stop list, plus a few more that only matter when judging overlap).
+STOP_WORDS = SEARCH_STOP_WORDS | frozenset("also done upon via whose within without".split())
 # Words that make a question a question; they say nothing about what evidence covers it.
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
 # Words of a gap's wording ("No evidence yet on …") that are not its subject.
@@ -101,15 +92,10 @@ _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
 # What the degrade ladder wraps a summarised chunk in (context_app.ir.budget.extractive_summary).
 _SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
-_per_thread = threading.local()  # a Snowball stemmer keeps state between calls: one per worker thread
 
 
-@lru_cache(maxsize=50_000)
 def _stem(word: str) -> str:
-    stemmer = getattr(_per_thread, "stemmer", None)
-    if stemmer is None:
-        stemmer = _per_thread.stemmer = snowballstemmer.stemmer("english")
-    return stemmer.stemWord(word.lower())
+    return stem(word.lower())
 
 
 def _is_content(word: str, ignored: frozenset[str] = STOP_WORDS) -> bool:
@@ -140,7 +126,7 @@ def _surface_words(text: str, ignored: frozenset[str] = STOP_WORDS | QUESTION_WO
     return words
 
 
-def _quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
+def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
     """“a”, “b”, “c” (and "…" past `limit`)."""
     quoted = [f"“{word}”" for word in words[:limit]]
     if len(words) > limit:
@@ -229,8 +215,8 @@ def node_queries(prompt: str) -> dict:
     queries: list[str] = []
     seen: set[str] = set()
     for candidate in candidates:
-        query = _cut(candidate, MAX_QUERY_CHARS)
-        key = _normal(query)
+        query = cut_text(candidate, MAX_QUERY_CHARS)
+        key = comparison_key(query)
         if query and key and key not in seen:
             seen.add(key)
             queries.append(query)
@@ -279,13 +265,13 @@ def node_findings(prompt: str) -> dict:
         if number is None or not text:
             continue  # not a numbered result, or its text was omitted by the token budget
         for position, overlap, sentence in _best_sentences(text, wanted):
-            key = _normal(sentence)
+            key = comparison_key(sentence)
             if key in merged:
                 if number not in merged[key]["citations"]:
                     merged[key]["citations"].append(number)
                 continue
             merged[key] = {
-                "text": _cut(sentence, MAX_FINDING_CHARS),
+                "text": cut_text(sentence, MAX_FINDING_CHARS),
                 "citations": [number],
                 "rank": (-overlap, position),
             }
@@ -296,7 +282,7 @@ def node_findings(prompt: str) -> dict:
 def _best_sentences(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
     """(position, overlap, sentence) of the sentences sharing the most terms with `wanted` (overlap > 0)."""
     scored = []
-    for position, sentence in enumerate(_sentences(text)):
+    for position, sentence in enumerate(split_sentences(text)):
         overlap = len(wanted & _term_set(sentence))
         if overlap > 0:
             scored.append((position, overlap, sentence))
@@ -321,7 +307,7 @@ def node_sufficiency(prompt: str) -> dict:
     has_evidence = bool(findings or items)
     is_sufficient = has_evidence and coverage >= SUFFICIENT_COVERAGE
 
-    gaps = [f"No evidence yet on “{phrase}”." for phrase in _uncovered_phrases(question, set(covered))]
+    gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
     words = _surface_words(question)
@@ -338,7 +324,7 @@ def node_sufficiency(prompt: str) -> dict:
     return {"is_sufficient": is_sufficient, "reasoning": reasoning, "gaps": gaps[:MAX_GAPS]}
 
 
-def _uncovered_phrases(question: str, covered: set[str]) -> list[str]:
+def uncovered_phrases(question: str, covered: set[str]) -> list[str]:
     """Runs of adjacent uncovered question terms, as written ("maintenance cost"); each term in one phrase."""
     phrases: list[str] = []
     used: set[str] = set()
@@ -373,12 +359,12 @@ def _sufficiency_reasoning(
     if total:
         terms = f"{len(covered)} of {_plural(total, 'key term')} covered"
         if covered:
-            terms += f" ({_quote_list(covered)})"
+            terms += f" ({quote_list(covered)})"
     else:
         terms = "the question has no key terms to check"
     parts = [f"{against}: {terms}"]
     if by_files:
-        parts.append(f"the user's files cover {_quote_list(by_files)}")
+        parts.append(f"the user's files cover {quote_list(by_files)}")
     if gaps_count:
         parts.append(f"{_plural(gaps_count, 'gap')} {'remains' if gaps_count == 1 else 'remain'}")
     threshold = f"{round(SUFFICIENT_COVERAGE * 100)} %"
@@ -388,7 +374,7 @@ def _sufficiency_reasoning(
         verdict = f"Sufficient: coverage {round(coverage * 100)} % reaches {threshold}."
     else:
         verdict = f"Not sufficient: coverage {round(coverage * 100)} % is below {threshold}."
-    return _cut("; ".join(parts) + ". " + verdict, MAX_REASONING_CHARS)
+    return cut_text("; ".join(parts) + ". " + verdict, MAX_REASONING_CHARS)
 
 
 # --- NODE_DECOMPOSE ----------------------------------------------------------------------
@@ -420,18 +406,18 @@ def node_decompose(prompt: str) -> dict:
     subject = question_subject(question)
     children = _clause_children(question, subject, gaps, limit) or _gap_children(question, subject, gaps, limit)
     unique: list[dict] = []
-    seen = {_normal(question)}
+    seen = {comparison_key(question)}
     for child in children:
-        key = _normal(child["question"])
+        key = comparison_key(child["question"])
         if key not in seen:
             seen.add(key)
             unique.append(child)
     if not unique:
         unique = [_narrowing_child(question, subject, gaps)]
-        if _normal(unique[0]["question"]) == _normal(question):
+        if comparison_key(unique[0]["question"]) == comparison_key(question):
             unique = [_narrowing_child(question, subject, [])]
     for child in unique:
-        child["rationale"] = _cut(
+        child["rationale"] = cut_text(
             child["rationale"] + _files_note(child["question"], subject, items), MAX_RATIONALE_CHARS
         )
     return {"children": unique[:limit]}
@@ -522,7 +508,7 @@ def _ended(text: str) -> str:
 
 def _as_question(text: str) -> str:
     text = text.strip().rstrip("?.!,;:").strip()
-    return _cut(text[:1].upper() + text[1:] + "?", MAX_CHILD_QUESTION_CHARS)
+    return cut_text(text[:1].upper() + text[1:] + "?", MAX_CHILD_QUESTION_CHARS)
 
 
 def _clause_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
@@ -625,7 +611,7 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
     named = [words[t] for t in question_terms(child_question) if t in shared]
     return (
         f" The user's files bear on it: {_plural(len(mentioning), 'context item')} "
-        f"{'mentions' if len(mentioning) == 1 else 'mention'} {_quote_list(named)}."
+        f"{'mentions' if len(mentioning) == 1 else 'mention'} {quote_list(named)}."
     )
 
 
@@ -684,7 +670,7 @@ def _selection_reason(child: str, count: int, shared: set[str]) -> str:
     return (
         f"Token overlap: {_plural(count, 'item')} of the parent's context "
         f"{'shares' if count == 1 else 'share'} the most terms with this question "
-        f"({_plural(len(named), 'shared term')}: {_quote_list(named)})."
+        f"({_plural(len(named), 'shared term')}: {quote_list(named)})."
     )
 
 
@@ -732,7 +718,7 @@ def report(prompt: str) -> dict:
     sections += ([files_section] if files_section else []) + searched
 
     return {
-        "title": _cut(question, MAX_TITLE_CHARS) or "Research report",
+        "title": cut_text(question, MAX_TITLE_CHARS) or "Research report",
         "summary": _report_summary(findings, items, wanted, stats),
         "sections": sections,
         "open_questions": _open_questions(inputs.get("open_gaps")),
@@ -747,7 +733,7 @@ def _report_findings(value: object) -> list[dict]:
                 {
                     "node": _text(finding.get("node")),
                     "question": _text(finding.get("question")) or "Findings",
-                    "text": _cut(finding["text"], MAX_PARAGRAPH_CHARS),
+                    "text": cut_text(finding["text"], MAX_PARAGRAPH_CHARS),
                     "citations": _citations(finding.get("citations")),
                 }
             )
@@ -770,7 +756,7 @@ def _item_paragraph(item: dict) -> dict:
         match = _SOURCE_REF.match(ref)
         if match and match.group("ref") not in sources:
             sources.append(match.group("ref"))  # a "::hint" suffix is dropped (schema: file::S4)
-    return {"text": _cut(item["text"], MAX_PARAGRAPH_CHARS), "sources": sources}
+    return {"text": cut_text(item["text"], MAX_PARAGRAPH_CHARS), "sources": sources}
 
 
 def _node_sections(findings: list[dict], room: int) -> list[dict]:
@@ -789,7 +775,7 @@ def _node_sections(findings: list[dict], room: int) -> list[dict]:
         paragraph = {"text": finding["text"], "citations": finding["citations"]}
         if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
-    sections = [{"heading": _cut(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
+    sections = [{"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
     if len(sections) <= room:
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
@@ -799,7 +785,11 @@ def _node_sections(findings: list[dict], room: int) -> list[dict]:
 def _files_section(summaries: list[dict], items: list[dict]) -> dict | None:
     if summaries:
         paragraphs = [
-            {"text": _cut(f"{_text(s['filename'])}: {_text(s.get('summary')) or 'no summary.'}", MAX_PARAGRAPH_CHARS)}
+            {
+                "text": cut_text(
+                    f"{_text(s['filename'])}: {_text(s.get('summary')) or 'no summary.'}", MAX_PARAGRAPH_CHARS
+                )
+            }
             for s in summaries
         ]
         return {"heading": FILES_HEADING, "paragraphs": paragraphs}
@@ -840,22 +830,22 @@ def _report_summary(findings: list[dict], items: list[dict], wanted: set[str], s
     )
     sentences: list[str] = []
     for _, (text, _) in ranked:
-        sentence = (_sentences(text) or [text])[0].strip()
-        if sentence and _normal(sentence) not in {_normal(s) for s in sentences}:
+        sentence = (split_sentences(text) or [text])[0].strip()
+        if sentence and comparison_key(sentence) not in {comparison_key(s) for s in sentences}:
             sentences.append(_ended(sentence))
         if len(sentences) == MAX_SUMMARY_SENTENCES:
             break
     if not sentences:
         return f"Nothing was found on this question. {_stats_line(stats)}; the user's files hold no items on it."
-    return _cut(" ".join(sentences), MAX_PARAGRAPH_CHARS)
+    return cut_text(" ".join(sentences), MAX_PARAGRAPH_CHARS)
 
 
 def _open_questions(value: object) -> list[str]:
     questions: list[str] = []
     seen: set[str] = set()
     for gap in _strings(value):
-        key = _normal(gap)
+        key = comparison_key(gap)
         if key and key not in seen:
             seen.add(key)
-            questions.append(_cut(gap, MAX_OPEN_QUESTION_CHARS))
+            questions.append(cut_text(gap, MAX_OPEN_QUESTION_CHARS))
     return questions[:MAX_OPEN_QUESTIONS]

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from context_app import library
 from context_app.ir import build_envelope, fit_to_budget, sources_from_spans
 from context_app.models import ContextSet, DigestStatus
 from context_app.selectors import files_of
+from context_app.terms import analyze
 
 
 def context_bundle(context_set: ContextSet) -> dict:
@@ -83,11 +83,10 @@ def compact_items(items: Sequence[dict], question: str, limit_tokens: int | None
     if not items:
         return [], 0
     limit = settings.GROUNDWORK_NODE_CONTEXT_TOKENS if limit_tokens is None else limit_tokens
-    wanted = set(library.analyze(question))
+    wanted = set(analyze(question))
     spans = [{"span_id": f"S{n}", "text": item_line(item)} for n, item in enumerate(items, start=1)]
     scores = {
-        span["span_id"]: len(wanted & set(library.analyze(item["text"])))
-        for span, item in zip(spans, items, strict=True)
+        span["span_id"]: len(wanted & set(analyze(item["text"]))) for span, item in zip(spans, items, strict=True)
     }
     source = sources_from_spans("user context", "note", spans, title="User context", scores=scores)
     fitted = fit_to_budget(build_envelope("context items", [source]), limit)
