@@ -6,14 +6,7 @@ Pure Python, no database or network. Prints median timings over repeated runs
 and writes bench/results/ir.json.
 """
 
-import json
-import statistics
-import sys
-import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: I001  (puts the project on the path)
 
 from context_app.ir import (  # noqa: E402
     ProviderCapabilities,
@@ -39,15 +32,6 @@ def make_spans(source_number: int) -> list[dict]:
     return spans
 
 
-def median_ms(action, repeat: int) -> float:
-    timings = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(timings), 3)
-
-
 def main() -> None:
     span_sets = [make_spans(n) for n in range(SOURCES)]
     caps = ProviderCapabilities.of_class("D1")
@@ -65,23 +49,19 @@ def main() -> None:
         "chunks": len(envelope.chunks),
         "rendered_chars": len(render_text(envelope)),
         "envelope_tokens_estimate": costs[0],
-        "build_envelope_10_sources_ms": median_ms(build, 20),
-        "estimate_tokens_10000_chars_ms": median_ms(lambda: estimate_tokens(text_10k), 200),
+        "build_envelope_10_sources_ms": harness.median_ms(build, 20),
+        "estimate_tokens_10000_chars_ms": harness.median_ms(lambda: estimate_tokens(text_10k), 200),
         "estimate_tokens_10000_chars": estimate_tokens(text_10k),
-        "render_text_ms": median_ms(lambda: render_text(envelope), 20),
-        "to_anthropic_ms": median_ms(lambda: to_anthropic(envelope, system="s", model="m", max_tokens=1024), 20),
+        "render_text_ms": harness.median_ms(lambda: render_text(envelope), 20),
+        "to_anthropic_ms": harness.median_ms(
+            lambda: to_anthropic(envelope, system="s", model="m", max_tokens=1024), 20
+        ),
     }
     for name, limit in limits.items():
-        results[f"fit_to_budget_{name}_ms"] = median_ms(lambda limit=limit: fit_to_budget(envelope, limit), 10)
-    results["fit_to_budget_stage_5_ms"] = median_ms(lambda: fit_to_budget(envelope, costs[5]), 10)
+        results[f"fit_to_budget_{name}_ms"] = harness.median_ms(lambda limit=limit: fit_to_budget(envelope, limit), 10)
+    results["fit_to_budget_stage_5_ms"] = harness.median_ms(lambda: fit_to_budget(envelope, costs[5]), 10)
 
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value}")
-    out = ROOT / "bench" / "results" / "ir.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out.relative_to(ROOT)}")
+    harness.write_results("ir", results)
 
 
 if __name__ == "__main__":

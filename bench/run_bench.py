@@ -109,13 +109,8 @@ def main() -> None:
         "snapshot_bytes_1_node": small_bytes,
         f"snapshot_bytes_{big['nodes']}_nodes": big_bytes,
     }
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value}")
     detail = [{k: v for k, v in r.items() if k != "run"} for r in [*runs, rerun, root_only]]
-    out = ROOT / "bench" / "results" / "runs.json"
-    out.write_text(json.dumps({**results, "runs": detail}, indent=2) + "\n")
-    print(f"wrote {out.relative_to(ROOT)}")
+    harness.write_results("runs", results, runs=detail)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ recall@5 / MRR over the 20 labelled questions. Prints a table and writes
 bench/results/search.json. Seed 002's targets: <1 s, –, <10 ms, <5 ms.
 """
 
-import json
 import random
-import statistics
 import time
 
 import harness  # noqa: I001  (sets Django up before the project's imports)
@@ -29,15 +27,6 @@ from research_app.search import ContextBuilder, LibrarySearch, SearchResult, ded
 from research_app.services import create_session, ensure_demo_user, team_cache_scope  # noqa: E402
 
 QUERY = "How do I handle an exception and still run clean-up code?"
-
-
-def median_ms(action, repeat: int) -> float:
-    timings = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(timings), 3)
 
 
 def main() -> None:
@@ -65,22 +54,17 @@ def main() -> None:
         "library_records": LibraryRecord.objects.filter(scope=scope).count(),
         "library_postings": LibraryPosting.objects.filter(scope=scope).count(),
         "upload_extract_index_seconds": round(upload_seconds, 3),
-        "context_build_10_sources_ms": median_ms(lambda: builder.build_context(QUERY, num_results=10), 20),
+        "context_build_10_sources_ms": harness.median_ms(lambda: builder.build_context(QUERY, num_results=10), 20),
         "context_build_sources": len(built.sources),
         "context_build_tokens": built.total_tokens,
-        "library_search_ms": median_ms(lambda: library.search(scope, QUERY, 10), 50),
-        "dedup_100_results_ms": median_ms(lambda: deduplicate_results(hundred), 200),
-        "estimate_tokens_10000_chars_ms": median_ms(lambda: estimate_tokens(text_10k), 200),
+        "library_search_ms": harness.median_ms(lambda: library.search(scope, QUERY, 10), 50),
+        "dedup_100_results_ms": harness.median_ms(lambda: deduplicate_results(hundred), 200),
+        "estimate_tokens_10000_chars_ms": harness.median_ms(lambda: estimate_tokens(text_10k), 200),
         "recall_at_5": quality["recall_at_5"],
         "mrr": quality["mrr"],
         "questions": quality["questions"],
     }
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value}")
-    out = ROOT / "bench" / "results" / "search.json"
-    out.write_text(json.dumps({**results, "per_question": quality["per_question"]}, indent=2) + "\n")
-    print(f"wrote {out.relative_to(ROOT)}")
+    harness.write_results("search", results, per_question=quality["per_question"])
 
 
 if __name__ == "__main__":

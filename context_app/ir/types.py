@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..extraction import MIME_TYPES
 from .anchors import Anchor, format_anchor, parse_anchor
 from .tokens import estimate_tokens
 
@@ -22,17 +23,8 @@ CutKind = Literal["chunk_removed", "chunk_truncated", "attachment_removed", "sum
 ENVELOPE_VERSION = "1.0"
 
 _PAGE_LOCATOR_RE = re.compile(r"^p\.\s*([1-9][0-9]*)$")
-_MIME_BY_KIND = {
-    "pdf": "application/pdf",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "text": "text/plain",
-    "markdown": "text/markdown",
-    "html": "text/html",
-    "csv": "text/csv",
-    "json": "application/json",
-    "note": "text/plain",
-    "chatlog": "text/plain",
-}
+# Files carry their extraction format's type; notes and chat logs are plain text.
+_MIME_BY_KIND = {**MIME_TYPES, "note": "text/plain", "chatlog": "text/plain"}
 
 
 def source_id(canonical: bytes | str) -> str:
