@@ -22,6 +22,7 @@ from context_app.models import ContextFile
 from context_app.terms import analyze
 from research_app.models import ResearchRun, ResearchSession
 from research_app.runs import model_tasks
+from research_app.selectors import as_uuid
 from research_app.services import SessionError
 
 from . import events
@@ -66,9 +67,10 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     session = message.conversation.session
     artifacts = session_artifacts(session)
     supplied = _supplied_for(message)
+    history = _history(message)
     inputs = {
         "message": message.content,
-        "history": _history(message),
+        "history": history,
         "supplied": supplied,
         "may_request": may_request,
     }
@@ -79,7 +81,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
             evidence_sources(artifacts),
             subject=f"chat:{message.pk}",
             session_id=session.pk,
-            instructions=baseline_prompt(session, message, supplied),
+            instructions=baseline_prompt(session, message, history, supplied),
         )
     except model_tasks.TaskFailed as exc:
         message.status, message.error = ChatMessage.Status.FAILED, str(exc)
@@ -168,11 +170,8 @@ def _suggestions(slot: dict, artifacts) -> list[dict]:
 
 
 def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id, payloads) -> dict:
-    request = (
-        ContextRequest.objects.filter(pk=request_id, conversation__session=session).select_related("message").first()
-        if _is_uuid(request_id)
-        else None
-    )
+    pk = as_uuid(request_id)
+    request = ContextRequest.objects.filter(pk=pk, conversation__session=session).first() if pk else None
     if request is None:
         raise ChatError("context request not found", 404)
     if request.status != ContextRequest.Status.OPEN:
@@ -217,11 +216,8 @@ def _checked_payload(session, request: ContextRequest, payload: dict) -> tuple[s
     if kind == "skip":
         return slot, kind, {}
     if kind == "file":
-        file = (
-            ContextFile.objects.filter(pk=payload.get("file_id"), context_set__session=session).first()
-            if _is_uuid(payload.get("file_id"))
-            else None
-        )
+        pk = as_uuid(payload.get("file_id"))
+        file = ContextFile.objects.filter(pk=pk, context_set__session=session).first() if pk else None
         if file is None:
             raise ChatError("file_id must name a file of this session's context")
         text = file.digest.content.get("summary", "") if file.digest_id else ""
@@ -331,7 +327,7 @@ def _supplied_for(message: ChatMessage) -> list[dict]:
     return [{"slot": s.slot, "kind": s.kind, "text": s.payload.get("text", "")} for s in supplies]
 
 
-def baseline_prompt(session: ResearchSession, message: ChatMessage, supplied: list[dict]) -> str:
+def baseline_prompt(session: ResearchSession, message: ChatMessage, history: list[dict], supplied: list[dict]) -> str:
     """The prompt sheet's sections, filled from the session (seed 003 §4.1.5)."""
     context_set = getattr(session, "context_set", None)
     aggregate = context_set.aggregate_digest.content if context_set and context_set.aggregate_digest_id else None
@@ -340,7 +336,7 @@ def baseline_prompt(session: ResearchSession, message: ChatMessage, supplied: li
         "chat_turn",
         {
             "message": message.content,
-            "history": _history(message),
+            "history": history,
             "style": style_fragment(settings.GROUNDWORK_CHAT_STYLE),
             "data_abstract": (aggregate or {}).get("summary", ""),
             "user_guidance": session.question,
@@ -359,13 +355,3 @@ def baseline_prompt(session: ResearchSession, message: ChatMessage, supplied: li
             "attachments": [{"slot": s["slot"], "kind": s["kind"], "by": "", "text": s["text"]} for s in supplied],
         },
     )
-
-
-def _is_uuid(value) -> bool:
-    import uuid
-
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return True

@@ -14,12 +14,17 @@ def sessions_visible_to(user) -> QuerySet[ResearchSession]:
     return sessions.filter(team__members=user)
 
 
-def visible_session(user, session_id) -> ResearchSession | None:
+def as_uuid(value) -> uuid.UUID | None:
+    """The UUID a client sent, or None for anything else (which then reads as "not found")."""
     try:
-        pk = uuid.UUID(str(session_id))
+        return uuid.UUID(str(value))
     except ValueError:
         return None
-    return sessions_visible_to(user).filter(pk=pk).first()
+
+
+def visible_session(user, session_id) -> ResearchSession | None:
+    pk = as_uuid(session_id)
+    return sessions_visible_to(user).filter(pk=pk).first() if pk else None
 
 
 def is_member(user, session_id) -> bool:
@@ -29,9 +34,8 @@ def is_member(user, session_id) -> bool:
 def visible_run(user, run_id):
     from .models import ResearchRun
 
-    try:
-        pk = uuid.UUID(str(run_id))
-    except ValueError:
+    pk = as_uuid(run_id)
+    if pk is None:
         return None
     runs = ResearchRun.objects.select_related("session__team")
     if not user.is_staff:

@@ -167,31 +167,37 @@ def test_what_the_session_holds_is_supplied_by_the_system(api, sid, monkeypatch)
     assert "1.2 million euros" in auto.payload["text"]
 
 
-def test_the_prompt_carries_the_baseline_sheet_and_the_sessions_index(api, sid):
+def test_the_prompt_carries_the_baseline_sheet_and_the_sessions_index(api, sid, monkeypatch):
+    from context_app.llm.offline import OfflineProvider
+
     rid = start(api, sid, max_depth=0)
     finished(api, rid)
+    sent = []
+    answer = OfflineProvider.complete
+    monkeypatch.setattr(
+        OfflineProvider, "complete", lambda self, request: sent.append(request) or answer(self, request)
+    )
+    say(api, sid, "Thanks for the overview.", force=True)
     say(api, sid, "How much did the valve programme cost?")
-    call = LLMCall.objects.filter(task="chat_turn").latest("id")
-    assert call.provider == "offline"
-    # The prompt text is not stored; rebuild what the sheet renders and check its order and sources.
-    from conversation_app.models import ChatMessage as Message
-    from conversation_app.services import baseline_prompt
-
-    message = Message.objects.filter(role="user").latest("created_at")
-    baseline = baseline_prompt(message.conversation.session, message, [])
+    prompt = [r for r in sent if r.task == "chat_turn"][-1].prompt
+    # Seed 003 §4.1.5's order, as the prompt sheet writes it, in the prompt the model got.
     order = [
-        "## Latest user input",
-        "## Chat history",
+        "## Latest user input\nHow much did the valve programme cost?",
+        "## Chat history\nuser: Thanks for the overview.",
         "## Style",
         "## About this session",
-        "## Research goal",
-        "## Research so far",
+        "## Research goal\nDid the valve programme reduce water losses?",
+        "## Research so far\nReport “",
         "## Supplied context attachments",
     ]
-    positions = [baseline.index(heading) for heading in order]
+    missing = [section for section in order if section not in prompt]
+    assert not missing, (missing, prompt.rpartition("=== TASK ===")[2])
+    positions = [prompt.index(section) for section in order]
     assert positions == sorted(positions)
-    assert "Did the valve programme reduce water losses?" in baseline
-    assert "Report “" in baseline, "a finished run's report is part of every turn"
+    # The Context Index names everything the session holds, each under its citable key.
+    index = prompt.split("=== CONTENT ===")[0]
+    for key in ("[digest:aggregate]", "[digest:valves.md]", "[digest:survey.txt]", f"[report:{rid}]"):
+        assert key in index, key
 
 
 def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
