@@ -233,3 +233,16 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
         return (await connect(stranger.token).connect())[0]
 
     assert async_to_sync(stranger_connects)() is False
+
+
+def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthropic, api, sid):
+    from context_app.llm.task_envelope import task_name
+    from tests.fake_anthropic import text_of
+
+    answer = say(api, sid, "How much did the valve programme cost?")
+    assert answer["status"] == "ok" and "1.2 million euros" in answer["message"]["content"]
+    call = LLMCall.objects.get(task="chat_turn")
+    assert (call.provider, call.model) == ("anthropic", "claude-test-model")
+    asked = [task_name(text_of(r["body"]["messages"][0]["content"])) for r in fake_anthropic.message_requests()]
+    assert asked.count("CHAT_TURN") == 1
+    assert set(LLMCall.objects.values_list("provider", flat=True)) == {"anthropic"}, "nothing went offline"
