@@ -14,8 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import digest_cache, library, signals
-from .digests.generate import DigestFailed, generate_aggregate_digest, generate_file_digest
-from .digests.prompts import prompt_version
+from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
     CHUNKING_VERSION,
     ExtractedDocument,
@@ -24,6 +23,7 @@ from .extraction import (
     extract_document,
     sha256_hex,
 )
+from .llm.model_task import TaskFailed
 from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
 from .notify import notify_context_changed
 
@@ -303,8 +303,8 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
                 generated=generated,
                 filename=file.filename,
             )
-        except DigestFailed as exc:
-            error = {"code": "digest_failed", "message": str(exc), "stage": "digest"}
+        except TaskFailed as exc:
+            error = {"code": "digest_failed", "message": exc.reason, "stage": "digest"}
     _write_file_digest(file, extracted_text_hash, stored, error)
     after_file_digest(file.context_set_id, file.pk)
 
@@ -419,8 +419,8 @@ def build_aggregate(context_set_id) -> None:
     elif files:
         try:
             stored = aggregate_tree(context_set, files)
-        except DigestFailed as exc:
-            error = {"message": str(exc)}
+        except TaskFailed as exc:
+            error = {"message": exc.reason}
     status = _write_aggregate(context_set_id, inputs_hash, stored, error)
     notify_context_changed(context_set_id)
     if status == DigestStatus.STALE:

@@ -18,3 +18,8 @@ def manifest_of(context_set: ContextSet) -> dict:
 def spans_of(file: ContextFile) -> list[dict]:
     text = FileText.objects.filter(file=file).only("spans").first()
     return text.spans if text else []
+
+
+def context_set_id_of(session_id):
+    """The id of a session's context set (recorded on its model calls), or None."""
+    return ContextSet.objects.filter(session_id=session_id).values_list("pk", flat=True).first()

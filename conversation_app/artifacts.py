@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from context_app.digests.items import digest_items, item_line
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from research_app.models import ResearchRun, ResearchSession
-from research_app.runs.bundle import digest_items, item_line
 
 from .models import ContextSupply
 

@@ -18,10 +18,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
+from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
+from context_app.selectors import context_set_id_of
 from context_app.terms import analyze
 from research_app.models import ResearchRun, ResearchSession
-from research_app.runs import model_tasks
 from research_app.selectors import as_uuid
 from research_app.services import SessionError
 
@@ -29,12 +31,14 @@ from . import events
 from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 from .serializers import message_json, request_json
-from .sheets import render_sheet, style_fragment
 
 HISTORY_TURNS = 12
 MAX_MESSAGE_CHARS = 4000
 MAX_SUPPLY_CHARS = 20_000
 SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
+
+# The task section is the rendered prompt sheet (prompts/sheets/chat_turn.txt), not fixed words.
+CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v1")
 
 
 class ChatError(SessionError):
@@ -75,15 +79,17 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
         "may_request": may_request,
     }
     try:
-        result = model_tasks.complete_task(
-            model_tasks.CHAT_TURN,
-            inputs,
-            evidence_sources(artifacts),
+        result = run_model_task(
+            CHAT_TURN,
+            EnvelopePrompt(
+                inputs,
+                evidence_sources(artifacts),
+                instructions=baseline_prompt(session, message, history, supplied),
+            ),
             subject=f"chat:{message.pk}",
-            session_id=session.pk,
-            instructions=baseline_prompt(session, message, history, supplied),
+            context_set_id=context_set_id_of(session.pk),
         )
-    except model_tasks.TaskFailed as exc:
+    except TaskFailed as exc:
         message.status, message.error = ChatMessage.Status.FAILED, str(exc)
         message.save(update_fields=["status", "error"])
         events.push(session.pk, "conversation:message", message=message_json(message))

@@ -5,7 +5,7 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from context_app.digests import generate, prompts
+from context_app.digests import generate
 from context_app.digests.envelopes import (
     EnvelopeError,
     aggregate_envelope,
@@ -15,15 +15,12 @@ from context_app.digests.envelopes import (
 )
 from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, aggregate_digest, per_file_digest
 from context_app.digests.relabel import digest_hash, relabel_digest
-from context_app.digests.validation import (
-    check_aggregate_digest,
-    check_per_file_digest,
-    parse_model_json,
-    ref_key,
-    sources_of,
-)
+from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, ref_key, sources_of
+from context_app.llm import prompts
 from context_app.llm.base import LLMResponse, ProviderError
+from context_app.llm.model_task import TaskFailed
 from context_app.llm.offline import OfflineProvider
+from context_app.llm.output import parse_model_json
 from context_app.models import LLMCall
 
 KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
@@ -356,17 +353,17 @@ def test_validation_accepts_hints_and_filenames_with_colons():
         digest["facts"][0]["sources"] = [f"{filename}::S1::p. 3 :: table 2"]
         result = check_file(digest, filename, spans)
         assert result.valid, result.errors
-        assert sources_of(result.digest) == {f"{filename}::S1"}
+        assert sources_of(result.output) == {f"{filename}::S1"}
 
 
 def test_missing_summary_or_unparsable_output_leaves_no_digest():
     digest = report_digest()
     del digest["summary"]
-    assert check_plan(digest).digest is None
+    assert check_plan(digest).output is None
     result = check_plan("I cannot help with that.")
-    assert result.digest is None and result.errors == ["output is not JSON: no JSON object found"]
+    assert result.output is None and result.errors == ["output is not JSON: no JSON object found"]
     truncated = check_plan(json.dumps(report_digest())[:500])
-    assert truncated.digest is None and truncated.errors[0].startswith("output is not JSON: ")
+    assert truncated.output is None and truncated.errors[0].startswith("output is not JSON: ")
 
 
 def test_parse_model_json_tolerates_fences_and_prose_but_wants_one_object():
@@ -397,8 +394,8 @@ def test_sanitising_removes_bad_sources_and_sourceless_facts_and_records_them():
     digest["facts"].append("not an object")
     digest["uncertainties"][0]["sources"] = ["plan.txt::S42"]
     result = check_plan(digest)
-    assert result.errors and result.digest is not None
-    clean = result.digest
+    assert result.errors and result.output is not None
+    clean = result.output
     assert len(clean["facts"]) == count - 1 and clean["facts"][0]["claim"] == digest["facts"][1]["claim"]
     assert clean["facts"][0]["sources"] == digest["facts"][1]["sources"][:-1]
     assert clean["facts"][1]["kind"] == "fact"
@@ -429,8 +426,8 @@ def test_sanitising_forces_document_and_mode():
     digest["mode"] = "batch"
     digest["document"] = {"filename": "other.txt"}
     result = check_plan(digest)
-    assert result.errors and result.digest["mode"] == "single"
-    assert result.digest["document"] == {"filename": "plan.txt", "format": "text"}
+    assert result.errors and result.output["mode"] == "single"
+    assert result.output["document"] == {"filename": "plan.txt", "format": "text"}
 
 
 def test_aggregate_validation_only_accepts_sources_from_the_inputs():
@@ -441,8 +438,8 @@ def test_aggregate_validation_only_accepts_sources_from_the_inputs():
     digest["batch"]["files"] = []
     result = check_aggregate_digest(json.dumps(digest), allowed_sources=allowed, manifest=MANIFEST)
     assert result.errors == ["facts[1].sources[2]: 'report.pdf::S99' does not occur in the input digests"]
-    assert result.digest["batch"] == {"files": MANIFEST}, "batch.files always comes from the manifest"
-    assert "report.pdf::S3::Table 2" in result.digest["facts"][1]["sources"]
+    assert result.output["batch"] == {"files": MANIFEST}, "batch.files always comes from the manifest"
+    assert "report.pdf::S3::Table 2" in result.output["facts"][1]["sources"]
     assert [d["reason"] for d in result.dropped] == ["does not occur in the input digests"]
 
 
@@ -452,7 +449,7 @@ def test_aggregate_validation_drops_malformed_documents_entries():
     result = check_aggregate_digest(
         json.dumps(digest), allowed_sources=sources_of(a) | sources_of(b), manifest=MANIFEST
     )
-    assert result.digest is not None and len(result.digest["documents"]) == 2
+    assert result.output is not None and len(result.output["documents"]) == 2
     assert result.dropped[0]["where"] == "documents[2]"
 
 
@@ -500,17 +497,17 @@ def test_digest_hash_is_canonical():
 
 
 def test_system_prompts_are_common_rules_plus_the_task(settings):
-    per_file, aggregate = prompts.system_prompt("per_file"), prompts.system_prompt("aggregate")
+    per_file, aggregate = generate.PER_FILE_DIGEST.system(), generate.AGGREGATE_DIGEST.system()
     for text in (per_file, aggregate):
         assert text.startswith("You are the context preprocessor") and "context_digest.v1.4.1" in text
         assert "<filename>::<span_id>" in text and "TAXONOMY" in text and "No web browsing" in text
     assert "TASK A: PER_FILE_DIGEST" in per_file and "TASK B" not in per_file
     assert "TASK B: AGGREGATE_DIGEST" in aggregate and "__BATCH__" in aggregate
-    with pytest.raises(ValueError):
-        prompts.system_prompt("summary")
-    assert prompts.prompt_version() == "v1.4"
+    with pytest.raises(FileNotFoundError):
+        prompts.system_prompt("context_preprocess_common", "context_preprocess_summary")
+    assert generate.PER_FILE_DIGEST.prompt_version() == "v1.4"
     settings.CONTEXT_PREPROCESS_PROMPT_VERSION = "v9"
-    assert prompts.prompt_version() == "v9", "read from settings when used, not at import"
+    assert generate.AGGREGATE_DIGEST.prompt_version() == "v9", "read from settings when used, not at import"
 
 
 # --- generation through the gateway --------------------------------------------------
@@ -567,7 +564,7 @@ def test_invalid_output_is_repaired_once_with_the_errors():
     ]
     assert "output is not JSON" in LLMCall.objects.get(attempt=1).error
     first, repair = provider.requests
-    assert repair.system == first.system == prompts.system_prompt("per_file")
+    assert repair.system == first.system == generate.PER_FILE_DIGEST.system()
     assert repair.prompt.startswith(first.prompt + "\n\nYOUR PREVIOUS OUTPUT WAS INVALID:\n- output is not JSON")
     assert repair.prompt.endswith("Previous output:\nSure! {broken\nReturn the corrected JSON only.")
 
@@ -597,7 +594,7 @@ def test_a_worse_repair_falls_back_to_the_first_answer_sanitised():
 @pytest.mark.django_db
 def test_unusable_output_twice_fails_with_a_readable_message():
     provider = ScriptedProvider("no", '{"facts": []}')
-    with pytest.raises(generate.DigestFailed, match="not a valid digest after a repair attempt"):
+    with pytest.raises(TaskFailed, match="per_file_digest: the model's answer was invalid after a repair"):
         generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=provider)
     assert [c[1:3] for c in calls()] == [(1, "invalid"), (2, "invalid")]
 
@@ -617,14 +614,14 @@ def test_aggregate_repair_keeps_only_input_sources():
 
 
 @pytest.mark.django_db
-def test_provider_failure_becomes_digest_failed():
+def test_provider_failure_fails_the_task():
     class Failing:
         name, model = "failing", "f-1"
 
         def complete(self, request):
             raise ProviderError("invalid request: prompt too long", retryable=False)
 
-    with pytest.raises(generate.DigestFailed, match="prompt too long"):
+    with pytest.raises(TaskFailed, match="per_file_digest: model call failed: .*prompt too long"):
         generate.generate_file_digest(filename="plan.txt", format="text", spans=REPORT_SPANS, provider=Failing())
     assert [c[2] for c in calls()] == ["failed"]
 

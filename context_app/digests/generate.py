@@ -1,28 +1,40 @@
-"""Task A and Task B: envelope → gateway → validation → one repair call → sanitised digest.
+"""Task A and Task B: the seed-000 envelope through the model-task runner, checked by digests.validation.
 
-Every call goes through llm.gateway, which records an LLMCall row. A first
-answer that fails validation is marked "invalid" and answered with exactly one
-repair call that lists the problems. If the repair is still invalid, the
-sanitised digest (invalid sources removed, sourceless facts dropped) is used and
-what was removed travels along in `dropped`; if nothing usable is left, the
-digest fails with a message a user can read.
+The runner (llm.model_task) makes the call, the one repair call and the
+fallback to a sanitised first answer; what sanitising removed travels along in
+`dropped`. A file too large for one model input is digested in windows of
+consecutive spans and merged here.
 """
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from ..ir.tokens import estimate_tokens
-from ..llm import gateway
-from ..llm.base import LLMRequest, Provider
+from ..llm.base import Provider
+from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task
 from .envelopes import aggregate_envelope, per_file_envelope
-from .prompts import TaskName, prompt_version, system_prompt
-from .validation import ValidationResult, check_aggregate_digest, check_per_file_digest, sources_of
+from .validation import check_aggregate_digest, check_per_file_digest, sources_of
 
-REPAIR_ECHO_CHARS = 20_000  # how much of the invalid answer the repair prompt repeats
-REPAIR_MAX_ERRORS = 50
+
+def prompt_version() -> str:
+    """Read on every call, so an override in a test or a deployment is seen at once."""
+    return settings.CONTEXT_PREPROCESS_PROMPT_VERSION
+
+
+PER_FILE_DIGEST = ModelTask(
+    "PER_FILE_DIGEST",
+    ("context_preprocess_common", "context_preprocess_per_file"),
+    "per_file_digest",
+    prompt_version,
+)
+AGGREGATE_DIGEST = ModelTask(
+    "AGGREGATE_DIGEST",
+    ("context_preprocess_common", "context_preprocess_aggregate"),
+    "aggregate_digest",
+    prompt_version,
+)
 
 
 @dataclass
@@ -35,8 +47,8 @@ class GeneratedDigest:
     repaired: bool = False  # a repair call was made (whether or not it fixed everything)
 
 
-class DigestFailed(Exception):
-    """No usable digest: the message says why, in words a user can act on."""
+class DigestFailed(TaskFailed):
+    """The digests of a file's windows could not be merged."""
 
 
 def generate_file_digest(
@@ -53,16 +65,17 @@ def generate_file_digest(
     for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS):
         span_ids = {span["span_id"] for span in window}
         parts.append(
-            _generate(
-                task="per_file_digest",
-                prompt_task="per_file",
-                envelope=per_file_envelope(filename, format, window),
-                check=lambda text, ids=span_ids: check_per_file_digest(
-                    text, filename=filename, format=format, span_ids=ids
-                ),
-                subject=subject,
-                context_set_id=context_set_id,
-                provider=provider,
+            _generated(
+                run_model_task(
+                    PER_FILE_DIGEST,
+                    TextPrompt(per_file_envelope(filename, format, window)),
+                    check=lambda text, ids=span_ids: check_per_file_digest(
+                        text, filename=filename, format=format, span_ids=ids
+                    ),
+                    subject=subject,
+                    context_set_id=context_set_id,
+                    provider=provider,
+                )
             )
         )
     if len(parts) == 1:
@@ -111,10 +124,11 @@ def merge_window_digests(
         "windows": len(parts),
     }
     checked = check_per_file_digest(json.dumps(merged), filename=filename, format=format, span_ids=span_ids)
-    if checked.digest is None:
-        raise DigestFailed("the digests of this file's parts could not be merged: " + "; ".join(checked.errors[:3]))
+    if checked.output is None:
+        reasons = "; ".join(checked.errors[:3])
+        raise DigestFailed(PER_FILE_DIGEST, f"the digests of this file's parts could not be merged: {reasons}")
     return GeneratedDigest(
-        content=checked.digest,
+        content=checked.output,
         dropped=[d for p in parts for d in p.dropped] + checked.dropped,
         provider=parts[0].provider,
         model=parts[0].model,
@@ -132,85 +146,24 @@ def generate_aggregate_digest(
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     allowed: set[str] = set().union(*(sources_of(digest) for digest in digests))
-    return _generate(
-        task="aggregate_digest",
-        prompt_task="aggregate",
-        envelope=aggregate_envelope(manifest, digests),
-        check=lambda text: check_aggregate_digest(text, allowed_sources=allowed, manifest=manifest),
-        subject=subject,
-        context_set_id=context_set_id,
-        provider=provider,
+    return _generated(
+        run_model_task(
+            AGGREGATE_DIGEST,
+            TextPrompt(aggregate_envelope(manifest, digests)),
+            check=lambda text: check_aggregate_digest(text, allowed_sources=allowed, manifest=manifest),
+            subject=subject,
+            context_set_id=context_set_id,
+            provider=provider,
+        )
     )
 
 
-def _generate(
-    *,
-    task: str,
-    prompt_task: TaskName,
-    envelope: str,
-    check: Callable[[str], ValidationResult],
-    subject: str,
-    context_set_id,
-    provider: Provider | None,
-) -> GeneratedDigest:
-    system = system_prompt(prompt_task)
-    version = prompt_version()
-
-    def attempt(prompt: str, number: int) -> tuple[gateway.GatewayResult, ValidationResult]:
-        try:
-            result = gateway.complete(
-                LLMRequest(task=task, system=system, prompt=prompt, max_tokens=settings.GROUNDWORK_LLM_MAX_TOKENS),
-                prompt_version=version,
-                subject=subject,
-                context_set_id=context_set_id,
-                attempt=number,
-                provider=provider,
-            )
-        except gateway.GatewayError as exc:
-            raise DigestFailed(f"model call failed: {exc}") from exc
-        checked = check(result.response.text)
-        if checked.errors:
-            gateway.mark_invalid(result.call, checked.errors)
-        return result, checked
-
-    result, checked = attempt(envelope, 1)
-    if not checked.errors:
-        return _generated(result, checked, version, repaired=False)
-
-    first, first_checked = result, checked
-    result, checked = attempt(_repair_prompt(envelope, checked.errors, result.response.text), 2)
-    if checked.digest is None and first_checked.digest is not None:
-        # The repair made things worse: the first answer, sanitised, is still usable.
-        result, checked = first, first_checked
-    if checked.digest is None:
-        reason = "; ".join(checked.errors[:3])
-        raise DigestFailed(f"model output was not a valid digest after a repair attempt: {reason}")
-    return _generated(result, checked, version, repaired=True)
-
-
-def _generated(
-    result: gateway.GatewayResult, checked: ValidationResult, version: str, *, repaired: bool
-) -> GeneratedDigest:
-    assert checked.digest is not None
+def _generated(result: TaskResult) -> GeneratedDigest:
     return GeneratedDigest(
-        content=checked.digest,
-        dropped=checked.dropped,
+        content=result.output,
+        dropped=result.dropped,
         provider=result.call.provider,
         model=result.call.model,
-        prompt_version=version,
-        repaired=repaired,
-    )
-
-
-def _repair_prompt(envelope: str, errors: list[str], previous: str) -> str:
-    listed = "\n".join(f"- {error}" for error in errors[:REPAIR_MAX_ERRORS])
-    if len(errors) > REPAIR_MAX_ERRORS:
-        listed += f"\n- … and {len(errors) - REPAIR_MAX_ERRORS} more problems of the same kinds"
-    echoed = previous[:REPAIR_ECHO_CHARS]
-    if len(previous) > REPAIR_ECHO_CHARS:
-        echoed += "\n[… truncated]"
-    return (
-        f"{envelope}\n\nYOUR PREVIOUS OUTPUT WAS INVALID:\n{listed}\n"
-        f"Previous output:\n{echoed}\n"
-        "Return the corrected JSON only."
+        prompt_version=result.call.prompt_version,
+        repaired=result.repaired,
     )

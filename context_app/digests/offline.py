@@ -23,8 +23,7 @@ import re
 from collections.abc import Iterable
 
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
-from .prompts import SCHEMA_VERSION
-from .validation import split_ref
+from .validation import SCHEMA_VERSION, split_ref
 
 GENERATOR = "offline-extractive"
 MAX_FACTS = 40

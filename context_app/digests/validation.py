@@ -13,11 +13,13 @@ stored digest says what was taken out.
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from jsonschema import Draft202012Validator
 
-from .prompts import SCHEMA_VERSION, load_schema
+from ..llm.output import Checked, parse_model_json, where
+from ..llm.prompts import schema_validator
+
+SCHEMA_VERSION = "context_digest.v1.4.1"
 
 KINDS = ("fact", "analysis", "case", "definition", "constraint", "lead", "conflict")
 RELIABILITIES = ("high", "medium", "low")
@@ -28,76 +30,6 @@ SOURCE_REF = re.compile(r"(?P<file>(?:[^:\n]|:(?!:))+:?)::(?P<span>S[1-9][0-9]*)
 
 # Returns what is wrong with a SourceRef, or None when it is acceptable here.
 RefCheck = Callable[[object], str | None]
-
-
-@dataclass
-class ValidationResult:
-    digest: dict | None  # sanitised digest; None when nothing usable is left
-    errors: list[str] = field(default_factory=list)  # every problem found, for the repair prompt
-    dropped: list[dict] = field(default_factory=list)  # what sanitising removed or replaced
-
-    @property
-    def valid(self) -> bool:
-        return self.digest is not None and not self.errors
-
-
-# --- parsing ---------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-def parse_model_json(text: str) -> dict:
-    """The one JSON object in a model's answer, tolerating ```json fences or prose around it."""
-    stripped = (text or "").strip()
-    fenced = _FENCE.search(stripped)
-    for candidate in ([fenced.group(1).strip()] if fenced else []) + [stripped]:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(value, dict):
-            raise ValueError(f"output must be one JSON object, not a JSON {_json_type(value)}")
-        return value
-    return _object_in_prose(stripped)
-
-
-def _object_in_prose(text: str) -> dict:
-    """The object that starts at the first "{", with prose allowed before and after it.
-
-    Only the first "{" is tried: when that object is broken (often: cut off at the
-    token limit), an inner fragment that happens to parse must not pass for the
-    answer, and the decoder's own error is what the repair prompt needs.
-    """
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("output is not JSON: no JSON object found")
-    decoder = json.JSONDecoder()
-    try:
-        value, end = decoder.raw_decode(text, start)
-    except json.JSONDecodeError as exc:
-        cut_off = " (the output seems cut off)" if exc.pos >= len(text) - 1 else ""
-        raise ValueError(f"output is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}{cut_off}") from None
-    if _holds_another_object(decoder, text, end):
-        raise ValueError("output is not JSON: it holds more than one JSON object, expected exactly one")
-    return value
-
-
-def _holds_another_object(decoder: json.JSONDecoder, text: str, position: int) -> bool:
-    position = text.find("{", position)
-    while position >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict):
-            return True
-        position = text.find("{", position + 1)
-    return False
-
-
-def _json_type(value: object) -> str:
-    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
 # --- SourceRefs ------------------------------------------------------------------
@@ -163,7 +95,7 @@ def _aggregate_ref_check(allowed_sources: set[str]) -> RefCheck:
 # --- the two checks --------------------------------------------------------------
 
 
-def check_per_file_digest(text: str, *, filename: str, format: str, span_ids: set[str]) -> ValidationResult:
+def check_per_file_digest(text: str, *, filename: str, format: str, span_ids: set[str]) -> Checked:
     def force(digest: dict) -> None:
         digest["schema_version"] = SCHEMA_VERSION
         digest["mode"] = "single"
@@ -172,7 +104,7 @@ def check_per_file_digest(text: str, *, filename: str, format: str, span_ids: se
     return _check(text, "per_file_digest", _per_file_ref_check(filename, set(span_ids)), force)
 
 
-def check_aggregate_digest(text: str, *, allowed_sources: set[str], manifest: list[dict]) -> ValidationResult:
+def check_aggregate_digest(text: str, *, allowed_sources: set[str], manifest: list[dict]) -> Checked:
     def force(digest: dict) -> None:
         digest["schema_version"] = SCHEMA_VERSION
         digest["mode"] = "batch"
@@ -182,26 +114,26 @@ def check_aggregate_digest(text: str, *, allowed_sources: set[str], manifest: li
     return _check(text, "aggregate_digest", _aggregate_ref_check(set(allowed_sources)), force)
 
 
-def _check(text: str, schema_name: str, ref_problem: RefCheck, force: Callable[[dict], None]) -> ValidationResult:
+def _check(text: str, schema_name: str, ref_problem: RefCheck, force: Callable[[dict], None]) -> Checked:
     try:
         digest = parse_model_json(text)
     except ValueError as exc:
-        return ValidationResult(digest=None, errors=[str(exc)])
-    validator = Draft202012Validator(load_schema(schema_name))
+        return Checked(output=None, errors=[str(exc)])
+    validator = schema_validator(schema_name)
     errors = _schema_errors(validator, digest)
     errors += [f"{where}: {ref!r} {problem}" for where, ref, problem in _bad_refs(digest, ref_problem)]
     if not errors:
         force(digest)  # stamps what the caller already knows; changes nothing a valid digest said
-        return ValidationResult(digest=digest)
+        return Checked(output=digest)
 
     sanitised, dropped = _sanitise(digest, ref_problem)
     if sanitised is None:
-        return ValidationResult(digest=None, errors=errors, dropped=dropped)
+        return Checked(output=None, errors=errors, dropped=dropped)
     force(sanitised)
     dropped += _drop_schema_failures(validator, sanitised)
     if any(True for _ in validator.iter_errors(sanitised)):
-        return ValidationResult(digest=None, errors=errors, dropped=dropped)
-    return ValidationResult(digest=sanitised, errors=errors, dropped=dropped)
+        return Checked(output=None, errors=errors, dropped=dropped)
+    return Checked(output=sanitised, errors=errors, dropped=dropped)
 
 
 def _schema_errors(validator: Draft202012Validator, digest: dict) -> list[str]:
@@ -211,16 +143,8 @@ def _schema_errors(validator: Draft202012Validator, digest: dict) -> list[str]:
         # A malformed SourceRef is reported by the SourceRef check, in plainer words.
         if error.validator == "pattern" and len(path) >= 2 and path[-2] == "sources":
             continue
-        messages.append(f"{_where(path)}: {error.message}")
+        messages.append(f"{where(path)}: {error.message}")
     return messages
-
-
-def _where(path: list) -> str:
-    """facts/3/sources/1 → "facts[3].sources[1]"."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(root)"
 
 
 def _bad_refs(digest: dict, ref_problem: RefCheck) -> Iterator[tuple[str, object, str]]:
@@ -335,7 +259,7 @@ def _drop_schema_failures(validator: Draft202012Validator, digest: dict) -> list
         path = list(error.absolute_path)
         if len(path) >= 2 and path[0] in ("facts", "uncertainties", "documents") and isinstance(path[1], int):
             doomed.setdefault(path[0], set()).add(path[1])
-            dropped.append({"where": _where(path), "reason": error.message[:300]})
+            dropped.append({"where": where(path), "reason": error.message[:300]})
         elif path == ["documents"]:
             digest.pop("documents", None)
             dropped.append({"where": "documents", "reason": error.message[:300]})

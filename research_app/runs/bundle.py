@@ -1,8 +1,6 @@
 """The run's ContextBundle and the context items nodes work with (seed 001 §3.2, §4.1).
 
-A context item is one fact or uncertainty of a digest, as the prompts see it:
-`{"kind", "text", "sources": ["report.pdf::S4"]}`. Prompts get structured
-digest items only, never raw file bodies (seed 001 §11).
+Context items are a digest's facts and uncertainties (context_app.digests.items).
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from context_app.digests.items import item_line
 from context_app.ir import build_envelope, fit_to_budget, sources_from_spans
 from context_app.models import ContextSet, DigestStatus
 from context_app.selectors import files_of
@@ -53,25 +52,6 @@ def processing_summary(bundle: dict, status: str) -> dict:
         "files_ready": sum(1 for f in files if f["digest_status"] == DigestStatus.READY),
         "files_error": sum(1 for f in files if f["digest_status"] == DigestStatus.ERROR),
     }
-
-
-def digest_items(digest: dict | None) -> list[dict]:
-    """A digest's facts and uncertainties as context items, in the digest's order."""
-    if not digest:
-        return []
-    items = [
-        {"kind": fact.get("kind", "fact"), "text": fact["claim"], "sources": list(fact.get("sources", []))}
-        for fact in digest.get("facts", [])
-    ]
-    items += [
-        {"kind": "uncertainty", "text": u["text"], "sources": list(u.get("sources", []))}
-        for u in digest.get("uncertainties", [])
-    ]
-    return items
-
-
-def item_line(item: dict) -> str:
-    return f"[{item['kind']}] {item['text']} ({', '.join(item['sources'])})"
 
 
 def compact_items(items: Sequence[dict], question: str, limit_tokens: int | None = None) -> tuple[list[dict], int]:

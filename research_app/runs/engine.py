@@ -17,15 +17,17 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import services as context_services
+from context_app.digests.items import digest_items
 from context_app.ir import note_source
 from context_app.ir.types import Source
+from context_app.llm.model_task import TaskFailed
 from context_app.models import ContextFile, ContextSet, DigestStatus
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
 from ..services import SessionError, team_cache_scope
 from . import model_tasks
-from .bundle import compact_items, context_bundle, digest_items, processing_summary
+from .bundle import compact_items, context_bundle, processing_summary
 from .events import emit
 
 logger = logging.getLogger(__name__)
@@ -190,7 +192,7 @@ def explore_node(node_id) -> None:
         return
     try:
         _explore(node, run)
-    except model_tasks.TaskFailed as exc:
+    except TaskFailed as exc:
         node.error = str(exc)
         _finish_node(node, NodeStatus.FAILED)
         emit(run.pk, "node_failed", node=node.path, error=str(exc))
@@ -422,7 +424,7 @@ def _split_context(
             model_tasks.CONTEXT_SPLIT, {"children": questions, "parent_items": items}, run=run, subject=subject
         ).output
         problem = split_problem(output, questions, items)
-    except model_tasks.TaskFailed as exc:
+    except TaskFailed as exc:
         problem = str(exc)
     if problem is None:
         by_question = {c["child_question"]: c for c in output["child_contexts"]}

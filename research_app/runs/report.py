@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from context_app.digests.items import digest_items
 from context_app.ir import note_source
+from context_app.llm.model_task import TaskFailed
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
-from .bundle import compact_items, digest_items
+from .bundle import compact_items
 from .engine import result_label
 from .events import emit
 
@@ -57,7 +59,7 @@ def write_report(run_id) -> None:
     evidence = [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in references]
     try:
         result = model_tasks.run_task(model_tasks.REPORT, inputs, evidence, run=run, subject=f"run:{run.pk}:report")
-    except model_tasks.TaskFailed as exc:
+    except TaskFailed as exc:
         ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
         emit(run.pk, "run_failed", error=str(exc))
         return

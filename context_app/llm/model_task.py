@@ -1,0 +1,184 @@
+"""The one model-task runner: prompt + schema → gateway → validation → one repair call → output or failure.
+
+Digests, research nodes, reports and chat turns are all model tasks. A task
+names its system prompt files, its JSON Schema and its prompt version; a call
+gives it a prompt (seed-000 text, or an IR envelope of evidence + INPUT_JSON)
+and, where the caller knows more than the schema (SourceRefs, citation
+numbers), a `check` that validates and sanitises. The first answer that fails
+its check is marked invalid and answered with exactly one repair call listing
+the problems. A repaired answer that is still unusable falls back to the first
+answer when that one was usable after sanitising; otherwise the task fails with
+a message a user can read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from django.conf import settings
+
+from ..ir import build_envelope, capabilities_for, fit_to_budget
+from ..ir.types import Source
+from ..models import LLMCall
+from . import gateway
+from .base import LLMRequest, Provider
+from .output import Checked, parse_model_json, where
+from .prompts import schema_validator, system_prompt
+from .task_envelope import task_text
+
+REPAIR_ECHO_CHARS = 20_000  # how much of the invalid answer the repair note repeats
+REPAIR_MAX_ERRORS = 50
+
+
+@dataclass(frozen=True)
+class ModelTask:
+    name: str  # the TASK line, e.g. NODE_SUFFICIENCY
+    prompt_files: tuple[str, ...]  # prompts/<file>.system.txt, joined in order
+    schema: str  # prompts/schemas/<schema>.schema.json
+    prompt_version: Callable[[], str]  # recorded on every call; digests read theirs from settings
+    instructions: str = ""  # an envelope's task section, above INPUT_JSON
+
+    @property
+    def recorded_as(self) -> str:
+        """LLMCall.task: node_sufficiency."""
+        return self.name.lower()
+
+    def system(self) -> str:
+        return system_prompt(*self.prompt_files)
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    output: dict
+    dropped: list[dict]
+    call: LLMCall  # the call whose answer was used
+    repaired: bool  # a repair call was made (whether or not it fixed everything)
+
+
+class TaskFailed(Exception):
+    """No usable answer (the model failed, or stayed invalid after a repair); `reason` is safe to show."""
+
+    def __init__(self, task: ModelTask, reason: str):
+        super().__init__(f"{task.recorded_as}: {reason}")
+        self.reason = reason
+
+
+class TaskPrompt(Protocol):
+    def request(self, task: ModelTask, provider: Provider, repair_note: str | None) -> LLMRequest: ...
+
+
+@dataclass(frozen=True)
+class TextPrompt:
+    """A prompt that is text only (the seed-000 digest envelopes); a repair note follows it."""
+
+    text: str
+
+    def request(self, task: ModelTask, provider: Provider, repair_note: str | None) -> LLMRequest:
+        prompt = f"{self.text}\n\n{repair_note}" if repair_note else self.text
+        return LLMRequest(task=task.recorded_as, system=task.system(), prompt=prompt, max_tokens=_max_tokens())
+
+
+@dataclass(frozen=True)
+class EnvelopePrompt:
+    """An IR envelope: evidence as ranked chunks cut to GROUNDWORK_RESEARCH_INPUT_TOKENS, inputs as INPUT_JSON.
+
+    `instructions` replaces the task's own words above INPUT_JSON (the chat renders
+    them from its prompt sheet); a repair note is added to them.
+    """
+
+    inputs: dict
+    evidence: Sequence[Source] = ()
+    instructions: str | None = None
+
+    def request(self, task: ModelTask, provider: Provider, repair_note: str | None) -> LLMRequest:
+        instructions = task.instructions if self.instructions is None else self.instructions
+        if repair_note:
+            instructions = f"{instructions}\n{repair_note}"
+        envelope = build_envelope(
+            task_text(task.name, instructions, self.inputs),
+            list(self.evidence),
+            capabilities=capabilities_for(provider.name),
+        )
+        fitted = fit_to_budget(envelope, settings.GROUNDWORK_RESEARCH_INPUT_TOKENS)
+        return LLMRequest.from_envelope(task.recorded_as, task.system(), fitted, max_tokens=_max_tokens())
+
+
+def run_model_task(
+    task: ModelTask,
+    prompt: TaskPrompt,
+    *,
+    check: Callable[[str], Checked] | None = None,
+    subject: str = "",
+    context_set_id=None,
+    provider: Provider | None = None,
+    on_call: Callable[[LLMCall], None] | None = None,
+) -> TaskResult:
+    """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call."""
+    provider = provider or gateway.get_provider()
+    check = check or (lambda text: schema_check(task.schema, text))
+    version = task.prompt_version()
+
+    def attempt(number: int, repair_note: str | None) -> tuple[gateway.GatewayResult, Checked]:
+        try:
+            result = gateway.complete(
+                prompt.request(task, provider, repair_note),
+                prompt_version=version,
+                subject=subject,
+                context_set_id=context_set_id,
+                attempt=number,
+                provider=provider,
+            )
+        except gateway.GatewayError as exc:
+            raise TaskFailed(task, f"model call failed: {exc}") from exc
+        if on_call is not None:
+            on_call(result.call)
+        checked = check(result.response.text)
+        if checked.errors:
+            gateway.mark_invalid(result.call, checked.errors)
+        return result, checked
+
+    result, checked = attempt(1, None)
+    if not checked.errors and checked.output is not None:
+        return TaskResult(output=checked.output, dropped=checked.dropped, call=result.call, repaired=False)
+
+    first, first_checked = result, checked
+    result, checked = attempt(2, repair_note(checked.errors, result.response.text))
+    if checked.output is None and first_checked.output is not None:
+        # The repair made things worse: the first answer, sanitised, is still usable.
+        result, checked = first, first_checked
+    if checked.output is None:
+        reasons = "; ".join(checked.errors[:3])
+        raise TaskFailed(task, f"the model's answer was invalid after a repair: {reasons}")
+    return TaskResult(output=checked.output, dropped=checked.dropped, call=result.call, repaired=True)
+
+
+def repair_note(errors: list[str], previous: str) -> str:
+    listed = "\n".join(f"- {error}" for error in errors[:REPAIR_MAX_ERRORS])
+    if len(errors) > REPAIR_MAX_ERRORS:
+        listed += f"\n- … and {len(errors) - REPAIR_MAX_ERRORS} more problems of the same kinds"
+    echoed = previous[:REPAIR_ECHO_CHARS]
+    if len(previous) > REPAIR_ECHO_CHARS:
+        echoed += "\n[… truncated]"
+    return f"YOUR PREVIOUS OUTPUT WAS INVALID:\n{listed}\nPrevious output:\n{echoed}\nReturn the corrected JSON only."
+
+
+def schema_check(schema: str, text: str) -> Checked:
+    """The answer as one JSON object that matches `schema`; any problem leaves nothing usable."""
+    try:
+        output = parse_model_json(text)
+    except ValueError as exc:
+        return Checked(output=None, errors=[str(exc)])
+    errors = schema_errors(schema, output)
+    return Checked(output=None if errors else output, errors=errors)
+
+
+def schema_errors(schema: str, value: object) -> list[str]:
+    """Every error of `value` against the schema, as `path: message`, in path order."""
+    found = sorted(schema_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{where(list(error.absolute_path))}: {error.message}" for error in found]
+
+
+def _max_tokens() -> int:
+    return settings.GROUNDWORK_LLM_MAX_TOKENS
