@@ -99,17 +99,18 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
         return _ask_for_context(message, output["needs"], artifacts)
     answer = output["answer"].strip() or "I could not find an answer in this session's material."
     allowed = known_citations(artifacts)
-    reply = ChatMessage.objects.create(
-        conversation=message.conversation,
-        role=ChatMessage.Role.ASSISTANT,
-        content=answer,
-        status=ChatMessage.Status.ANSWERED,
-        reply_to=message,
-        citations=[c for c in output["citations"] if c in allowed],
-        warning=warning,
-    )
-    message.status = ChatMessage.Status.ANSWERED
-    message.save(update_fields=["status"])
+    with transaction.atomic():  # nobody sees the reply while its question still says "thinking"
+        reply = ChatMessage.objects.create(
+            conversation=message.conversation,
+            role=ChatMessage.Role.ASSISTANT,
+            content=answer,
+            status=ChatMessage.Status.ANSWERED,
+            reply_to=message,
+            citations=[c for c in output["citations"] if c in allowed],
+            warning=warning,
+        )
+        message.status = ChatMessage.Status.ANSWERED
+        message.save(update_fields=["status"])
     events.push(session.pk, "conversation:message", message=message_json(reply))
     _release_queue(message.conversation)
     return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from jsonschema import Draft202012Validator
 
-from ..llm.output import Checked, parse_model_json, where
+from ..llm.output import Checked, json_path, parse_model_json
 from ..llm.prompts import schema_validator
 
 SCHEMA_VERSION = "context_digest.v1.4.1"
@@ -143,7 +143,7 @@ def _schema_errors(validator: Draft202012Validator, digest: dict) -> list[str]:
         # A malformed SourceRef is reported by the SourceRef check, in plainer words.
         if error.validator == "pattern" and len(path) >= 2 and path[-2] == "sources":
             continue
-        messages.append(f"{where(path)}: {error.message}")
+        messages.append(f"{json_path(path)}: {error.message}")
     return messages
 
 
@@ -179,16 +179,7 @@ def _sanitise(digest: dict, ref_problem: RefCheck) -> tuple[dict | None, list[di
 
 def _clean_facts(facts: list, ref_problem: RefCheck, dropped: list[dict]) -> list[dict]:
     kept: list[dict] = []
-    for i, fact in enumerate(facts):
-        where = f"facts[{i}]"
-        if not isinstance(fact, dict):
-            dropped.append({"where": where, "reason": "not an object"})
-            continue
-        fact = dict(fact)
-        claim = fact.get("claim")
-        if not isinstance(claim, str) or not claim.strip():
-            dropped.append({"where": where, "reason": "missing claim"})
-            continue
+    for where, fact, claim in _texted_objects("facts", facts, "claim", dropped):
         fact["sources"] = _clean_sources(fact.get("sources"), where, ref_problem, dropped)
         if not fact["sources"]:
             dropped.append({"where": where, "reason": "no valid sources left", "claim": claim[:300]})
@@ -221,18 +212,24 @@ def _clean_facts(facts: list, ref_problem: RefCheck, dropped: list[dict]) -> lis
 
 def _clean_uncertainties(items: list, ref_problem: RefCheck, dropped: list[dict]) -> list[dict]:
     kept: list[dict] = []
-    for i, item in enumerate(items):
-        where = f"uncertainties[{i}]"
-        if not isinstance(item, dict):
-            dropped.append({"where": where, "reason": "not an object"})
-            continue
-        text = item.get("text")
-        if not isinstance(text, str) or not text.strip():
-            dropped.append({"where": where, "reason": "missing text"})
-            continue
+    for where, item, _text in _texted_objects("uncertainties", items, "text", dropped):
         # An uncertainty may have no source (a gap no span states), so it survives losing them.
         kept.append({**item, "sources": _clean_sources(item.get("sources"), where, ref_problem, dropped)})
     return kept
+
+
+def _texted_objects(section: str, items: list, text_key: str, dropped: list[dict]) -> Iterator[tuple[str, dict, str]]:
+    """(where, a copy, its text) of each item that is an object with a non-blank `text_key`; the rest dropped."""
+    for i, item in enumerate(items):
+        where = f"{section}[{i}]"
+        if not isinstance(item, dict):
+            dropped.append({"where": where, "reason": "not an object"})
+            continue
+        text = item.get(text_key)
+        if not isinstance(text, str) or not text.strip():
+            dropped.append({"where": where, "reason": f"missing {text_key}"})
+            continue
+        yield where, dict(item), text
 
 
 def _clean_sources(sources: object, where: str, ref_problem: RefCheck, dropped: list[dict]) -> list[str]:
@@ -259,7 +256,7 @@ def _drop_schema_failures(validator: Draft202012Validator, digest: dict) -> list
         path = list(error.absolute_path)
         if len(path) >= 2 and path[0] in ("facts", "uncertainties", "documents") and isinstance(path[1], int):
             doomed.setdefault(path[0], set()).add(path[1])
-            dropped.append({"where": where(path), "reason": error.message[:300]})
+            dropped.append({"where": json_path(path), "reason": error.message[:300]})
         elif path == ["documents"]:
             digest.pop("documents", None)
             dropped.append({"where": "documents", "reason": error.message[:300]})

@@ -24,7 +24,7 @@ from ..ir.types import Source
 from ..models import LLMCall
 from . import gateway
 from .base import LLMRequest, Provider
-from .output import Checked, parse_model_json, where
+from .output import Checked, json_path, parse_model_json
 from .prompts import schema_validator, system_prompt
 from .task_envelope import task_text
 
@@ -177,7 +177,7 @@ def schema_check(schema: str, text: str) -> Checked:
 def schema_errors(schema: str, value: object) -> list[str]:
     """Every error of `value` against the schema, as `path: message`, in path order."""
     found = sorted(schema_validator(schema).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{where(list(error.absolute_path))}: {error.message}" for error in found]
+    return [f"{json_path(list(error.absolute_path))}: {error.message}" for error in found]
 
 
 def _max_tokens() -> int:

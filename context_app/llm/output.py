@@ -20,7 +20,7 @@ class Checked:
         return self.output is not None and not self.errors
 
 
-def where(path: list) -> str:
+def json_path(path: list) -> str:
     """A JSON path as `facts[2].sources[0]`, or `(root)`."""
     text = ""
     for part in path:
