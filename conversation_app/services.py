@@ -18,12 +18,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from context_app.errors import ApplicationError
 from context_app.models import ContextFile
 from context_app.terms import analyze
 from research_app.models import ResearchRun, ResearchSession
 from research_app.runs import model_tasks
 from research_app.selectors import as_uuid
-from research_app.services import SessionError
 
 from . import events
 from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
@@ -37,19 +37,15 @@ MAX_SUPPLY_CHARS = 20_000
 SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 
 
-class ChatError(SessionError):
-    """A chat request that cannot be served; answered as a 4xx with its message."""
-
-
 # --- messages ------------------------------------------------------------------------
 
 
 def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *, force: bool = False) -> dict:
     text = (text or "").strip()
     if not text:
-        raise ChatError("message must be a non-empty string")
+        raise ApplicationError("message must be a non-empty string")
     if len(text) > MAX_MESSAGE_CHARS:
-        raise ChatError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
+        raise ApplicationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
     conversation, _ = Conversation.objects.get_or_create(session=session)
     waiting = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists()
     status = ChatMessage.Status.QUEUED if waiting and not force else ChatMessage.Status.THINKING
@@ -173,9 +169,9 @@ def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id,
     pk = as_uuid(request_id)
     request = ContextRequest.objects.filter(pk=pk, conversation__session=session).first() if pk else None
     if request is None:
-        raise ChatError("context request not found", 404)
+        raise ApplicationError("context request not found", 404)
     if request.status != ContextRequest.Status.OPEN:
-        raise ChatError(f"the context request is already {request.status}", 409)
+        raise ApplicationError(f"the context request is already {request.status}", 409)
     checked = [_checked_payload(session, request, p) for p in _payload_list(payloads)]
     with transaction.atomic():
         for slot, kind, payload in checked:
@@ -202,7 +198,7 @@ def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id,
 
 def _payload_list(payloads) -> list[dict]:
     if not isinstance(payloads, list) or not payloads or not all(isinstance(p, dict) for p in payloads):
-        raise ChatError("payloads must be a non-empty list of objects")
+        raise ApplicationError("payloads must be a non-empty list of objects")
     return payloads
 
 
@@ -210,23 +206,23 @@ def _checked_payload(session, request: ContextRequest, payload: dict) -> tuple[s
     slots = {s["slot"] for s in request.required}
     slot, kind = payload.get("slot"), payload.get("kind")
     if slot not in slots:
-        raise ChatError(f"unknown slot {slot!r}; this request has {', '.join(sorted(slots))}")
+        raise ApplicationError(f"unknown slot {slot!r}; this request has {', '.join(sorted(slots))}")
     if kind not in SUPPLY_KINDS:
-        raise ChatError(f"kind must be one of {', '.join(sorted(SUPPLY_KINDS))}")
+        raise ApplicationError(f"kind must be one of {', '.join(sorted(SUPPLY_KINDS))}")
     if kind == "skip":
         return slot, kind, {}
     if kind == "file":
         pk = as_uuid(payload.get("file_id"))
         file = ContextFile.objects.filter(pk=pk, context_set__session=session).first() if pk else None
         if file is None:
-            raise ChatError("file_id must name a file of this session's context")
+            raise ApplicationError("file_id must name a file of this session's context")
         text = file.digest.content.get("summary", "") if file.digest_id else ""
         return slot, kind, {"file_id": str(file.pk), "filename": file.filename, "text": text or file.filename}
     text = payload.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise ChatError(f"a {kind} needs its text")
+        raise ApplicationError(f"a {kind} needs its text")
     if len(text) > MAX_SUPPLY_CHARS:
-        raise ChatError(f"a {kind} is at most {MAX_SUPPLY_CHARS} characters")
+        raise ApplicationError(f"a {kind} is at most {MAX_SUPPLY_CHARS} characters")
     return (
         slot,
         kind,

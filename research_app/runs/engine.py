@@ -17,13 +17,14 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import services as context_services
+from context_app.errors import ApplicationError
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from ..services import SessionError, team_cache_scope
+from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, digest_items, processing_summary
 from .events import emit
@@ -38,10 +39,6 @@ MAX_QUERIES = 3
 RESULT_TEXT_CHARS = 3000
 
 
-class RunError(SessionError):
-    """A run request that cannot be served; answered as a 4xx with its message."""
-
-
 # --- start ----------------------------------------------------------------------
 
 
@@ -54,7 +51,7 @@ def run_limits(requested: dict) -> dict:
         value = requested[name]
         minimum = 0 if name == "max_depth" else 1  # depth 0: the root alone, never decomposed
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-            raise RunError(f"{name} must be an integer from {minimum} to {maximum}")
+            raise ApplicationError(f"{name} must be an integer from {minimum} to {maximum}")
         limits[name] = value
     return limits
 
@@ -64,9 +61,9 @@ def start_run(
 ) -> ResearchRun:
     question = (question if question is not None else session.question).strip()
     if not question:
-        raise RunError("a run needs a question: give one, or set the session's question")
+        raise ApplicationError("a run needs a question: give one, or set the session's question")
     if len(question) > 2000:
-        raise RunError("the question is longer than 2000 characters")
+        raise ApplicationError("the question is longer than 2000 characters")
     with transaction.atomic():
         run = ResearchRun.objects.create(
             session=session, created_by=user, question=question, **run_limits(limits or {})
@@ -477,7 +474,7 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
             .exclude(status__in=ResearchRun.FINISHED)
             .update(status=Status.CANCELLED, finished_at=timezone.now())
         ):
-            raise RunError(f"the run is already {run.status}", 409)
+            raise ApplicationError(f"the run is already {run.status}", 409)
         ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
         emit(run.pk, "run_cancelled")
     run.refresh_from_db()
