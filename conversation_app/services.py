@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from context_app.claims import claim
 from context_app.errors import ApplicationError
 from context_app.models import ContextFile
 from context_app.terms import analyze
@@ -238,10 +239,11 @@ def resume_turn(request_id) -> None:
     request = ContextRequest.objects.filter(pk=request_id).select_related("message").first()
     if request is None or request.status == ContextRequest.Status.OPEN:
         return
-    claimed = ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
-        status=ChatMessage.Status.THINKING
-    )
-    if claimed:
+    if claim(
+        ChatMessage.objects.filter(pk=request.message_id),
+        from_=ChatMessage.Status.WAITING_CONTEXT,
+        to=ChatMessage.Status.THINKING,
+    ):
         request.message.refresh_from_db()
         skipped_all = not request.supplies.exclude(kind=ContextSupply.Kind.SKIP).exists()
         warning = "Answered without the requested context: every item was skipped." if skipped_all else ""
@@ -260,15 +262,19 @@ def remind(request_id) -> None:
 
 def expire(request_id) -> None:
     """The SLA ran out: answer without the missing context, saying so."""
-    expired = ContextRequest.objects.filter(pk=request_id, status=ContextRequest.Status.OPEN).update(
-        status=ContextRequest.Status.EXPIRED, resolved_at=timezone.now()
-    )
-    if not expired:
+    if not claim(
+        ContextRequest.objects.filter(pk=request_id),
+        from_=ContextRequest.Status.OPEN,
+        to=ContextRequest.Status.EXPIRED,
+        resolved_at=timezone.now(),
+    ):
         return
     request = ContextRequest.objects.select_related("message", "conversation").get(pk=request_id)
     events.push(request.conversation.session_id, "conversation:context_resolved", request=request_json(request))
-    if ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
-        status=ChatMessage.Status.THINKING
+    if claim(
+        ChatMessage.objects.filter(pk=request.message_id),
+        from_=ChatMessage.Status.WAITING_CONTEXT,
+        to=ChatMessage.Status.THINKING,
     ):
         request.message.refresh_from_db()
         minutes = round(settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS / 60, 1)
@@ -295,8 +301,8 @@ def _release_queue(conversation: Conversation) -> None:
 
 def run_queued_turn(message_id) -> None:
     """A message that waited behind a context request gets its turn (the claim makes a repeat a no-op)."""
-    if ChatMessage.objects.filter(pk=message_id, status=ChatMessage.Status.QUEUED).update(
-        status=ChatMessage.Status.THINKING
+    if claim(
+        ChatMessage.objects.filter(pk=message_id), from_=ChatMessage.Status.QUEUED, to=ChatMessage.Status.THINKING
     ):
         run_turn(ChatMessage.objects.select_related("conversation__session").get(pk=message_id), may_request=True)
 

@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import services as context_services
+from context_app.claims import claim
 from context_app.errors import ApplicationError
 from context_app.ir import note_source
 from context_app.ir.types import Source
@@ -85,7 +86,7 @@ def _enqueue(step: str, object_id) -> None:
 def bind_run(run_id) -> None:
     """Bind phase: parse the session's files (SPEC §2.4 rules) before any node runs."""
     now = timezone.now()
-    if not ResearchRun.objects.filter(pk=run_id, status=Status.QUEUED).update(status=Status.BINDING, started_at=now):
+    if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.QUEUED, to=Status.BINDING, started_at=now):
         return
     run = ResearchRun.objects.get(pk=run_id)
     context_set = ContextSet.objects.get(session_id=run.session_id)
@@ -142,7 +143,7 @@ def begin_exploration(run_id) -> None:
     the run binding (resume starts this step again), never running without a root.
     """
     with transaction.atomic():
-        if not ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(status=Status.RUNNING):
+        if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.BINDING, to=Status.RUNNING):
             return
         run = ResearchRun.objects.get(pk=run_id)
         bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
@@ -176,8 +177,8 @@ def begin_exploration(run_id) -> None:
 
 def explore_node(node_id) -> None:
     now = timezone.now()
-    if not ResearchNode.objects.filter(pk=node_id, status=NodeStatus.PENDING).update(
-        status=NodeStatus.RUNNING, started_at=now
+    if not claim(
+        ResearchNode.objects.filter(pk=node_id), from_=NodeStatus.PENDING, to=NodeStatus.RUNNING, started_at=now
     ):
         return
     node = ResearchNode.objects.select_related("run", "run__session__team").get(pk=node_id)
@@ -456,10 +457,10 @@ def _finish_node(node: ResearchNode, status: str) -> None:
 def _report_when_done(run_id) -> None:
     """The last node to finish moves the run to its report (one UPDATE decides who is last)."""
     open_nodes = ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING])
-    if (
-        ResearchRun.objects.filter(pk=run_id, status=Status.RUNNING)
-        .exclude(pk__in=open_nodes.values("run_id"))
-        .update(status=Status.REPORTING)
+    if claim(
+        ResearchRun.objects.filter(pk=run_id).exclude(pk__in=open_nodes.values("run_id")),
+        from_=Status.RUNNING,
+        to=Status.REPORTING,
     ):
         _enqueue("write_report", run_id)
 
@@ -469,10 +470,11 @@ def _report_when_done(run_id) -> None:
 
 def cancel_run(run: ResearchRun) -> ResearchRun:
     with transaction.atomic():
-        if (
-            not ResearchRun.objects.filter(pk=run.pk)
-            .exclude(status__in=ResearchRun.FINISHED)
-            .update(status=Status.CANCELLED, finished_at=timezone.now())
+        if not claim(
+            ResearchRun.objects.filter(pk=run.pk),
+            not_from=ResearchRun.FINISHED,
+            to=Status.CANCELLED,
+            finished_at=timezone.now(),
         ):
             raise ApplicationError(f"the run is already {run.status}", 409)
         ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
