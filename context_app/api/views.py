@@ -7,12 +7,13 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from research_app.api.decorators import idempotent, limit_upload_size, with_revision, with_session
+from research_app.api.decorators import idempotent, limit_upload_size, with_body, with_revision, with_session
 from research_app.api.errors import error
 
 from .. import selectors, services
 from ..models import ContextFile, StoredDigest
 from ..serializers import file_urls, serialize_file
+from .serializers import AutoParseBody
 
 UPLOAD_PARSERS = [MultiPartParser, FormParser]
 
@@ -22,13 +23,13 @@ UPLOAD_PARSERS = [MultiPartParser, FormParser]
 @idempotent
 @with_session
 @with_revision
-def context(request, session, expected_revision):
+@with_body(AutoParseBody)
+def context(request, session, expected_revision, body=None):
     context_set = session.context_set
     if request.method == "PATCH":
-        auto_parse = request.data.get("auto_parse") if isinstance(request.data, dict) else None
-        if not isinstance(auto_parse, bool):
-            return error('body must be {"auto_parse": true|false}', 400)
-        manifest = services.set_auto_parse(context_set, auto_parse, expected_revision=expected_revision).manifest
+        manifest = services.set_auto_parse(
+            context_set, body["auto_parse"], expected_revision=expected_revision
+        ).manifest
     else:
         manifest = selectors.manifest_of(context_set)
     response = Response(manifest)

@@ -6,18 +6,17 @@ from rest_framework.response import Response
 
 from .. import services
 from ..selectors import sessions_visible_to
-from .decorators import idempotent, with_session
-from .errors import error
-from .serializers import serialize_session
+from .decorators import idempotent, with_body, with_session
+from .serializers import NewSessionBody, PreferencesBody, serialize_session
 
 
 @api_view(["GET", "POST"])
 @idempotent
-def sessions(request):
+@with_body(NewSessionBody)
+def sessions(request, body=None):
     if request.method == "GET":
         visible = sessions_visible_to(request.user).select_related("context_set")
         return Response({"sessions": [serialize_session(s) for s in visible]})
-    body = request.data if isinstance(request.data, dict) else {}
     session = services.create_session(
         user=request.user, title=body.get("title", ""), question=body.get("question", ""), team_id=body.get("team")
     )
@@ -26,12 +25,10 @@ def sessions(request):
 
 @api_view(["GET", "PATCH"])
 @idempotent
-def preferences(request):
+@with_body(PreferencesBody)
+def preferences(request, body=None):
     if request.method == "PATCH":
-        ui_debug = request.data.get("ui_debug") if isinstance(request.data, dict) else None
-        if not isinstance(ui_debug, bool):
-            return error('body must be {"ui_debug": true|false}', 400)
-        preference = services.set_ui_debug(request.user, ui_debug)
+        preference = services.set_ui_debug(request.user, body["ui_debug"])
     else:
         preference = services.preference_for(request.user)
     return Response({"ui_debug": preference.ui_debug})
