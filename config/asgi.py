@@ -12,15 +12,16 @@ django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from context_app.routing import websocket_urlpatterns as context_websockets  # noqa: E402
 from conversation_app.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
-from research_app.routing import websocket_urlpatterns  # noqa: E402
+from research_app.routing import websocket_urlpatterns as research_websockets  # noqa: E402
 from research_app.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            TokenOrSessionAuthMiddleware(URLRouter(websocket_urlpatterns + chat_websockets))
+            TokenOrSessionAuthMiddleware(URLRouter(context_websockets + research_websockets + chat_websockets))
         ),
     }
 )

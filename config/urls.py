@@ -7,6 +7,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("research_app.api.urls")),
+    path("api/", include("context_app.api.urls")),
     path("api/", include("conversation_app.urls")),
     path("", include("research_app.urls")),
 ]

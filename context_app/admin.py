@@ -3,12 +3,19 @@ from django.contrib import admin
 from .models import ContextFile, ContextSet, DigestCacheEntry, LibraryRecord, LLMCall, StoredDigest
 
 
-class ContextFileInline(admin.TabularInline):
-    model = ContextFile
-    fields = ("filename", "format", "size_bytes", "digest_status", "last_change", "updated_at")
-    readonly_fields = fields
+class ReadOnlyTabularInline(admin.TabularInline):
+    """Rows listed under their parent, every field read-only and none deleted here (every app's admin uses it)."""
+
     extra = 0
     can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
+class ContextFileInline(ReadOnlyTabularInline):
+    model = ContextFile
+    fields = ("filename", "format", "size_bytes", "digest_status", "last_change", "updated_at")
     show_change_link = True
 
 

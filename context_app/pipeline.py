@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import digest_cache, library, signals
+from .claims import claim
 from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
     CHUNKING_VERSION,
@@ -115,10 +116,13 @@ def _stale_extracted(context_set_id):
 
 def _claim_file(file_id, text_hash: str) -> bool:
     now = timezone.now()
-    return bool(
-        ContextFile.objects.filter(pk=file_id, digest_status=DigestStatus.STALE, extracted_text_hash=text_hash).update(
-            digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now
-        )
+    return claim(
+        ContextFile.objects.filter(pk=file_id, extracted_text_hash=text_hash),
+        field="digest_status",
+        from_=DigestStatus.STALE,
+        to=DigestStatus.PARSING,
+        parsing_started_at=now,
+        updated_at=now,
     )
 
 
@@ -137,10 +141,12 @@ def schedule_aggregate_if_due(context_set_id) -> None:
         return
     if not parsing_wanted(context_set) or _stale_extracted(context_set_id).exists():
         return  # a queued dispatch_parse claims those files first
-    claimed = ContextSet.objects.filter(
-        pk=context_set_id, aggregate_digest_status__in=[DigestStatus.STALE, DigestStatus.ERROR]
-    ).update(aggregate_digest_status=DigestStatus.PARSING)
-    if claimed:
+    if claim(
+        ContextSet.objects.filter(pk=context_set_id),
+        field="aggregate_digest_status",
+        from_=[DigestStatus.STALE, DigestStatus.ERROR],
+        to=DigestStatus.PARSING,
+    ):
         from .tasks import build_aggregate
 
         notify_context_changed(context_set_id)
@@ -156,9 +162,14 @@ def _settle(context_set_id) -> None:
     """
     busy_statuses = [DigestStatus.STALE, DigestStatus.PARSING]
     busy = ContextFile.objects.filter(context_set_id=context_set_id, digest_status__in=busy_statuses)
-    ContextSet.objects.filter(pk=context_set_id, parse_requested=True).exclude(
-        aggregate_digest_status__in=busy_statuses
-    ).exclude(pk__in=busy.values("context_set_id")).update(parse_requested=False)
+    claim(
+        ContextSet.objects.filter(pk=context_set_id)
+        .exclude(aggregate_digest_status__in=busy_statuses)
+        .exclude(pk__in=busy.values("context_set_id")),
+        field="parse_requested",
+        from_=True,
+        to=False,
+    )
     settled = (
         ContextSet.objects.filter(pk=context_set_id)
         .exclude(aggregate_digest_status__in=busy_statuses)
@@ -180,9 +191,13 @@ def recover_stuck_files(context_set_id=None) -> set:
     for file in stuck.only("id", "context_set_id", "content_hash", "extracted_text_hash", "parsing_started_at"):
         touched.add(file.context_set_id)
         if file.extracted_text_hash:
-            ContextFile.objects.filter(
-                pk=file.pk, digest_status=DigestStatus.PARSING, parsing_started_at=file.parsing_started_at
-            ).update(digest_status=DigestStatus.STALE, parsing_started_at=None)
+            claim(
+                ContextFile.objects.filter(pk=file.pk, parsing_started_at=file.parsing_started_at),
+                field="digest_status",
+                from_=DigestStatus.PARSING,
+                to=DigestStatus.STALE,
+                parsing_started_at=None,
+            )
         else:
             ContextFile.objects.filter(pk=file.pk).update(parsing_started_at=timezone.now())
             enqueue_extraction(file.pk, file.content_hash)
@@ -314,23 +329,24 @@ def _write_file_digest(
 ) -> None:
     now = timezone.now()
     with transaction.atomic():
-        current = ContextFile.objects.filter(
-            pk=file.pk, digest_status=DigestStatus.PARSING, extracted_text_hash=extracted_text_hash
-        )
         if stored is not None:
-            written = current.update(
-                digest=stored,
-                digest_hash=stored.digest_hash,
-                prompt_version=stored.prompt_version,
-                digest_status=DigestStatus.READY,
-                error=None,
-                parsing_started_at=None,
-                updated_at=now,
-            )
+            outcome = {
+                "to": DigestStatus.READY,
+                "digest": stored,
+                "digest_hash": stored.digest_hash,
+                "prompt_version": stored.prompt_version,
+                "error": None,
+            }
         else:
-            written = current.update(
-                digest_status=DigestStatus.ERROR, error=error, parsing_started_at=None, updated_at=now
-            )
+            outcome = {"to": DigestStatus.ERROR, "error": error}
+        written = claim(
+            ContextFile.objects.filter(pk=file.pk, extracted_text_hash=extracted_text_hash),
+            field="digest_status",
+            from_=DigestStatus.PARSING,
+            parsing_started_at=None,
+            updated_at=now,
+            **outcome,
+        )
         if not written:
             logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
             return

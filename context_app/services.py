@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import library, pipeline
+from .errors import ApplicationError
 from .extraction import (
     ExtractionError,
     ExtractionLimits,
@@ -24,16 +25,6 @@ from .extraction import (
 )
 from .models import Change, ContextFile, ContextSet, DigestStatus, FileText
 from .selectors import manifest_of
-
-
-class ContextError(Exception):
-    """A request the context set refuses; `status` is the HTTP status to answer with."""
-
-    def __init__(self, message: str, status: int = 400, **extra):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.extra = extra
 
 
 @dataclass(frozen=True)
@@ -60,7 +51,7 @@ def upload_files(
     context_set: ContextSet, uploads: list[Upload], *, expected_revision: int | None = None
 ) -> MutationResult:
     if not uploads:
-        raise ContextError("no files in the request (multipart field 'files')")
+        raise ApplicationError("no files in the request (multipart field 'files')")
     named = _named_uploads(uploads)
     with transaction.atomic():
         context_set = _lock(context_set, expected_revision)
@@ -68,7 +59,7 @@ def upload_files(
         new_count = sum(1 for name in named if name not in existing)
         limit = settings.GROUNDWORK_MAX_FILES_PER_SET
         if context_set.files.count() + new_count > limit:
-            raise ContextError(f"a context set holds at most {limit} files")
+            raise ApplicationError(f"a context set holds at most {limit} files")
         diff = [_store_upload(context_set, name, upload, existing.get(name)) for name, upload in named.items()]
         return _commit_mutation(context_set, diff)
 
@@ -99,7 +90,7 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         context_set = _lock(context_set, expected_revision)
         retried = _file_in(context_set, file_id)
         if retried.digest_status != DigestStatus.ERROR:
-            raise ContextError(
+            raise ApplicationError(
                 f"{retried.filename} is {retried.digest_status}, only files in error can be retried", 409
             )
         retried.error = None
@@ -150,7 +141,7 @@ def parse_uuid(value) -> uuid.UUID | None:
 def _lock(context_set: ContextSet, expected_revision: int | None) -> ContextSet:
     locked = ContextSet.objects.select_for_update().get(pk=context_set.pk)
     if expected_revision is not None and expected_revision != locked.revision:
-        raise ContextError(
+        raise ApplicationError(
             "This context changed since you loaded it (revision "
             f"{expected_revision} → {locked.revision}); reload and try again",
             412,
@@ -163,7 +154,7 @@ def _file_in(context_set: ContextSet, file_id) -> ContextFile:
     file_uuid = parse_uuid(file_id)
     file = context_set.files.filter(pk=file_uuid).first() if file_uuid else None
     if file is None:
-        raise ContextError("file not found", 404)
+        raise ApplicationError("file not found", 404)
     return file
 
 
@@ -173,7 +164,7 @@ def _named_uploads(uploads: list[Upload]) -> dict[str, Upload]:
         try:
             name = clean_filename(upload.filename)
         except ValueError as exc:
-            raise ContextError(f"bad filename {upload.filename!r}: {exc}") from None
+            raise ApplicationError(f"bad filename {upload.filename!r}: {exc}") from None
         named[name] = upload  # the same name twice in one request: the last one wins
     return named
 

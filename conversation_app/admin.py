@@ -1,14 +1,13 @@
 from django.contrib import admin
 
+from context_app.admin import ReadOnlyTabularInline
+
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 
 
-class ChatMessageInline(admin.TabularInline):
+class ChatMessageInline(ReadOnlyTabularInline):
     model = ChatMessage
     fields = ("role", "author", "status", "content", "created_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
 
 @admin.register(Conversation)

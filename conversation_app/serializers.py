@@ -1,6 +1,16 @@
 """The JSON of chat messages, context requests and supplies (SPEC §5)."""
 
+from research_app.api.bodies import Body, Boolean, Text
+
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
+
+
+class MessageBody(Body):
+    """POST /api/research/conversation (its `session_id` is read by with_session_id)."""
+
+    invalid_message = 'body must be {"session_id", "message": "…", "force"?: true|false}'
+    message = Text()
+    force = Boolean(required=False, default=False)
 
 
 def message_json(message: ChatMessage) -> dict:

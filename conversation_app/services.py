@@ -18,6 +18,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from context_app.claims import claim
+from context_app.errors import ApplicationError
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
@@ -25,7 +27,6 @@ from context_app.selectors import context_set_id_of
 from context_app.terms import analyze
 from research_app.models import ResearchRun, ResearchSession
 from research_app.selectors import as_uuid
-from research_app.services import SessionError
 
 from . import events
 from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
@@ -41,19 +42,15 @@ SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v1")
 
 
-class ChatError(SessionError):
-    """A chat request that cannot be served; answered as a 4xx with its message."""
-
-
 # --- messages ------------------------------------------------------------------------
 
 
 def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *, force: bool = False) -> dict:
     text = (text or "").strip()
     if not text:
-        raise ChatError("message must be a non-empty string")
+        raise ApplicationError("message must be a non-empty string")
     if len(text) > MAX_MESSAGE_CHARS:
-        raise ChatError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
+        raise ApplicationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
     conversation, _ = Conversation.objects.get_or_create(session=session)
     waiting = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists()
     status = ChatMessage.Status.QUEUED if waiting and not force else ChatMessage.Status.THINKING
@@ -180,9 +177,9 @@ def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id,
     pk = as_uuid(request_id)
     request = ContextRequest.objects.filter(pk=pk, conversation__session=session).first() if pk else None
     if request is None:
-        raise ChatError("context request not found", 404)
+        raise ApplicationError("context request not found", 404)
     if request.status != ContextRequest.Status.OPEN:
-        raise ChatError(f"the context request is already {request.status}", 409)
+        raise ApplicationError(f"the context request is already {request.status}", 409)
     checked = [_checked_payload(session, request, p) for p in _payload_list(payloads)]
     with transaction.atomic():
         for slot, kind, payload in checked:
@@ -209,7 +206,7 @@ def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id,
 
 def _payload_list(payloads) -> list[dict]:
     if not isinstance(payloads, list) or not payloads or not all(isinstance(p, dict) for p in payloads):
-        raise ChatError("payloads must be a non-empty list of objects")
+        raise ApplicationError("payloads must be a non-empty list of objects")
     return payloads
 
 
@@ -217,23 +214,23 @@ def _checked_payload(session, request: ContextRequest, payload: dict) -> tuple[s
     slots = {s["slot"] for s in request.required}
     slot, kind = payload.get("slot"), payload.get("kind")
     if slot not in slots:
-        raise ChatError(f"unknown slot {slot!r}; this request has {', '.join(sorted(slots))}")
+        raise ApplicationError(f"unknown slot {slot!r}; this request has {', '.join(sorted(slots))}")
     if kind not in SUPPLY_KINDS:
-        raise ChatError(f"kind must be one of {', '.join(sorted(SUPPLY_KINDS))}")
+        raise ApplicationError(f"kind must be one of {', '.join(sorted(SUPPLY_KINDS))}")
     if kind == "skip":
         return slot, kind, {}
     if kind == "file":
         pk = as_uuid(payload.get("file_id"))
         file = ContextFile.objects.filter(pk=pk, context_set__session=session).first() if pk else None
         if file is None:
-            raise ChatError("file_id must name a file of this session's context")
+            raise ApplicationError("file_id must name a file of this session's context")
         text = file.digest.content.get("summary", "") if file.digest_id else ""
         return slot, kind, {"file_id": str(file.pk), "filename": file.filename, "text": text or file.filename}
     text = payload.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise ChatError(f"a {kind} needs its text")
+        raise ApplicationError(f"a {kind} needs its text")
     if len(text) > MAX_SUPPLY_CHARS:
-        raise ChatError(f"a {kind} is at most {MAX_SUPPLY_CHARS} characters")
+        raise ApplicationError(f"a {kind} is at most {MAX_SUPPLY_CHARS} characters")
     return (
         slot,
         kind,
@@ -249,10 +246,11 @@ def resume_turn(request_id) -> None:
     request = ContextRequest.objects.filter(pk=request_id).select_related("message").first()
     if request is None or request.status == ContextRequest.Status.OPEN:
         return
-    claimed = ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
-        status=ChatMessage.Status.THINKING
-    )
-    if claimed:
+    if claim(
+        ChatMessage.objects.filter(pk=request.message_id),
+        from_=ChatMessage.Status.WAITING_CONTEXT,
+        to=ChatMessage.Status.THINKING,
+    ):
         request.message.refresh_from_db()
         skipped_all = not request.supplies.exclude(kind=ContextSupply.Kind.SKIP).exists()
         warning = "Answered without the requested context: every item was skipped." if skipped_all else ""
@@ -271,15 +269,19 @@ def remind(request_id) -> None:
 
 def expire(request_id) -> None:
     """The SLA ran out: answer without the missing context, saying so."""
-    expired = ContextRequest.objects.filter(pk=request_id, status=ContextRequest.Status.OPEN).update(
-        status=ContextRequest.Status.EXPIRED, resolved_at=timezone.now()
-    )
-    if not expired:
+    if not claim(
+        ContextRequest.objects.filter(pk=request_id),
+        from_=ContextRequest.Status.OPEN,
+        to=ContextRequest.Status.EXPIRED,
+        resolved_at=timezone.now(),
+    ):
         return
     request = ContextRequest.objects.select_related("message", "conversation").get(pk=request_id)
     events.push(request.conversation.session_id, "conversation:context_resolved", request=request_json(request))
-    if ChatMessage.objects.filter(pk=request.message_id, status=ChatMessage.Status.WAITING_CONTEXT).update(
-        status=ChatMessage.Status.THINKING
+    if claim(
+        ChatMessage.objects.filter(pk=request.message_id),
+        from_=ChatMessage.Status.WAITING_CONTEXT,
+        to=ChatMessage.Status.THINKING,
     ):
         request.message.refresh_from_db()
         minutes = round(settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS / 60, 1)
@@ -306,8 +308,8 @@ def _release_queue(conversation: Conversation) -> None:
 
 def run_queued_turn(message_id) -> None:
     """A message that waited behind a context request gets its turn (the claim makes a repeat a no-op)."""
-    if ChatMessage.objects.filter(pk=message_id, status=ChatMessage.Status.QUEUED).update(
-        status=ChatMessage.Status.THINKING
+    if claim(
+        ChatMessage.objects.filter(pk=message_id), from_=ChatMessage.Status.QUEUED, to=ChatMessage.Status.THINKING
     ):
         run_turn(ChatMessage.objects.select_related("conversation__session").get(pk=message_id), may_request=True)
 

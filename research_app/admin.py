@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from context_app.admin import ReadOnlyTabularInline
+
 from .models import (
     IdempotencyRecord,
     NodeContextSlice,
@@ -47,12 +49,9 @@ class UserPreferenceAdmin(admin.ModelAdmin):
     list_filter = ("ui_debug",)
 
 
-class ResearchNodeInline(admin.TabularInline):
+class ResearchNodeInline(ReadOnlyTabularInline):
     model = ResearchNode
     fields = ("path", "status", "question", "finished_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
     show_change_link = True
 
 

@@ -1,12 +1,10 @@
-"""Live context status (SPEC §2.7) and run events (SPEC §4) for a session's members."""
+"""Run events (SPEC §4) for a session's members, and the consumer base every app's websocket shares."""
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from context_app.notify import context_group_name
-
 from .runs.events import run_group_name
-from .selectors import is_member, visible_run
+from .selectors import visible_run
 
 
 class MemberGroupConsumer(AsyncJsonWebsocketConsumer):
@@ -31,14 +29,6 @@ class MemberGroupConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code):
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
-
-
-class ContextConsumer(MemberGroupConsumer):
-    def group_for(self, user, kwargs):
-        return context_group_name(kwargs["sid"]) if is_member(user, kwargs["sid"]) else None
-
-    async def context_updated(self, event):
-        await self.send_json(event)
 
 
 class RunConsumer(MemberGroupConsumer):

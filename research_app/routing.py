@@ -1,8 +1,7 @@
 from django.urls import path
 
-from .consumers import ContextConsumer, RunConsumer
+from .consumers import RunConsumer
 
 websocket_urlpatterns = [
-    path("ws/sessions/<str:sid>/context/", ContextConsumer.as_asgi()),
     path("ws/runs/<str:rid>/", RunConsumer.as_asgi()),
 ]

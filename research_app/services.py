@@ -3,16 +3,10 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from context_app.errors import ApplicationError
 from context_app.services import create_context_set
 
 from .models import ResearchSession, Team
-
-
-class SessionError(Exception):
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.message = message
-        self.status = status
 
 
 def team_cache_scope(team: Team) -> str:
@@ -22,18 +16,18 @@ def team_cache_scope(team: Team) -> str:
 def create_session(*, user: AbstractBaseUser, title: str, question: str = "", team_id=None) -> ResearchSession:
     title = (title or "").strip()
     if not title:
-        raise SessionError("title is required")
+        raise ApplicationError("title is required")
     if len(title) > 200:
-        raise SessionError("title is longer than 200 characters")
+        raise ApplicationError("title is longer than 200 characters")
     teams = Team.objects.filter(members=user)
     if team_id is not None:
         team = teams.filter(pk=team_id).first() if str(team_id).isdigit() else None
         if team is None:
-            raise SessionError("team not found", 404)
+            raise ApplicationError("team not found", 404)
     else:
         team = teams.order_by("pk").first()
         if team is None:
-            raise SessionError("you are not a member of any team; ask an admin to add you to one")
+            raise ApplicationError("you are not a member of any team; ask an admin to add you to one")
     with transaction.atomic():
         session = ResearchSession.objects.create(team=team, title=title, question=question or "", created_by=user)
         create_context_set(session.pk, team_cache_scope(team))

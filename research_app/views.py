@@ -7,6 +7,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from context_app.errors import ApplicationError
 from context_app.selectors import manifest_of
 
 from . import services
@@ -25,7 +26,7 @@ def session_list(request):
                 user=request.user, title=request.POST.get("title", ""), question=request.POST.get("question", "")
             )
             return redirect("session-page", sid=session.pk)
-        except services.SessionError as exc:
+        except ApplicationError as exc:
             error = exc.message
     sessions = sessions_visible_to(request.user).annotate(file_count=Count("context_set__files"))
     return render(request, "research/session_list.html", {"sessions": sessions, "error": error})

@@ -1,9 +1,11 @@
-"""Small decorators so each API view body holds only its action.
+"""Small decorators so each API view body holds only its action; every app's API uses this one set.
 
-Order on a view: @api_view (auth) → @limit_upload_size → @idempotent → @with_session.
+Order on a view: @api_view (auth) → @limit_upload_size → @idempotent → @with_session → @with_revision
+→ @with_body. A refusal is returned, not raised, so @idempotent stores it and replays it.
 """
 
 import re
+from collections.abc import Mapping
 from functools import wraps
 
 from django.conf import settings
@@ -14,6 +16,7 @@ from rest_framework.response import Response
 
 from .. import idempotency
 from ..selectors import visible_run, visible_session
+from . import bodies
 from .errors import error
 
 MUTATING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -31,6 +34,39 @@ def with_session(view):
         return view(request, session, *args, **kwargs)
 
     return wrapper
+
+
+def with_session_id(view):
+    """Loads the session the query (GET) or the body names as `session_id`, for its members; else 404."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        data = request.query_params if request.method == "GET" else request.data
+        session_id = data.get("session_id") if isinstance(data, Mapping) else None
+        session = visible_session(request.user, session_id) if session_id else None
+        if session is None:
+            return error("session not found", 404)
+        return view(request, session, *args, **kwargs)
+
+    return wrapper
+
+
+def with_body(body_class: type[bodies.Body], methods=("POST", "PUT", "PATCH")):
+    """Checks the body of `methods` with `body_class` and passes its values as `body`; else a 400."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if request.method not in methods:
+                return view(request, *args, **kwargs)
+            body, message = bodies.check(body_class, request.data)
+            if message is not None:
+                return error(message, 400)
+            return view(request, *args, body=body, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def with_run(view):

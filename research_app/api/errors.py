@@ -1,13 +1,11 @@
-"""One shape for every JSON error: {"error": "<message>", ...}."""
+"""One shape for every JSON error: {"error": "<message>", ...}; an ApplicationError from any service becomes it."""
 
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from context_app.services import ContextError
-
-from ..services import SessionError
+from context_app.errors import ApplicationError
 
 
 def error(message: str, status: int, **extra) -> Response:
@@ -15,10 +13,8 @@ def error(message: str, status: int, **extra) -> Response:
 
 
 def exception_handler(exc, context) -> Response | None:
-    if isinstance(exc, ContextError):
+    if isinstance(exc, ApplicationError):
         return error(exc.message, exc.status, **exc.extra)
-    if isinstance(exc, SessionError):  # RunError too
-        return error(exc.message, exc.status)
     if isinstance(exc, Http404):
         return error("not found", 404)
     response = drf_exception_handler(exc, context)

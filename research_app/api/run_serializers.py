@@ -4,6 +4,18 @@ from django.urls import reverse
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..runs.events import event_json
+from .bodies import AsSent, Body, Text
+
+
+class NewRunBody(Body):
+    """POST /api/sessions/{sid}/runs. The limits' ranges and defaults, and the question's rules, are the engine's."""
+
+    refuse_unknown = True
+    question = Text(required=False, allow_null=True, error_messages={"invalid": "question must be a string"})
+    max_depth = AsSent(required=False, allow_null=True)
+    max_children = AsSent(required=False, allow_null=True)
+    max_nodes = AsSent(required=False, allow_null=True)
+    token_budget = AsSent(required=False, allow_null=True)
 
 
 def serialize_run_summary(run: ResearchRun) -> dict:

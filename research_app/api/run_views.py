@@ -4,32 +4,22 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from ..runs import engine
-from .decorators import idempotent, with_run, with_session
+from .decorators import idempotent, with_body, with_run, with_session
 from .errors import error
-from .run_serializers import serialize_events, serialize_run, serialize_run_summary
+from .run_serializers import NewRunBody, serialize_events, serialize_run, serialize_run_summary
 
-LIMIT_FIELDS = ("max_depth", "max_children", "max_nodes", "token_budget")
 MAX_EVENTS_PER_PAGE = 500
 
 
 @api_view(["GET", "POST"])
 @idempotent
 @with_session
-def session_runs(request, session):
+@with_body(NewRunBody)
+def session_runs(request, session, body=None):
     if request.method == "GET":
         return Response({"runs": [serialize_run_summary(run) for run in session.runs.all()]})
-    body = request.data if isinstance(request.data, dict) else None
-    if body is None:
-        return error("body must be a JSON object", 400)
-    question = body.get("question")
-    if question is not None and not isinstance(question, str):
-        return error("question must be a string", 400)
-    unknown = sorted(set(body) - {"question", *LIMIT_FIELDS})
-    if unknown:
-        return error(f"unknown field(s): {', '.join(unknown)}", 400)
-    run = engine.start_run(
-        session, request.user, question=question, limits={name: body.get(name) for name in LIMIT_FIELDS}
-    )
+    limits = dict(body)
+    run = engine.start_run(session, request.user, question=limits.pop("question", None), limits=limits)
     return Response(serialize_run(run), status=201)
 
 

@@ -3,7 +3,26 @@ from django.db.models import Count
 from context_app.models import DigestStatus
 
 from ..models import ResearchSession
+from .bodies import AsSent, Body, Boolean, Text
 from .run_serializers import serialize_run_summary
+
+
+class PreferencesBody(Body):
+    """PATCH /api/me/preferences"""
+
+    invalid_message = 'body must be {"ui_debug": true|false}'
+    ui_debug = Boolean()
+
+
+class NewSessionBody(Body):
+    """POST /api/sessions. The title's rules are create_session's (the session list page uses them too)."""
+
+    # No object, or a title that is not a string (7 was a 500 before): no title.
+    not_an_object = "title is required"
+    title = Text(required=False, allow_null=True, error_messages={"invalid": "title is required"})
+    # Stored as text whatever its JSON type, as before this was a serializer (refusing it would change the API).
+    question = AsSent(required=False, allow_null=True)
+    team = AsSent(required=False, allow_null=True)
 
 
 def context_processing(session: ResearchSession) -> dict:

@@ -1,32 +1,22 @@
-"""The REST API of SPEC §2.6. Each view: decorators for auth, idempotency and
-access; the body calls one service and shapes the answer."""
+"""Sessions and preferences (SPEC §2.6); a session's context is served by context_app.api.
+Each view: decorators for auth, idempotency and access; the body calls one service and shapes the answer."""
 
-from django.http import FileResponse
-from rest_framework.decorators import api_view, parser_classes
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.decorators import api_view
 from rest_framework.response import Response
-
-from context_app import selectors as context_selectors
-from context_app import services as context_services
-from context_app.models import ContextFile, StoredDigest
-from context_app.serializers import file_urls, serialize_file
 
 from .. import services
 from ..selectors import sessions_visible_to
-from .decorators import idempotent, limit_upload_size, with_revision, with_session
-from .errors import error
-from .serializers import serialize_session
-
-UPLOAD_PARSERS = [MultiPartParser, FormParser]
+from .decorators import idempotent, with_body, with_session
+from .serializers import NewSessionBody, PreferencesBody, serialize_session
 
 
 @api_view(["GET", "POST"])
 @idempotent
-def sessions(request):
+@with_body(NewSessionBody)
+def sessions(request, body=None):
     if request.method == "GET":
         visible = sessions_visible_to(request.user).select_related("context_set")
         return Response({"sessions": [serialize_session(s) for s in visible]})
-    body = request.data if isinstance(request.data, dict) else {}
     session = services.create_session(
         user=request.user, title=body.get("title", ""), question=body.get("question", ""), team_id=body.get("team")
     )
@@ -35,12 +25,10 @@ def sessions(request):
 
 @api_view(["GET", "PATCH"])
 @idempotent
-def preferences(request):
+@with_body(PreferencesBody)
+def preferences(request, body=None):
     if request.method == "PATCH":
-        ui_debug = request.data.get("ui_debug") if isinstance(request.data, dict) else None
-        if not isinstance(ui_debug, bool):
-            return error('body must be {"ui_debug": true|false}', 400)
-        preference = services.set_ui_debug(request.user, ui_debug)
+        preference = services.set_ui_debug(request.user, body["ui_debug"])
     else:
         preference = services.preference_for(request.user)
     return Response({"ui_debug": preference.ui_debug})
@@ -50,188 +38,3 @@ def preferences(request):
 @with_session
 def session_detail(request, session):
     return Response(serialize_session(session, detail=True))
-
-
-@api_view(["GET", "PATCH"])
-@parser_classes([JSONParser, FormParser, MultiPartParser])
-@idempotent
-@with_session
-@with_revision
-def context(request, session, expected_revision):
-    context_set = session.context_set
-    if request.method == "PATCH":
-        auto_parse = request.data.get("auto_parse") if isinstance(request.data, dict) else None
-        if not isinstance(auto_parse, bool):
-            return error('body must be {"auto_parse": true|false}', 400)
-        manifest = context_services.set_auto_parse(
-            context_set, auto_parse, expected_revision=expected_revision
-        ).manifest
-    else:
-        manifest = context_selectors.manifest_of(context_set)
-    response = Response(manifest)
-    response["ETag"] = f'"{manifest["revision"]}"'
-    return response
-
-
-@api_view(["POST"])
-@parser_classes(UPLOAD_PARSERS)
-@limit_upload_size
-@idempotent
-@with_session
-@with_revision
-def context_files(request, session, expected_revision):
-    uploads = [_upload(f) for f in request.FILES.getlist("files")]
-    result = context_services.upload_files(session.context_set, uploads, expected_revision=expected_revision)
-    return _mutation_response(result, status=201)
-
-
-@api_view(["GET", "PUT", "DELETE"])
-@parser_classes(UPLOAD_PARSERS)
-@limit_upload_size
-@idempotent
-@with_session
-@with_revision
-def context_file(request, session, fid, expected_revision):
-    context_set = session.context_set
-    if request.method == "PUT":
-        upload = request.FILES.get("file")
-        if upload is None:
-            return error("multipart field 'file' is required", 400)
-        result = context_services.replace_file(context_set, fid, _upload(upload), expected_revision=expected_revision)
-        return _mutation_response(result)
-    if request.method == "DELETE":
-        result = context_services.delete_file(context_set, fid, expected_revision=expected_revision)
-        return _mutation_response(result)
-    file = _file_or_none(session, fid)
-    if file is None:
-        return error("file not found", 404)
-    return Response(serialize_file(file, session.pk))
-
-
-@api_view(["POST"])
-@idempotent
-@with_session
-@with_revision
-def context_parse(request, session, expected_revision):
-    result = context_services.request_parse(session.context_set, expected_revision=expected_revision)
-    return _mutation_response(result, status=202)
-
-
-@api_view(["POST"])
-@idempotent
-@with_session
-@with_revision
-def context_file_retry(request, session, fid, expected_revision):
-    result = context_services.retry_file(session.context_set, fid, expected_revision=expected_revision)
-    return _mutation_response(result, status=202)
-
-
-@api_view(["GET"])
-@with_session
-def context_file_preview(request, session, fid):
-    file = _file_or_none(session, fid)
-    if file is None:
-        return error("file not found", 404)
-    return Response(
-        {
-            "file_id": str(file.id),
-            "filename": file.filename,
-            "format": file.format,
-            "digest_status": file.digest_status,
-            "spans": context_selectors.spans_of(file),
-        }
-    )
-
-
-@api_view(["GET"])
-@with_session
-def context_file_download(request, session, fid):
-    file = _file_or_none(session, fid)
-    if file is None:
-        return error("file not found", 404)
-    return FileResponse(file.blob.open("rb"), as_attachment=True, filename=file.filename, content_type=file.mime_type)
-
-
-@api_view(["GET"])
-@with_session
-def context_file_digest(request, session, fid):
-    file = _file_or_none(session, fid, with_digest=True)
-    if file is None:
-        return error("file not found", 404)
-    if file.digest is None:
-        return error(f"no digest yet: {file.filename} is {file.digest_status}", 404, digest_status=file.digest_status)
-    return Response(
-        {
-            "file_id": str(file.id),
-            "filename": file.filename,
-            "digest_status": file.digest_status,
-            **_digest_fields(file.digest),
-            **file_urls(file, session.pk),
-        }
-    )
-
-
-@api_view(["GET"])
-@with_session
-def context_digest(request, session):
-    context_set = session.context_set
-    digest = context_set.aggregate_digest
-    if digest is None:
-        return error(
-            f"no aggregate digest yet (status {context_set.aggregate_digest_status})",
-            404,
-            aggregate_digest_status=context_set.aggregate_digest_status,
-        )
-    return Response(
-        {
-            "revision": context_set.aggregate_revision,
-            "context_revision": context_set.revision,
-            "aggregate_digest_status": context_set.aggregate_digest_status,
-            **_digest_fields(digest),
-        }
-    )
-
-
-# --- helpers -----------------------------------------------------------------
-
-
-def _upload(uploaded) -> context_services.Upload:
-    return context_services.Upload(filename=uploaded.name, data=uploaded.read(), content_type=uploaded.content_type)
-
-
-def _file_or_none(session, fid, with_digest: bool = False) -> ContextFile | None:
-    file_uuid = context_services.parse_uuid(fid)
-    if file_uuid is None:
-        return None
-    files = session.context_set.files.all()
-    if with_digest:
-        files = files.select_related("digest")
-    return files.filter(pk=file_uuid).first()
-
-
-def _digest_fields(digest: StoredDigest) -> dict:
-    return {
-        "digest_ref": str(digest.id),
-        "digest_hash": digest.digest_hash,
-        "prompt_version": digest.prompt_version,
-        "provider": digest.provider,
-        "model": digest.model,
-        "dropped": digest.validation_report,
-        "digest": digest.content,
-    }
-
-
-def _mutation_response(result: context_services.MutationResult, status: int = 200) -> Response:
-    manifest = result.manifest
-    response = Response(
-        {
-            "revision": manifest["revision"],
-            "diff": result.diff,
-            "files": manifest["files"],
-            "aggregate_digest_status": manifest["aggregate_digest_status"],
-            "last_diff": manifest["last_diff"],
-        },
-        status=status,
-    )
-    response["ETag"] = f'"{manifest["revision"]}"'
-    return response

@@ -17,7 +17,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import services as context_services
+from context_app.claims import claim
 from context_app.digests.items import digest_items
+from context_app.errors import ApplicationError
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.llm.model_task import TaskFailed
@@ -25,7 +27,7 @@ from context_app.models import ContextFile, ContextSet, DigestStatus
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from ..services import SessionError, team_cache_scope
+from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
 from .events import emit
@@ -40,10 +42,6 @@ MAX_QUERIES = 3
 RESULT_TEXT_CHARS = 3000
 
 
-class RunError(SessionError):
-    """A run request that cannot be served; answered as a 4xx with its message."""
-
-
 # --- start ----------------------------------------------------------------------
 
 
@@ -56,7 +54,7 @@ def run_limits(requested: dict) -> dict:
         value = requested[name]
         minimum = 0 if name == "max_depth" else 1  # depth 0: the root alone, never decomposed
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-            raise RunError(f"{name} must be an integer from {minimum} to {maximum}")
+            raise ApplicationError(f"{name} must be an integer from {minimum} to {maximum}")
         limits[name] = value
     return limits
 
@@ -66,9 +64,9 @@ def start_run(
 ) -> ResearchRun:
     question = (question if question is not None else session.question).strip()
     if not question:
-        raise RunError("a run needs a question: give one, or set the session's question")
+        raise ApplicationError("a run needs a question: give one, or set the session's question")
     if len(question) > 2000:
-        raise RunError("the question is longer than 2000 characters")
+        raise ApplicationError("the question is longer than 2000 characters")
     with transaction.atomic():
         run = ResearchRun.objects.create(
             session=session, created_by=user, question=question, **run_limits(limits or {})
@@ -90,7 +88,7 @@ def _enqueue(step: str, object_id) -> None:
 def bind_run(run_id) -> None:
     """Bind phase: parse the session's files (SPEC §2.4 rules) before any node runs."""
     now = timezone.now()
-    if not ResearchRun.objects.filter(pk=run_id, status=Status.QUEUED).update(status=Status.BINDING, started_at=now):
+    if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.QUEUED, to=Status.BINDING, started_at=now):
         return
     run = ResearchRun.objects.get(pk=run_id)
     context_set = ContextSet.objects.get(session_id=run.session_id)
@@ -147,7 +145,7 @@ def begin_exploration(run_id) -> None:
     the run binding (resume starts this step again), never running without a root.
     """
     with transaction.atomic():
-        if not ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(status=Status.RUNNING):
+        if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.BINDING, to=Status.RUNNING):
             return
         run = ResearchRun.objects.get(pk=run_id)
         bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
@@ -181,8 +179,8 @@ def begin_exploration(run_id) -> None:
 
 def explore_node(node_id) -> None:
     now = timezone.now()
-    if not ResearchNode.objects.filter(pk=node_id, status=NodeStatus.PENDING).update(
-        status=NodeStatus.RUNNING, started_at=now
+    if not claim(
+        ResearchNode.objects.filter(pk=node_id), from_=NodeStatus.PENDING, to=NodeStatus.RUNNING, started_at=now
     ):
         return
     node = ResearchNode.objects.select_related("run", "run__session__team").get(pk=node_id)
@@ -461,10 +459,10 @@ def _finish_node(node: ResearchNode, status: str) -> None:
 def _report_when_done(run_id) -> None:
     """The last node to finish moves the run to its report (one UPDATE decides who is last)."""
     open_nodes = ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING])
-    if (
-        ResearchRun.objects.filter(pk=run_id, status=Status.RUNNING)
-        .exclude(pk__in=open_nodes.values("run_id"))
-        .update(status=Status.REPORTING)
+    if claim(
+        ResearchRun.objects.filter(pk=run_id).exclude(pk__in=open_nodes.values("run_id")),
+        from_=Status.RUNNING,
+        to=Status.REPORTING,
     ):
         _enqueue("write_report", run_id)
 
@@ -474,12 +472,13 @@ def _report_when_done(run_id) -> None:
 
 def cancel_run(run: ResearchRun) -> ResearchRun:
     with transaction.atomic():
-        if (
-            not ResearchRun.objects.filter(pk=run.pk)
-            .exclude(status__in=ResearchRun.FINISHED)
-            .update(status=Status.CANCELLED, finished_at=timezone.now())
+        if not claim(
+            ResearchRun.objects.filter(pk=run.pk),
+            not_from=ResearchRun.FINISHED,
+            to=Status.CANCELLED,
+            finished_at=timezone.now(),
         ):
-            raise RunError(f"the run is already {run.status}", 409)
+            raise ApplicationError(f"the run is already {run.status}", 409)
         ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
         emit(run.pk, "run_cancelled")
     run.refresh_from_db()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.ir import note_source
 from context_app.llm.model_task import TaskFailed
@@ -73,8 +74,12 @@ def write_report(run_id) -> None:
         model=result.call.model,
         generated_at=timezone.now().isoformat(),
     )
-    ResearchRun.objects.filter(pk=run.pk, status=Status.REPORTING).update(
-        report=report, status=Status.COMPLETED, finished_at=timezone.now()
+    claim(
+        ResearchRun.objects.filter(pk=run.pk),
+        from_=Status.REPORTING,
+        to=Status.COMPLETED,
+        report=report,
+        finished_at=timezone.now(),
     )
     emit(run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references))
 

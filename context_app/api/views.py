@@ -1,0 +1,201 @@
+"""The context endpoints of SPEC §2.6: `/api/sessions/{sid}/context…`. Each view: the shared
+decorators for auth, idempotency, access and If-Match; the body calls one context service and
+shapes the answer."""
+
+from django.http import FileResponse
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from research_app.api.decorators import idempotent, limit_upload_size, with_body, with_revision, with_session
+from research_app.api.errors import error
+
+from .. import selectors, services
+from ..models import ContextFile, StoredDigest
+from ..serializers import file_urls, serialize_file
+from .serializers import AutoParseBody
+
+UPLOAD_PARSERS = [MultiPartParser, FormParser]
+
+
+@api_view(["GET", "PATCH"])
+@parser_classes([JSONParser, FormParser, MultiPartParser])
+@idempotent
+@with_session
+@with_revision
+@with_body(AutoParseBody)
+def context(request, session, expected_revision, body=None):
+    context_set = session.context_set
+    if request.method == "PATCH":
+        manifest = services.set_auto_parse(
+            context_set, body["auto_parse"], expected_revision=expected_revision
+        ).manifest
+    else:
+        manifest = selectors.manifest_of(context_set)
+    response = Response(manifest)
+    response["ETag"] = f'"{manifest["revision"]}"'
+    return response
+
+
+@api_view(["POST"])
+@parser_classes(UPLOAD_PARSERS)
+@limit_upload_size
+@idempotent
+@with_session
+@with_revision
+def context_files(request, session, expected_revision):
+    uploads = [_upload(f) for f in request.FILES.getlist("files")]
+    result = services.upload_files(session.context_set, uploads, expected_revision=expected_revision)
+    return _mutation_response(result, status=201)
+
+
+@api_view(["GET", "PUT", "DELETE"])
+@parser_classes(UPLOAD_PARSERS)
+@limit_upload_size
+@idempotent
+@with_session
+@with_revision
+def context_file(request, session, fid, expected_revision):
+    context_set = session.context_set
+    if request.method == "PUT":
+        upload = request.FILES.get("file")
+        if upload is None:
+            return error("multipart field 'file' is required", 400)
+        result = services.replace_file(context_set, fid, _upload(upload), expected_revision=expected_revision)
+        return _mutation_response(result)
+    if request.method == "DELETE":
+        result = services.delete_file(context_set, fid, expected_revision=expected_revision)
+        return _mutation_response(result)
+    file = _file_or_none(session, fid)
+    if file is None:
+        return error("file not found", 404)
+    return Response(serialize_file(file, session.pk))
+
+
+@api_view(["POST"])
+@idempotent
+@with_session
+@with_revision
+def context_parse(request, session, expected_revision):
+    result = services.request_parse(session.context_set, expected_revision=expected_revision)
+    return _mutation_response(result, status=202)
+
+
+@api_view(["POST"])
+@idempotent
+@with_session
+@with_revision
+def context_file_retry(request, session, fid, expected_revision):
+    result = services.retry_file(session.context_set, fid, expected_revision=expected_revision)
+    return _mutation_response(result, status=202)
+
+
+@api_view(["GET"])
+@with_session
+def context_file_preview(request, session, fid):
+    file = _file_or_none(session, fid)
+    if file is None:
+        return error("file not found", 404)
+    return Response(
+        {
+            "file_id": str(file.id),
+            "filename": file.filename,
+            "format": file.format,
+            "digest_status": file.digest_status,
+            "spans": selectors.spans_of(file),
+        }
+    )
+
+
+@api_view(["GET"])
+@with_session
+def context_file_download(request, session, fid):
+    file = _file_or_none(session, fid)
+    if file is None:
+        return error("file not found", 404)
+    return FileResponse(file.blob.open("rb"), as_attachment=True, filename=file.filename, content_type=file.mime_type)
+
+
+@api_view(["GET"])
+@with_session
+def context_file_digest(request, session, fid):
+    file = _file_or_none(session, fid, with_digest=True)
+    if file is None:
+        return error("file not found", 404)
+    if file.digest is None:
+        return error(f"no digest yet: {file.filename} is {file.digest_status}", 404, digest_status=file.digest_status)
+    return Response(
+        {
+            "file_id": str(file.id),
+            "filename": file.filename,
+            "digest_status": file.digest_status,
+            **_digest_fields(file.digest),
+            **file_urls(file, session.pk),
+        }
+    )
+
+
+@api_view(["GET"])
+@with_session
+def context_digest(request, session):
+    context_set = session.context_set
+    digest = context_set.aggregate_digest
+    if digest is None:
+        return error(
+            f"no aggregate digest yet (status {context_set.aggregate_digest_status})",
+            404,
+            aggregate_digest_status=context_set.aggregate_digest_status,
+        )
+    return Response(
+        {
+            "revision": context_set.aggregate_revision,
+            "context_revision": context_set.revision,
+            "aggregate_digest_status": context_set.aggregate_digest_status,
+            **_digest_fields(digest),
+        }
+    )
+
+
+# --- helpers -----------------------------------------------------------------
+
+
+def _upload(uploaded) -> services.Upload:
+    return services.Upload(filename=uploaded.name, data=uploaded.read(), content_type=uploaded.content_type)
+
+
+def _file_or_none(session, fid, with_digest: bool = False) -> ContextFile | None:
+    file_uuid = services.parse_uuid(fid)
+    if file_uuid is None:
+        return None
+    files = session.context_set.files.all()
+    if with_digest:
+        files = files.select_related("digest")
+    return files.filter(pk=file_uuid).first()
+
+
+def _digest_fields(digest: StoredDigest) -> dict:
+    return {
+        "digest_ref": str(digest.id),
+        "digest_hash": digest.digest_hash,
+        "prompt_version": digest.prompt_version,
+        "provider": digest.provider,
+        "model": digest.model,
+        "dropped": digest.validation_report,
+        "digest": digest.content,
+    }
+
+
+def _mutation_response(result: services.MutationResult, status: int = 200) -> Response:
+    manifest = result.manifest
+    response = Response(
+        {
+            "revision": manifest["revision"],
+            "diff": result.diff,
+            "files": manifest["files"],
+            "aggregate_digest_status": manifest["aggregate_digest_status"],
+            "last_diff": manifest["last_diff"],
+        },
+        status=status,
+    )
+    response["ETag"] = f'"{manifest["revision"]}"'
+    return response
