@@ -54,6 +54,7 @@ bench: bootstrap
 	$(BIN)/python bench/search_bench.py
 	$(BIN)/python bench/ir_bench.py
 	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/grounding_bench.py
 
 clean:
 	rm -rf $(VENV) var

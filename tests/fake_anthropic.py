@@ -16,6 +16,7 @@ import pytest
 from context_app.llm.base import LLMRequest, ProviderError
 from context_app.llm.gateway import reset_providers
 from context_app.llm.offline import OfflineProvider
+from context_app.llm.task_envelope import task_name
 
 API_KEY = "test-key"
 
@@ -94,6 +95,12 @@ class FakeAnthropic:
                     answer = json.loads(_offline_answer(body))
                 except ProviderError as exc:  # e.g. a TASK the offline handlers don't know
                     return self._error(400, "invalid_request_error", str(exc))
+                if kind == "rewrite":  # ("rewrite", task, fn): fn(answer) -> answer, for that TASK only
+                    if task_name(text_of(body["messages"][0]["content"])) == behaviour[1]:
+                        answer = behaviour[2](answer)
+                    else:
+                        with fake.lock:
+                            fake.behaviours.appendleft(behaviour)  # not its task yet: keep it for later
                 if kind == "invent_sources":
                     for fact in answer["facts"]:
                         fact["sources"].append("ghost.pdf::S999")

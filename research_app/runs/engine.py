@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from context_app import grounding
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
@@ -234,7 +235,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     findings = model_tasks.run_task(
         model_tasks.NODE_FINDINGS, {"question": node.question}, _evidence(results), run=run, subject=subject
     ).output["findings"]
-    node.findings = cited_findings(findings, {r["n"] for r in results})
+    node.findings = cited_findings(findings, results)
     emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
 
     verdict = model_tasks.run_task(
@@ -243,6 +244,9 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         run=run,
         subject=subject,
     ).output
+    # The reasoning may repeat a citation the findings no longer have: never show an invented ref.
+    cited = {n for finding in node.findings for n in finding["citations"]}
+    verdict["reasoning"] = grounding.keeping_marks(verdict["reasoning"], cited)
     node.sufficiency = verdict
     emit(run.pk, "node_sufficiency", node=node.path, **verdict)
 
@@ -370,13 +374,16 @@ def _evidence(results: Sequence[dict]) -> list[Source]:
     return [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in results]
 
 
-def cited_findings(findings: Sequence[dict], numbers: set[int]) -> list[dict]:
-    """Findings with citations to results that exist; a finding citing none of them is dropped."""
+def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
+    """Findings with their citations to results that exist and support them (context_app.grounding);
+    a finding left citing none of them is dropped, and its marks of dropped citations go with them."""
+    text_of = {r["n"]: r["text"] or r["title"] for r in results}
     kept = []
     for finding in findings:
-        citations = sorted({n for n in finding["citations"] if n in numbers})
-        if citations:
-            kept.append({"text": finding["text"], "citations": citations})
+        cited = {n: text_of[n] for n in sorted(set(finding["citations"])) if n in text_of}
+        supported, _unsupported = grounding.supporting(finding["text"], cited)
+        if supported:
+            kept.append({"text": grounding.keeping_marks(finding["text"], set(supported)), "citations": supported})
     return kept
 
 

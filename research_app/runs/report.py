@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from context_app import grounding
 from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.ir import note_source
 from context_app.llm.model_task import TaskFailed
+from context_app.selectors import span_texts
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
@@ -64,8 +66,9 @@ def write_report(run_id) -> None:
         ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
         emit(run.pk, "run_failed", error=str(exc))
         return
-    known_sources = {ref for item in items for ref in item["sources"]}
-    report, dropped = checked_report(result.output, {r["n"] for r in references}, known_sources)
+    source_texts = span_texts(run.session_id, {ref for item in items for ref in item["sources"]})
+    reference_texts = {r["n"]: r["text"] or r["title"] for r in references}
+    report, dropped = checked_report(result.output, reference_texts, source_texts)
     report.update(
         question=run.question,
         references=[{k: r[k] for k in REFERENCE_FIELDS} for r in references],
@@ -124,21 +127,42 @@ def _open_gaps(nodes: list[ResearchNode]) -> list[str]:
     return gaps
 
 
-def checked_report(output: dict, numbers: set[int], known_sources: set[str]) -> tuple[dict, list[str]]:
-    """The report with only citations and SourceRefs that were given; what was removed, said plainly."""
+def checked_report(
+    output: dict, reference_texts: dict[int, str], source_texts: dict[str, str]
+) -> tuple[dict, list[str]]:
+    """The report with only the citations and SourceRefs that were given and whose text supports
+    the paragraph (context_app.grounding); a paragraph left with no support is dropped. What was
+    removed is said plainly."""
     dropped: list[str] = []
     sections = []
     for section in output["sections"]:
+        where = f"in “{section['heading']}”"
         paragraphs = []
-        for paragraph in section["paragraphs"]:
-            citations = [n for n in paragraph.get("citations", []) if n in numbers]
-            sources = [s for s in paragraph.get("sources", []) if s in known_sources]
-            for n in sorted(set(paragraph.get("citations", [])) - numbers):
-                dropped.append(f"citation [{n}] in “{section['heading']}”: no such reference")
-            for s in sorted(set(paragraph.get("sources", [])) - known_sources):
-                dropped.append(f"source {s} in “{section['heading']}”: not in the user's context")
-            paragraphs.append({"text": paragraph["text"], "citations": citations, "sources": sources})
-        sections.append({"heading": section["heading"], "paragraphs": paragraphs})
+        for number, paragraph in enumerate(section["paragraphs"], start=1):
+            asked_citations, asked_sources = paragraph.get("citations", []), paragraph.get("sources", [])
+            for n in sorted(set(asked_citations) - set(reference_texts)):
+                dropped.append(f"citation [{n}] {where}: no such reference")
+            for ref in sorted(set(asked_sources) - set(source_texts)):
+                dropped.append(f"source {ref} {where}: not in the user's context")
+            cited = {n: reference_texts[n] for n in dict.fromkeys(asked_citations) if n in reference_texts}
+            cited |= {ref: source_texts[ref] for ref in dict.fromkeys(asked_sources) if ref in source_texts}
+            supported, unsupported = grounding.supporting(paragraph["text"], cited)
+            for key in unsupported:
+                shown = f"citation [{key}]" if isinstance(key, int) else f"source {key}"
+                dropped.append(f"{shown} {where}: its text does not support the paragraph")
+            if (asked_citations or asked_sources) and not supported:
+                dropped.append(f"paragraph {number} {where} dropped, no cited text supports it")
+                continue
+            citations = [key for key in supported if isinstance(key, int)]
+            paragraphs.append(
+                {
+                    "text": grounding.keeping_marks(paragraph["text"], set(citations)),
+                    "citations": citations,
+                    "sources": [key for key in supported if isinstance(key, str)],
+                }
+            )
+        if paragraphs:
+            sections.append({"heading": section["heading"], "paragraphs": paragraphs})
     report = {
         "title": output["title"],
         "summary": output["summary"],

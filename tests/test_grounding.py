@@ -1,0 +1,115 @@
+"""The grounding check: a cited text must support what is said, or the citation (and an unsupported
+paragraph or finding) is dropped and recorded, never shown."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from context_app import grounding
+from research_app.runs.engine import cited_findings
+from research_app.runs.report import checked_report
+from tests.factories import ContextApi, make_member
+from tests.test_research_runs import SURVEY, VALVES, finished, session_with_files, start
+
+LABELLED = Path(__file__).resolve().parent / "fixtures" / "grounding" / "labelled.json"
+LOSSES = "After the replacement, water losses in district 3 fell by 18 percent."
+COST = "The programme cost 1.2 million euros, paid from the 2021 network budget."
+FINDUTILS = "This is a change from previous versions of findutils."
+
+
+def test_the_threshold_separates_the_labelled_examples():
+    examples = json.loads(LABELLED.read_text(encoding="utf-8"))["examples"]
+    predicted = [grounding.supports(e["statement"], e["text"]) for e in examples]
+    labels = [e["supported"] for e in examples]
+    true_positives = sum(p and t for p, t in zip(predicted, labels, strict=True))
+    assert true_positives / max(sum(predicted), 1) >= 0.95, "precision: a shown citation must support its claim"
+    assert true_positives / sum(labels) >= 0.9, "recall: supported claims keep their citations"
+    assert sum(labels) >= 20 and len(labels) - sum(labels) >= 15, "both kinds are well represented"
+
+
+def test_every_figure_must_occur_in_the_cited_text():
+    assert grounding.supports("Water losses fell by 18 percent.", LOSSES)
+    assert not grounding.supports("Water losses fell by 25 percent.", LOSSES)
+    assert grounding.support("Water losses fell by 25 percent.", LOSSES).missing_figures == ("25",)
+    assert grounding.supports("Savings reached EUR 310,000.", "Savings reached EUR 310 000 a year.")
+    assert grounding.supports("Water losses fell by 18 percent [3].", LOSSES), "citation marks are not words"
+
+
+def test_marks_of_dropped_citations_leave_the_text():
+    assert (
+        grounding.keeping_marks("Losses fell [1, 3]. Costs rose [3]. See [12].", {1})
+        == "Losses fell [1]. Costs rose. See."
+    )
+
+
+def test_a_report_paragraph_citing_unrelated_text_is_dropped_and_recorded():
+    output = {
+        "title": "Valves",
+        "summary": "s",
+        "open_questions": [],
+        "sections": [
+            {
+                "heading": "Effect",
+                "paragraphs": [
+                    {"text": "Water losses in district 3 fell by 18 percent [1].", "citations": [1], "sources": []},
+                    {"text": f"{FINDUTILS} [2]", "citations": [2], "sources": []},
+                    {"text": "The programme cost 1.2 million euros [2] [1].", "citations": [2, 1], "sources": []},
+                    {"text": "Costs were 1.2 million euros.", "citations": [], "sources": ["valves.md::S4"]},
+                    {"text": "Households were happier.", "citations": [], "sources": ["valves.md::S2"]},
+                ],
+            },
+            {"heading": "Invented", "paragraphs": [{"text": FINDUTILS, "citations": [7], "sources": []}]},
+        ],
+    }
+    spans = {"valves.md::S4": COST, "valves.md::S2": LOSSES}
+    report, dropped = checked_report(output, {1: LOSSES, 2: COST}, spans)
+
+    shown = [p for section in report["sections"] for p in section["paragraphs"]]
+    assert [p["text"] for p in shown] == [
+        "Water losses in district 3 fell by 18 percent [1].",
+        "The programme cost 1.2 million euros [2].",
+        "Costs were 1.2 million euros.",
+    ]
+    assert [(p["citations"], p["sources"]) for p in shown] == [([1], []), ([2], []), ([], ["valves.md::S4"])]
+    assert FINDUTILS not in json.dumps(report) and "happier" not in json.dumps(report)
+    assert [s["heading"] for s in report["sections"]] == ["Effect"], "a section left empty goes"
+    assert "citation [2] in “Effect”: its text does not support the paragraph" in dropped
+    assert "citation [1] in “Effect”: its text does not support the paragraph" in dropped
+    assert "citation [7] in “Invented”: no such reference" in dropped
+    assert sum("dropped, no cited text supports it" in d for d in dropped) == 3
+
+
+def test_a_finding_keeps_only_citations_whose_result_supports_it():
+    results = [{"n": 1, "text": LOSSES, "title": "a"}, {"n": 2, "text": COST, "title": "b"}]
+    findings = [
+        {"text": "Losses fell by 18 percent [1] [2].", "citations": [1, 2]},
+        {"text": f"{FINDUTILS} [2]", "citations": [2]},
+        {"text": "Costs were 1.2 million euros [9].", "citations": [9]},
+    ]
+    assert cited_findings(findings, results) == [{"text": "Losses fell by 18 percent [1].", "citations": [1]}]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker_thread")
+def test_a_model_report_citing_unrelated_spans_is_never_shown(fake_anthropic):
+    """The model's report adds a paragraph about findutils citing the first reference and a user file span."""
+
+    def invent(report):
+        report["sections"].append(
+            {
+                "heading": "Background",
+                "paragraphs": [{"text": FINDUTILS, "citations": [1], "sources": ["valves.md::S2"]}],
+            }
+        )
+        return report
+
+    fake_anthropic.script(("rewrite", "REPORT", invent))
+    api = ContextApi(make_member()[0])
+    sid = session_with_files(api, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    run = finished(api, start(api, sid, max_depth=1))
+    assert run["status"] == "completed", run
+    report = api.get(f"/api/runs/{run['run_id']}/report").json()["report"]
+    assert FINDUTILS not in json.dumps(report)
+    assert "paragraph 1 in “Background” dropped, no cited text supports it" in report["dropped"], report["dropped"]
+    assert report["sections"], "the supported paragraphs stay"
