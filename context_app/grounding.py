@@ -30,7 +30,11 @@ MIN_CONTENT_TERMS = 2
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
 _CITATION_MARK = re.compile(r"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::S\d+\b")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
+# the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?:\s*(?:\([^()]*::S\d+[^()]*\)|\[[^\[\]]+\]))*(?P<gap>\s+)(?=[\"'(\[]?[A-Z0-9])"
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,19 @@ def supports(statement: str, text: str) -> bool:
 
 def sentences(text: str) -> list[str]:
     """The sentences of a paragraph, each with its citation marks."""
-    return [part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+    text, found, start = text.strip(), [], 0
+    for end in _SENTENCE_END.finditer(text):
+        found.append(text[start : end.start("gap")])
+        start = end.end("gap")
+    found.append(text[start:])
+    return [part.strip() for part in found if part.strip()]
+
+
+def _clauses(statement: str) -> list[str]:
+    """Sentences, and the parts of a sentence between semicolons or after a colon."""
+    return [
+        part for sentence in sentences(statement) for part in dict.fromkeys([sentence, *re.split(r"[;:]\s", sentence)])
+    ]
 
 
 def _content_terms(text: str) -> int:
@@ -78,8 +94,8 @@ def _figures(text: str) -> set[str]:
 
 def supporting(statement: str, cited: dict) -> tuple[list, list]:
     """(kept, dropped) keys of `cited` ({key: cited text}): a key is kept when its text supports the
-    statement or one of its sentences, so a paragraph that weaves two sources keeps both."""
-    parts = [statement] + [part for part in sentences(statement) if _content_terms(part) >= MIN_CONTENT_TERMS]
+    statement or one of its sentences or clauses, so a paragraph that weaves two sources keeps both."""
+    parts = [statement] + [part for part in _clauses(statement) if _content_terms(part) >= MIN_CONTENT_TERMS]
     kept, dropped = [], []
     for key, text in cited.items():
         (kept if any(supports(part, text or "") for part in parts) else dropped).append(key)

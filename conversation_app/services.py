@@ -10,6 +10,7 @@ SLA: a reminder at half time; at the deadline the turn answers without it, with 
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
 
@@ -18,6 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from context_app import grounding
 from context_app.claims import claim
 from context_app.errors import ApplicationError
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
@@ -32,6 +34,8 @@ from . import events
 from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 from .serializers import message_json, request_json
+
+logger = logging.getLogger(__name__)
 
 HISTORY_TURNS = 12
 MAX_MESSAGE_CHARS = 4000
@@ -94,8 +98,9 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     output = result.output
     if output["needs"] and may_request:
         return _ask_for_context(message, output["needs"], artifacts)
-    answer = output["answer"].strip() or "I could not find an answer in this session's material."
-    allowed = known_citations(artifacts)
+    answer, citations, unsupported = grounded_answer(output["answer"], output["citations"], session, artifacts)
+    if unsupported:
+        logger.info("chat %s: dropped citations its text does not support: %s", message.pk, unsupported)
     with transaction.atomic():  # nobody sees the reply while its question still says "thinking"
         reply = ChatMessage.objects.create(
             conversation=message.conversation,
@@ -103,7 +108,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
             content=answer,
             status=ChatMessage.Status.ANSWERED,
             reply_to=message,
-            citations=[c for c in output["citations"] if c in allowed],
+            citations=citations,
             warning=warning,
         )
         message.status = ChatMessage.Status.ANSWERED
@@ -111,6 +116,32 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     events.push(session.pk, "conversation:message", message=message_json(reply))
     _release_queue(message.conversation)
     return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}
+
+
+NO_SUPPORTED_ANSWER = "I found nothing in this session's material that supports an answer."
+INLINE_CITATION = re.compile(r"\[((?:digest|report|findings|supply):[^\]\s]+)\]|([^\s(\[,]+::S[0-9]+)")
+
+
+def grounded_answer(answer: str, citations: list[str], session, artifacts) -> tuple[str, list[str], list[str]]:
+    """The answer with only the citations that exist and whose text supports it (context_app.grounding).
+
+    A sentence that marks only dropped citations goes; an answer that cited and kept
+    none is not shown: it would be text the model invented.
+    """
+    allowed = known_citations(artifacts)
+    cited = {key: held_text(key, session, artifacts) or "" for key in dict.fromkeys(citations) if key in allowed}
+    kept, unsupported = grounding.supporting(answer, cited)
+    invented = [key for key in citations if key not in allowed]
+    if citations and not kept:
+        return NO_SUPPORTED_ANSWER, [], unsupported + invented
+    gone = set(unsupported) | set(invented)
+    shown = []
+    for sentence in grounding.sentences(answer):
+        marks = {m.group(1) or m.group(2) for m in INLINE_CITATION.finditer(sentence)}
+        if marks and marks <= gone:
+            continue
+        shown.append(sentence)
+    return " ".join(shown).strip() or NO_SUPPORTED_ANSWER, kept, unsupported + invented
 
 
 def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict:
