@@ -36,20 +36,20 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..digests.offline import comparison_key, cut_text, split_sentences
 from ..ir.budget import SUMMARY_PREFIX
 from ..ir.render import CONTENT_HEADER, TRUNCATED_MARKER
-from .base import ProviderError
-from .offline_research import (
-    ITEM_KINDS,
+from ..terms import (
+    OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
-    STOP_WORDS,
+    comparison_key,
     content_terms,
+    cut_text,
     question_terms,
     quote_list,
-    result_text,
-    uncovered_phrases,
+    split_sentences,
 )
+from .base import ProviderError
+from .offline_research import ITEM_KINDS, result_text, uncovered_phrases
 from .task_envelope import evidence_chunks, read_task
 
 # --- limits (chat_turn.schema.json) ------------------------------------------------------
@@ -225,7 +225,7 @@ def _index_titles(prompt: str) -> dict[str, str]:
 
 def _is_small_talk(message: str) -> bool:
     words = [word.lower() for word in _WORD.findall(message)]
-    return all(word in COURTESY_WORDS or word in STOP_WORDS or word in QUESTION_WORDS for word in words)
+    return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
 
 
 def _message_terms(message: str) -> list[str]:

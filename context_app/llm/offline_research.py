@@ -34,10 +34,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..digests.offline import comparison_key, cut_text, split_sentences
 from ..ir.budget import SUMMARY_PREFIX
-from ..terms import STOP_WORDS as SEARCH_STOP_WORDS
-from ..terms import stem
+from ..terms import (
+    OVERLAP_STOP_WORDS,
+    QUESTION_WORDS,
+    comparison_key,
+    content_terms,
+    cut_text,
+    is_content_word,
+    question_terms,
+    quote_list,
+    split_sentences,
+    stem,
+    surface_words,
+)
 from .base import ProviderError
 from .task_envelope import EvidenceChunk, evidence_chunks, read_task
 
@@ -52,7 +62,6 @@ MAX_FINDING_CHARS = 600
 SUFFICIENT_COVERAGE = 0.75
 MAX_GAPS = 10  # node_sufficiency.schema.json
 MAX_REASONING_CHARS = 2000
-MAX_LISTED_TERMS = 6  # terms named in a reasoning or a reason before "…"
 MAX_CHILDREN = 8  # node_decompose.schema.json
 DEFAULT_MAX_CHILDREN = 4
 MAX_CHILD_QUESTION_CHARS = 500
@@ -76,11 +85,6 @@ ITEM_KINDS = frozenset({"fact", "uncertainty", "analysis", "constraint", "case",
 
 # --- terms ---------------------------------------------------------------------------
 
-# English function words: they carry no topic, so they never count as overlap (the library's
-# search stop list, plus a few more that only matter when judging overlap).
-STOP_WORDS = SEARCH_STOP_WORDS | frozenset("also done upon via whose within without".split())
-# Words that make a question a question; they say nothing about what evidence covers it.
-QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
 # Words of a gap's wording ("No evidence yet on …") that are not its subject.
 GAP_WORDS = frozenset(
     "evidence yet information missing unclear unknown lack lacking lacks found finding findings gap gaps "
@@ -98,40 +102,8 @@ def _stem(word: str) -> str:
     return stem(word.lower())
 
 
-def _is_content(word: str, ignored: frozenset[str] = STOP_WORDS) -> bool:
-    lower = word.lower()
-    return len(lower) > 1 and lower not in ignored
-
-
-def content_terms(text: str, *, ignored: frozenset[str] = STOP_WORDS) -> list[str]:
-    """The stemmed content words of `text`, each once, in order of first appearance."""
-    return list(dict.fromkeys(_stem(word) for word in _WORD.findall(text) if _is_content(word, ignored)))
-
-
-def question_terms(question: str) -> list[str]:
-    """Content terms of a question: stop words and question words ("what", "how much") removed."""
-    return content_terms(question, ignored=STOP_WORDS | QUESTION_WORDS)
-
-
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
-
-
-def _surface_words(text: str, ignored: frozenset[str] = STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:
-    """stem → the first word of `text` with that stem, as written (for phrasing terms to a human)."""
-    words: dict[str, str] = {}
-    for word in _WORD.findall(text):
-        if _is_content(word, ignored):
-            words.setdefault(_stem(word), word)
-    return words
-
-
-def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
-    """“a”, “b”, “c” (and "…" past `limit`)."""
-    quoted = [f"“{word}”" for word in words[:limit]]
-    if len(words) > limit:
-        quoted.append("…")
-    return ", ".join(quoted)
 
 
 def _plural(count: int, singular: str, plural: str | None = None) -> str:
@@ -225,20 +197,20 @@ def node_queries(prompt: str) -> dict:
 
 def _keywords(question: str) -> str:
     """The question's content words, each stem once, as written."""
-    return " ".join(_surface_words(question).values())
+    return " ".join(surface_words(question).values())
 
 
 def _quoted_phrases(text: str) -> list[str]:
     return [_text(match.group(1)) for match in _QUOTED.finditer(text) if _text(match.group(1))]
 
 
-def _content_runs(text: str, ignored: frozenset[str] = STOP_WORDS | QUESTION_WORDS) -> list[list[str]]:
+def _content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> list[list[str]]:
     """Maximal runs of consecutive content words; a stop word or punctuation other than "-" ends a run."""
     runs: list[list[str]] = []
     for segment in re.split(r"[^\w\s-]+", text):
         run: list[str] = []
         for word in _WORD.findall(segment):
-            if _is_content(word, ignored):
+            if is_content_word(word, ignored):
                 run.append(word)
             elif run:
                 runs.append(run)
@@ -310,7 +282,7 @@ def node_sufficiency(prompt: str) -> dict:
     gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
-    words = _surface_words(question)
+    words = surface_words(question)
     reasoning = _sufficiency_reasoning(
         findings_count=len(findings),
         items_count=len(items),
@@ -473,7 +445,7 @@ def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
     """The name or determiner-led phrase starting at words[index] (see `question_subject`)."""
     if index >= len(words):
         return ""
-    if index > 0 and words[index][0].isupper() and words[index].lower() not in STOP_WORDS:
+    if index > 0 and words[index][0].isupper() and words[index].lower() not in OVERLAP_STOP_WORDS:
         end = index
         while end < len(words) and words[end][0].isupper() and end - index < MAX_SUBJECT_WORDS:
             end += 1
@@ -484,7 +456,8 @@ def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
     while index < len(words) and nouns < MAX_SUBJECT_WORDS:
         lower = words[index].lower()
         after_of = bool(phrase) and phrase[-1].lower() == "of" and lower in _DETERMINERS
-        if (lower in STOP_WORDS and lower != "of" and not after_of) or _looks_like_verb(lower, bare_verbs=bare_verbs):
+        stop_word = lower in OVERLAP_STOP_WORDS and lower != "of" and not after_of
+        if stop_word or _looks_like_verb(lower, bare_verbs=bare_verbs):
             break
         phrase.append(words[index])
         nouns += lower != "of" and lower not in _DETERMINERS
@@ -545,8 +518,8 @@ def _gap_words(gap: str) -> dict[str, str]:
     """stem → word of what a gap is about: its quoted phrase(s) if any, else its content words minus gap wording."""
     quoted = _quoted_phrases(gap)
     if quoted:
-        return _surface_words(" ".join(quoted))
-    return _surface_words(gap, STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
+        return surface_words(" ".join(quoted))
+    return surface_words(gap, OVERLAP_STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
 
 
 def _gap_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
@@ -607,7 +580,7 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
     if not mentioning:
         return ""
     shared = set().union(*(terms & _term_set(item["text"]) for item in mentioning))
-    words = _surface_words(child_question)
+    words = surface_words(child_question)
     named = [words[t] for t in question_terms(child_question) if t in shared]
     return (
         f" The user's files bear on it: {_plural(len(mentioning), 'context item')} "
@@ -665,7 +638,7 @@ def _split(children: list[str], items: list[dict]) -> tuple[list[dict], list[int
 def _selection_reason(child: str, count: int, shared: set[str]) -> str:
     if not count:
         return "Token overlap: no item of the parent's context shares more terms with this question than with another."
-    words = _surface_words(child)
+    words = surface_words(child)
     named = [words[term] for term in question_terms(child) if term in shared]
     return (
         f"Token overlap: {_plural(count, 'item')} of the parent's context "
