@@ -252,3 +252,18 @@ def test_provider_selection(settings):
 
     gateway.reset_providers()
     assert gateway.get_provider("offline") is not provider
+
+
+def test_a_dotted_path_names_a_provider_class(settings):
+    settings.GROUNDWORK_LLM = "context_app.llm.offline.OfflineProvider"
+    provider = gateway.get_provider()
+    assert type(provider) is offline.OfflineProvider
+    assert gateway.get_provider() is provider  # cached like a named provider
+    assert gateway.complete(request()).call.provider == "offline"
+
+    settings.GROUNDWORK_LLM = "context_app.llm.offline.NoSuchProvider"
+    with pytest.raises(ImproperlyConfigured, match=r"'context_app.llm.offline.NoSuchProvider' cannot be imported"):
+        gateway.get_provider()
+    settings.GROUNDWORK_LLM = "no_such_module.Provider"
+    with pytest.raises(ImproperlyConfigured, match="cannot be imported"):
+        gateway.get_provider()
