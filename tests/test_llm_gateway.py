@@ -6,6 +6,7 @@ digest handlers, and script the fake's answers, so they test the gateway alone.
 
 import math
 import socket
+import time
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -267,3 +268,37 @@ def test_a_dotted_path_names_a_provider_class(settings):
     settings.GROUNDWORK_LLM = "no_such_module.Provider"
     with pytest.raises(ImproperlyConfigured, match="cannot be imported"):
         gateway.get_provider()
+
+
+# --- the tests' scripted provider (GROUNDWORK_LLM as a dotted path) ----------------
+
+
+def test_the_scripted_provider_answers_like_offline_unless_scripted(scripted_llm):
+    from tests.scripted_provider import ScriptedProvider
+
+    assert type(gateway.get_provider()) is ScriptedProvider
+    plain = gateway.complete(request())
+    assert plain.response == offline.OfflineProvider().complete(request())
+    assert (plain.call.provider, plain.call.model) == ("offline", offline.OfflineProvider.model)
+
+    scripted_llm.handlers["ECHO"] = lambda prompt: {"scripted": True}
+    assert gateway.complete(request()).response.text == '{"scripted": true}'
+    scripted_llm.delay = 0.2
+    started = time.monotonic()
+    gateway.complete(request())
+    assert time.monotonic() - started >= 0.2
+    assert [r.prompt for r in scripted_llm.requests] == [ECHO, ECHO, ECHO]
+
+
+def test_the_scripted_outage_fails_the_named_tasks_until_it_ends(scripted_llm, settings):
+    settings.GROUNDWORK_LLM_MAX_RETRIES = 2
+    scripted_llm.go_down("echo", retryable=True)
+    with pytest.raises(gateway.GatewayError, match=r"503 Service Unavailable after 2 retries$"):
+        gateway.complete(request())
+    assert gateway.complete(LLMRequest(task="other", system="", prompt=ECHO)).call.outcome == "ok"
+    scripted_llm.go_down()
+    with pytest.raises(gateway.GatewayError, match=r"503 Service Unavailable$"):
+        gateway.complete(LLMRequest(task="other", system="", prompt=ECHO))
+    scripted_llm.come_back()
+    assert gateway.complete(request()).call.outcome == "ok"
+    assert len(scripted_llm.requests) == 3 + 1 + 1 + 1, "every call is recorded, failed or not"

@@ -42,7 +42,7 @@ class OfflineProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         task = task_name(request.prompt)
-        handler = _handlers().get(task)
+        handler = self.handler_for(task)
         if handler is None:
             raise ProviderError(f"offline provider has no handler for TASK: {task or '(none)'}", retryable=False)
         text = json.dumps(handler(request.prompt), ensure_ascii=False)
@@ -52,3 +52,7 @@ class OfflineProvider:
             output_tokens=estimate_tokens(text),
             model=self.model,
         )
+
+    def handler_for(self, task: str) -> Callable[[str], dict] | None:
+        """The handler that answers `task`, or None when there is none."""
+        return _handlers().get(task)
