@@ -24,7 +24,7 @@ import time
 import pytest
 
 from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
-from context_app.llm.offline import OfflineProvider
+from context_app.llm.offline import Handler, OfflineProvider
 
 OUTAGE_MESSAGE = "the model service answered 503 Service Unavailable"
 
@@ -37,7 +37,7 @@ class Script:
         self.reset()
 
     def reset(self) -> None:
-        self.handlers: dict = {}  # TASK name → handler(prompt) -> dict, answering instead of the offline one
+        self.handlers: dict[str, Handler] = {}  # TASK name → handler answering instead of the offline one
         self.delay = 0.0  # seconds every call takes
         self.requests: list[LLMRequest] = []  # every request received, answered or not
         self._outage: tuple[frozenset[str], bool] | None = None  # (request tasks, or all; retryable)
@@ -72,7 +72,7 @@ class ScriptedProvider(OfflineProvider):
             raise error
         return super().complete(request)
 
-    def handler_for(self, task: str):
+    def handler_for(self, task: str) -> Handler | None:
         return self.script.handlers.get(task) or super().handler_for(task)
 
 

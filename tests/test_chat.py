@@ -142,9 +142,8 @@ def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
 
 def test_what_the_session_holds_is_supplied_by_the_system(api, sid, scripted_llm):
     """The model asks for an anchor the session has: no card for a person, the turn goes on."""
-    from context_app.llm.offline import OfflineProvider
+    from conversation_app.offline import chat_turn
 
-    chat_turn = OfflineProvider().handler_for("CHAT_TURN")
     asked_once = []
 
     def needs_the_aggregate_first(prompt):

@@ -33,14 +33,16 @@ def fresh_providers():
 
 
 @pytest.fixture(autouse=True)
-def echo_handler(monkeypatch):
+def echo_handler():
     def echo(prompt: str) -> dict:
         body = prompt.split("\n", 1)[1]
         if body == "crash":
             raise KeyError("missing section")
         return {"echo": body}
 
-    monkeypatch.setattr(offline, "_handlers", lambda: {"ECHO": echo})
+    offline.register("ECHO", echo)
+    yield
+    offline.unregister("ECHO")
 
 
 class ScriptedProvider:
@@ -197,6 +199,36 @@ def test_a_crashing_provider_is_still_recorded(settings):
         gateway.complete(request("TASK: ECHO\ncrash"))
     call = LLMCall.objects.get()
     assert call.outcome == "failed" and "KeyError" in call.error
+
+
+def test_every_task_the_apps_send_has_the_handler_its_app_registered():
+    from context_app.digests import offline as digests
+    from conversation_app import offline as chat
+    from research_app.runs import model_tasks
+    from research_app.runs import offline as research
+
+    sent = {task.name for task in vars(model_tasks).values() if isinstance(task, model_tasks.ResearchTask)}
+    assert sent == {
+        "NODE_QUERIES",
+        "NODE_FINDINGS",
+        "NODE_SUFFICIENCY",
+        "NODE_DECOMPOSE",
+        "CONTEXT_SPLIT",
+        "REPORT",
+        "CHAT_TURN",
+    }
+    provider = offline.OfflineProvider()
+    assert provider.handler_for("PER_FILE_DIGEST") is digests.per_file_digest
+    assert provider.handler_for("AGGREGATE_DIGEST") is digests.aggregate_digest
+    assert provider.handler_for("CHAT_TURN") is chat.chat_turn
+    for task in sent - {"CHAT_TURN"}:
+        assert provider.handler_for(task) is getattr(research, task.lower()), task
+
+
+def test_a_task_has_one_handler():
+    offline.register("ECHO", offline.OfflineProvider().handler_for("ECHO"))  # the same again: harmless
+    with pytest.raises(ValueError, match="the offline task ECHO already has a handler"):
+        offline.register("ECHO", lambda prompt: {})
 
 
 # --- the gateway itself ---------------------------------------------------------

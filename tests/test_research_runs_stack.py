@@ -12,12 +12,12 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from context_app.llm.offline import OfflineProvider
 from context_app.llm.task_envelope import read_task, task_name
 from context_app.models import LLMCall
 from research_app import tasks
 from research_app.models import ResearchNode, ResearchRun, RunEvent
 from research_app.runs import engine, model_tasks, report
+from research_app.runs.offline import node_sufficiency
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import text_of
 from tests.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, session_with_files, start
@@ -215,7 +215,6 @@ def test_a_whole_run_goes_through_the_anthropic_sdk_to_the_fake_api(api, fake_an
 
 
 def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
-    judge = OfflineProvider().handler_for("NODE_SUFFICIENCY")
     lock = threading.Lock()
     broken: list[str] = []  # the first child question judged: its verdicts are always invalid
 
@@ -226,7 +225,7 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
                 broken.append(inputs["question"])
         if broken and inputs["question"] == broken[0]:
             return {"is_sufficient": "perhaps", "gaps": "all of them"}
-        return judge(prompt)
+        return node_sufficiency(prompt)
 
     scripted_llm.handlers["NODE_SUFFICIENCY"] = sufficiency
     sid = session_with_files(api, FILES)
@@ -266,14 +265,13 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
 
 
 def test_an_invalid_answer_repaired_on_the_second_attempt_is_used(api, scripted_llm):
-    judge = OfflineProvider().handler_for("NODE_SUFFICIENCY")
     prompts: list[str] = []
 
     def sufficiency(prompt: str) -> dict:
         prompts.append(prompt)
         if REPAIR_MARKER not in prompt:
             return {"is_sufficient": True}  # no reasoning, no gaps
-        return judge(prompt)
+        return node_sufficiency(prompt)
 
     scripted_llm.handlers["NODE_SUFFICIENCY"] = sufficiency
     sid = session_with_files(api, FILES)

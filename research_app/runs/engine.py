@@ -411,7 +411,7 @@ def _split_context(
     node: ResearchNode, run: ResearchRun, context: NodeContextSlice, questions: list[str], subject: str
 ) -> tuple[list[dict], str]:
     """One split for the decomposition (seed 001 §4.4); a malformed one falls back to token overlap."""
-    from context_app.llm.offline_research import split_by_token_overlap
+    from .offline import split_by_token_overlap
 
     items = context.selected_items
     if not items:

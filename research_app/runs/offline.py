@@ -4,12 +4,13 @@ A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes the task's schema (prompts/schemas/).
 Every handler reads the prompt it is given (`read_task`, `evidence_chunks`) and
-answers from that alone.
+answers from that alone. research_app's AppConfig.ready() registers the
+handlers with the offline provider (context_app.llm.offline.register).
 
 The common tool is token overlap. A text's content terms are its lower-cased
 words without English stop words (and, for questions, without question words),
 stemmed with the Snowball English stemmer, so "losses" meets "loss" and
-"reduced" meets "reduce".
+"reduced" meets "reduce" (context_app.terms).
 
 - NODE_QUERIES: the question itself, its keywords, then its quoted phrases and
   its runs of two or more content words (a crude noun phrase).
@@ -34,8 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..ir.budget import SUMMARY_PREFIX
-from ..terms import (
+from context_app.ir.budget import SUMMARY_PREFIX
+from context_app.llm.base import ProviderError
+from context_app.llm.task_envelope import EvidenceChunk, evidence_chunks, read_task
+from context_app.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     comparison_key,
@@ -48,8 +51,6 @@ from ..terms import (
     stem,
     surface_words,
 )
-from .base import ProviderError
-from .task_envelope import EvidenceChunk, evidence_chunks, read_task
 
 # --- limits --------------------------------------------------------------------------
 
