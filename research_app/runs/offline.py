@@ -23,8 +23,8 @@ stemmed with the Snowball English stemmer, so "losses" meets "loss" and
 - NODE_DECOMPOSE: a question of several clauses splits into its clauses;
   otherwise the gaps' terms are partitioned among the children, one group each.
 - CONTEXT_SPLIT: each item goes to the child question(s) it shares the most
-  terms with, or to none (`split_by_token_overlap`, also the engine's fallback
-  when a model's split is malformed).
+  terms with, or to none (split.py's `split_by_token_overlap`, also the engine's
+  fallback when a model's split is malformed).
 - REPORT: the findings grouped by node, the context items that bear on the
   question with their SourceRefs, the file summaries and the open gaps. Nothing
   is paraphrased, so nothing is made up.
@@ -51,6 +51,8 @@ from context_app.terms import (
     stem,
     surface_words,
 )
+
+from .split import plural, split_and_count
 
 # --- limits --------------------------------------------------------------------------
 
@@ -105,10 +107,6 @@ def _stem(word: str) -> str:
 
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
-
-
-def _plural(count: int, singular: str, plural: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
 # --- reading inputs --------------------------------------------------------------------
@@ -326,11 +324,11 @@ def _sufficiency_reasoning(
     is_sufficient: bool,
 ) -> str:
     against = (
-        f"Judged against {_plural(findings_count, 'search finding')} and "
-        f"{_plural(items_count, 'item')} from the user's files"
+        f"Judged against {plural(findings_count, 'search finding')} and "
+        f"{plural(items_count, 'item')} from the user's files"
     )
     if total:
-        terms = f"{len(covered)} of {_plural(total, 'key term')} covered"
+        terms = f"{len(covered)} of {plural(total, 'key term')} covered"
         if covered:
             terms += f" ({quote_list(covered)})"
     else:
@@ -339,7 +337,7 @@ def _sufficiency_reasoning(
     if by_files:
         parts.append(f"the user's files cover {quote_list(by_files)}")
     if gaps_count:
-        parts.append(f"{_plural(gaps_count, 'gap')} {'remains' if gaps_count == 1 else 'remain'}")
+        parts.append(f"{plural(gaps_count, 'gap')} {'remains' if gaps_count == 1 else 'remain'}")
     threshold = f"{round(SUFFICIENT_COVERAGE * 100)} %"
     if not findings_count and not items_count:
         verdict = "Not sufficient: there is no evidence yet."
@@ -584,7 +582,7 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
     words = surface_words(child_question)
     named = [words[t] for t in question_terms(child_question) if t in shared]
     return (
-        f" The user's files bear on it: {_plural(len(mentioning), 'context item')} "
+        f" The user's files bear on it: {plural(len(mentioning), 'context item')} "
         f"{'mentions' if len(mentioning) == 1 else 'mention'} {quote_list(named)}."
     )
 
@@ -592,72 +590,16 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
 # --- CONTEXT_SPLIT -----------------------------------------------------------------------
 
 
-def split_by_token_overlap(children: list[str], items: list[dict]) -> list[dict]:
-    """Assign the parent's context items to child questions by shared content terms (seed 001 §4.4 fallback).
-
-    Each item goes to the child with the most content terms in common with the
-    item's text (stemmed, stop words and question words removed), or to every
-    child tied for the most; an item sharing no term with any child goes to none.
-    Items are copied as {"kind", "text", "sources"}, in the parent's order; items
-    without text are skipped. Returns one entry per child, in the children's
-    order: {"child_question", "selected_items", "selection_reason"} (the
-    `child_contexts` of the CONTEXT_SPLIT schema). Pure and deterministic.
-    """
-    return _split(children, items)[0]
-
-
-def _split(children: list[str], items: list[dict]) -> tuple[list[dict], list[int]]:
-    """`split_by_token_overlap`'s child contexts, and for each item the number of children it went to."""
-    child_terms = [set(question_terms(child)) for child in children]
-    selected: list[list[dict]] = [[] for _ in children]
-    shared: list[set[str]] = [set() for _ in children]
-    targets: list[int] = []
-    for item in items:
-        text = item.get("text") if isinstance(item, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            targets.append(0)
-            continue
-        terms = _term_set(text)
-        overlaps = [len(terms & wanted) for wanted in child_terms]
-        best = max(overlaps, default=0)
-        winners = [index for index, overlap in enumerate(overlaps) if best and overlap == best]
-        for index in winners:
-            selected[index].append({"kind": item.get("kind"), "text": text, "sources": list(item.get("sources") or [])})
-            shared[index] |= terms & child_terms[index]
-        targets.append(len(winners))
-    contexts = [
-        {
-            "child_question": child,
-            "selected_items": selected[index],
-            "selection_reason": _selection_reason(child, len(selected[index]), shared[index]),
-        }
-        for index, child in enumerate(children)
-    ]
-    return contexts, targets
-
-
-def _selection_reason(child: str, count: int, shared: set[str]) -> str:
-    if not count:
-        return "Token overlap: no item of the parent's context shares more terms with this question than with another."
-    words = surface_words(child)
-    named = [words[term] for term in question_terms(child) if term in shared]
-    return (
-        f"Token overlap: {_plural(count, 'item')} of the parent's context "
-        f"{'shares' if count == 1 else 'share'} the most terms with this question "
-        f"({_plural(len(named), 'shared term')}: {quote_list(named)})."
-    )
-
-
 def context_split(prompt: str) -> dict:
     """CONTEXT_SPLIT answered by the token-overlap split, with a note on what went where."""
     _, inputs = read_task(prompt)
     children = _strings(inputs.get("children"))
     items = _context_items(inputs.get("parent_items"))
-    contexts, targets = _split(children, items)
+    contexts, targets = split_and_count(children, items)
     assigned = sum(1 for count in targets if count)
     note = (
-        f"Deterministic token-overlap split of {_plural(len(items), 'item')} among "
-        f"{_plural(len(children), 'child question')}: {assigned} assigned"
+        f"Deterministic token-overlap split of {plural(len(items), 'item')} among "
+        f"{plural(len(children), 'child question')}: {assigned} assigned"
     )
     tied = sum(1 for count in targets if count > 1)
     if tied:
@@ -785,8 +727,8 @@ def _stats_line(stats: dict) -> str:
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
     return (
-        f"The search covered {_plural(count('nodes'), 'research node')}, "
-        f"{_plural(count('queries'), 'query', 'queries')} and {_plural(count('results'), 'result')}"
+        f"The search covered {plural(count('nodes'), 'research node')}, "
+        f"{plural(count('queries'), 'query', 'queries')} and {plural(count('results'), 'result')}"
     )
 
 
