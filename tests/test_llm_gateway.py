@@ -15,6 +15,7 @@ from context_app.llm import gateway, offline
 from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
 from context_app.models import LLMCall
 from tests.fake_anthropic import api_key_of
+from tests.scripted_provider import ScriptedProvider
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +46,7 @@ def echo_handler():
     offline.unregister("ECHO")
 
 
-class ScriptedProvider:
+class FlakyProvider:
     """A provider that raises the given errors in turn, then answers."""
 
     name = "scripted"
@@ -235,14 +236,14 @@ def test_a_task_has_one_handler():
 
 
 def test_an_explicit_provider_is_used_and_retryable_errors_are_retried():
-    provider = ScriptedProvider(ProviderError("overloaded", retryable=True))
+    provider = FlakyProvider(ProviderError("overloaded", retryable=True))
     result = gateway.complete(request(), provider=provider, context_set_id=None)
     assert provider.calls == 2
     assert (result.call.provider, result.call.model, result.call.outcome) == ("scripted", "scripted-1-0401", "retried")
 
 
 def test_non_retryable_errors_fail_at_once():
-    provider = ScriptedProvider(ProviderError("bad request", retryable=False))
+    provider = FlakyProvider(ProviderError("bad request", retryable=False))
     with pytest.raises(gateway.GatewayError, match=r"^scripted: bad request$"):
         gateway.complete(request(), provider=provider)
     assert provider.calls == 1
@@ -251,7 +252,7 @@ def test_non_retryable_errors_fail_at_once():
 
 
 def test_mark_invalid_records_the_validation_errors():
-    call = gateway.complete(request(), provider=ScriptedProvider()).call
+    call = gateway.complete(request(), provider=FlakyProvider()).call
     gateway.mark_invalid(call, ["facts[0]: unknown source ghost.pdf::S9", "missing summary"])
     call.refresh_from_db()
     assert call.outcome == "invalid"
@@ -306,8 +307,6 @@ def test_a_dotted_path_names_a_provider_class(settings):
 
 
 def test_the_scripted_provider_answers_like_offline_unless_scripted(scripted_llm):
-    from tests.scripted_provider import ScriptedProvider
-
     assert type(gateway.get_provider()) is ScriptedProvider
     plain = gateway.complete(request())
     assert plain.response == offline.OfflineProvider().complete(request())
