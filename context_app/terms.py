@@ -1,18 +1,30 @@
-"""Words as the library and the offline provider compare them: lower-cased, stop words out, stemmed.
+"""Words and sentences as the library and the offline handlers compare them.
+
+Terms: lower-cased, stop words out, stemmed (the library's index and search,
+the offline research and chat handlers' token overlap). Sentences: a span's text
+split into sentences, cut at a word boundary, compared without case and
+punctuation (the offline digest, research and chat handlers).
 
 No Django here: the offline provider's handlers use it in any process.
 """
 
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 
 import snowballstemmer
 
 MAX_TERM_LENGTH = 64
+MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
+
+# --- stop lists ----------------------------------------------------------------------
+# Three lists for three uses. They are not merged into one because each is part of
+# what its users store or answer: changing one would change stored output.
 
 # A compact English stop list (function words only; content words such as
-# "use" or "new" stay searchable).
+# "use" or "new" stay searchable). The library's postings are stored analysed with
+# it, so a word added here would change the index and every ranking.
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
     between both but by can could did do does doing down during each few for from further had has have
@@ -22,6 +34,22 @@ STOP_WORDS = frozenset(
     until up very was we were what when where which while who whom why will with would you your yours
     yourself yourselves""".split()
 )
+# Token overlap (offline research and chat handlers, the context split): the search list plus
+# a few function words that only matter when judging overlap (kept out of the search list, see above).
+OVERLAP_STOP_WORDS = STOP_WORDS | frozenset("also done upon via whose within without".split())
+# Words that make a question a question; they say nothing about what evidence covers it.
+QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
+# What a figure is about (the offline aggregate's conflict check): words of three letters or more
+# that name no subject, "year" and "total" among them. Not STOP_WORDS: that list keeps "year" and
+# drops words such as "own" or "few", so using it would change which facts are flagged as conflicts.
+SUBJECT_STOP_WORDS = frozenset(
+    "the and for was are per has had its our all any not but can did does with from into onto than that this "
+    "these those then there their them they were what when where which while within would been being have "
+    "about after also among before between both more most only other over same since some such very "
+    "year years total overall".split()
+)
+
+# --- terms ---------------------------------------------------------------------------
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _per_thread = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
@@ -44,3 +72,113 @@ def analyze(text: str) -> list[str]:
         if len(word) > 1 and word not in STOP_WORDS:
             terms.append(stem(word))
     return terms
+
+
+def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> bool:
+    """Neither a single letter nor one of `ignored` (lower-cased first)."""
+    lower = word.lower()
+    return len(lower) > 1 and lower not in ignored
+
+
+def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
+    """The stemmed content words of `text`, each once, in order of first appearance (token overlap)."""
+    return list(dict.fromkeys(stem(word.lower()) for word in _TOKEN_RE.findall(text) if is_content_word(word, ignored)))
+
+
+def question_terms(question: str) -> list[str]:
+    """Content terms of a question: stop words and question words ("what", "how much") removed."""
+    return content_terms(question, ignored=OVERLAP_STOP_WORDS | QUESTION_WORDS)
+
+
+def surface_words(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:
+    """stem → the first word of `text` with that stem, as written (for phrasing terms to a human)."""
+    words: dict[str, str] = {}
+    for word in _TOKEN_RE.findall(text):
+        if is_content_word(word, ignored):
+            words.setdefault(stem(word.lower()), word)
+    return words
+
+
+def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
+    """“a”, “b”, “c” (and "…" past `limit`)."""
+    quoted = [f"“{word}”" for word in words[:limit]]
+    if len(words) > limit:
+        quoted.append("…")
+    return ", ".join(quoted)
+
+
+# --- sentences -------------------------------------------------------------------------
+
+# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) before
+# whitespace and an opening capital/digit/quote, or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
+    re.I,
+)
+_HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_WORD = re.compile(r"\w+")
+_TABLE_ROW = re.compile(r"^\s*\|")
+# A line at least this long that stops without punctuation is prose wrapped by its
+# author (Markdown, plain text, e-mail): the next line continues its sentence.
+_WRAPPED_LINE_CHARS = 40
+
+
+def _unwrap(text: str) -> str:
+    """Join hard-wrapped lines back into their paragraph's lines; lists, headings and tables keep theirs."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        previous = lines[-1].rstrip() if lines else ""
+        continues = (
+            len(previous) >= _WRAPPED_LINE_CHARS
+            and previous[-1] not in ".!?:;"
+            and line.strip()
+            and not (_HEADING_MARK.match(previous) or _TABLE_ROW.match(previous))
+            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line))
+        )
+        if continues:
+            lines[-1] = f"{previous} {line.strip()}"
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a span's text, list markers removed, headings and fragments skipped."""
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(_unwrap(text)):
+        piece = (piece or "").strip()
+        if not piece:
+            continue
+        # "e.g. Berlin" or "Dr. Smith" is not a sentence end: glue the split back.
+        if pieces and _ABBREVIATION.search(pieces[-1]) and "\n" not in pieces[-1]:
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    sentences = []
+    for piece in pieces:
+        if _HEADING_MARK.match(piece):
+            continue
+        piece = re.sub(r"\s+", " ", _LIST_MARK.sub("", piece)).strip()
+        if len(_WORD.findall(piece)) >= 3:
+            sentences.append(piece)
+    return sentences
+
+
+def cut_text(text: str, limit: int) -> str:
+    """Whitespace collapsed; text longer than `limit` characters cut at a word boundary and marked with "…"."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if " " in head:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
+
+
+def comparison_key(text: object) -> str:
+    """Comparison key for dedup: case, punctuation and spacing do not matter."""
+    if not isinstance(text, str):
+        return ""
+    return re.sub(r"[^\w%]+", " ", text.lower().replace("…", "")).strip()

@@ -6,4 +6,14 @@ class ResearchAppConfig(AppConfig):
     verbose_name = "Teams, sessions and research runs"
 
     def ready(self) -> None:
+        from context_app.llm import offline
+
         from . import receivers  # noqa: F401  (connects the context pipeline's signals)
+        from .runs import offline as research
+
+        offline.register("NODE_QUERIES", research.node_queries)
+        offline.register("NODE_FINDINGS", research.node_findings)
+        offline.register("NODE_SUFFICIENCY", research.node_sufficiency)
+        offline.register("NODE_DECOMPOSE", research.node_decompose)
+        offline.register("CONTEXT_SPLIT", research.context_split)
+        offline.register("REPORT", research.report)

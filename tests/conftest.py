@@ -104,3 +104,4 @@ def artifacts(request):
 
 
 from tests.fake_openai import fake_openai  # noqa: E402,F401  (fixture)
+from tests.scripted_provider import scripted_llm  # noqa: E402,F401  (fixture)

@@ -140,11 +140,10 @@ def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
     assert supply(api, sid, request.pk, [{"slot": "s1", "kind": "skip"}]).status_code == 409
 
 
-def test_what_the_session_holds_is_supplied_by_the_system(api, sid, monkeypatch):
+def test_what_the_session_holds_is_supplied_by_the_system(api, sid, scripted_llm):
     """The model asks for an anchor the session has: no card for a person, the turn goes on."""
-    from context_app.llm import offline
+    from conversation_app.offline import chat_turn
 
-    handlers = offline._handlers()
     asked_once = []
 
     def needs_the_aggregate_first(prompt):
@@ -155,9 +154,9 @@ def test_what_the_session_holds_is_supplied_by_the_system(api, sid, monkeypatch)
                 "citations": [],
                 "needs": [{"kind": "snippet", "description": "the digest", "anchor": "digest:aggregate"}],
             }
-        return handlers["CHAT_TURN"](prompt)
+        return chat_turn(prompt)
 
-    monkeypatch.setattr(offline, "_handlers", lambda: {**handlers, "CHAT_TURN": needs_the_aggregate_first})
+    scripted_llm.handlers["CHAT_TURN"] = needs_the_aggregate_first
     answer = say(api, sid, "How much did the valve programme cost?")
     assert answer["status"] == "ok", answer
     request = ContextRequest.objects.get()
@@ -167,19 +166,12 @@ def test_what_the_session_holds_is_supplied_by_the_system(api, sid, monkeypatch)
     assert "1.2 million euros" in auto.payload["text"]
 
 
-def test_the_prompt_carries_the_baseline_sheet_and_the_sessions_index(api, sid, monkeypatch):
-    from context_app.llm.offline import OfflineProvider
-
+def test_the_prompt_carries_the_baseline_sheet_and_the_sessions_index(api, sid, scripted_llm):
     rid = start(api, sid, max_depth=0)
     finished(api, rid)
-    sent = []
-    answer = OfflineProvider.complete
-    monkeypatch.setattr(
-        OfflineProvider, "complete", lambda self, request: sent.append(request) or answer(self, request)
-    )
     say(api, sid, "Thanks for the overview.", force=True)
     say(api, sid, "How much did the valve programme cost?")
-    prompt = [r for r in sent if r.task == "chat_turn"][-1].prompt
+    prompt = [r for r in scripted_llm.requests if r.task == "chat_turn"][-1].prompt
     # Seed 003 §4.1.5's order, as the prompt sheet writes it, in the prompt the model got.
     order = [
         "## Latest user input\nHow much did the valve programme cost?",

@@ -111,23 +111,14 @@ def wait_status(page, filename, status, timeout=30_000):
 
 
 @pytest.fixture(autouse=True)
-def observable_parsing(monkeypatch):
+def observable_parsing(scripted_llm):
     """Each model call takes 0.3 s, so a Parsing chip lives long enough for the page to show it.
 
     The offline provider answers in milliseconds; the status pushes of parsing and
     ready could otherwise reach the page back to back.
     """
-    import time
-
-    from context_app.llm.offline import OfflineProvider
-
-    answer = OfflineProvider.complete
-
-    def slow_complete(self, request):
-        time.sleep(0.3)
-        return answer(self, request)
-
-    monkeypatch.setattr(OfflineProvider, "complete", slow_complete)
+    scripted_llm.delay = 0.3
+    return scripted_llm
 
 
 def final_screenshot(page, path, full_page=False):
@@ -364,27 +355,10 @@ def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(
     final_screenshot(page, artifacts / "context-tab-412-refreshed.png", full_page=True)
 
 
-@pytest.fixture
-def model_outage(monkeypatch):
-    """While `outage["on"]`, every model call fails the way an unavailable provider does."""
-    from context_app.llm.base import ProviderError
-    from context_app.llm.offline import OfflineProvider
-
-    outage = {"on": True}
-    answer = OfflineProvider.complete
-
-    def complete_unless_down(self, request):
-        if outage["on"]:
-            raise ProviderError("the model service answered 503 Service Unavailable")
-        return answer(self, request)
-
-    monkeypatch.setattr(OfflineProvider, "complete", complete_unless_down)
-    return outage
-
-
 def test_a_failed_file_shows_error_and_retry_recovers_it(
-    browser, live_server_url, member, session_id, artifacts, model_outage
+    browser, live_server_url, member, session_id, artifacts, scripted_llm
 ):
+    scripted_llm.go_down()  # every model call fails the way an unavailable provider's do
     page = login(browser, live_server_url, member)
     open_session(page, live_server_url, session_id)
     upload(page, {"alpha.txt": ALPHA})
@@ -399,7 +373,7 @@ def test_a_failed_file_shows_error_and_retry_recovers_it(
     page.wait_for_selector("#upload-progress li", state="detached")
     page.screenshot(path=str(artifacts / "context-tab-error.png"), full_page=True)
 
-    model_outage["on"] = False
+    scripted_llm.come_back()
     page.evaluate("window.__chips = {}")
     page.click('button[aria-label="Retry alpha.txt"]')
     wait_status(page, "alpha.txt", "ready")

@@ -39,15 +39,10 @@ def test_member_receives_context_updated_after_an_upload():
     assert message["aggregate_digest_status"] == "stale"
 
 
-def test_statuses_stream_while_parsing(monkeypatch):
-    import time
-
-    from context_app.llm.offline import OfflineProvider
-
+def test_statuses_stream_while_parsing(scripted_llm):
     # Each push carries the state at the time it is sent: with an instant model the
     # "parsing" push can already read "ready". A 0.3 s model call keeps parsing visible.
-    answer = OfflineProvider.complete
-    monkeypatch.setattr(OfflineProvider, "complete", lambda self, request: time.sleep(0.3) or answer(self, request))
+    scripted_llm.delay = 0.3
     user, _ = make_member()
     api = ContextApi(user)
     sid = api.create_session()
@@ -69,6 +64,7 @@ def test_statuses_stream_while_parsing(monkeypatch):
     seen = async_to_sync(scenario)()
     assert ("parsing", "stale") in seen
     assert seen[-1] == ("ready", "ready")
+    assert {r.task for r in scripted_llm.requests} == {"per_file_digest", "aggregate_digest"}, "the slow calls"
 
 
 def test_non_members_and_anonymous_are_refused():

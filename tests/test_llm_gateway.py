@@ -6,6 +6,7 @@ digest handlers, and script the fake's answers, so they test the gateway alone.
 
 import math
 import socket
+import time
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -14,6 +15,7 @@ from context_app.llm import gateway, offline
 from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
 from context_app.models import LLMCall
 from tests.fake_anthropic import api_key_of
+from tests.scripted_provider import ScriptedProvider
 
 pytestmark = pytest.mark.django_db
 
@@ -32,17 +34,19 @@ def fresh_providers():
 
 
 @pytest.fixture(autouse=True)
-def echo_handler(monkeypatch):
+def echo_handler():
     def echo(prompt: str) -> dict:
         body = prompt.split("\n", 1)[1]
         if body == "crash":
             raise KeyError("missing section")
         return {"echo": body}
 
-    monkeypatch.setattr(offline, "_handlers", lambda: {"ECHO": echo})
+    offline.register("ECHO", echo)
+    yield
+    offline.unregister("ECHO")
 
 
-class ScriptedProvider:
+class FlakyProvider:
     """A provider that raises the given errors in turn, then answers."""
 
     name = "scripted"
@@ -198,18 +202,48 @@ def test_a_crashing_provider_is_still_recorded(settings):
     assert call.outcome == "failed" and "KeyError" in call.error
 
 
+def test_every_task_the_apps_send_has_the_handler_its_app_registered():
+    from context_app.digests import offline as digests
+    from conversation_app import offline as chat
+    from research_app.runs import model_tasks
+    from research_app.runs import offline as research
+
+    sent = {task.name for task in vars(model_tasks).values() if isinstance(task, model_tasks.ResearchTask)}
+    assert sent == {
+        "NODE_QUERIES",
+        "NODE_FINDINGS",
+        "NODE_SUFFICIENCY",
+        "NODE_DECOMPOSE",
+        "CONTEXT_SPLIT",
+        "REPORT",
+        "CHAT_TURN",
+    }
+    provider = offline.OfflineProvider()
+    assert provider.handler_for("PER_FILE_DIGEST") is digests.per_file_digest
+    assert provider.handler_for("AGGREGATE_DIGEST") is digests.aggregate_digest
+    assert provider.handler_for("CHAT_TURN") is chat.chat_turn
+    for task in sent - {"CHAT_TURN"}:
+        assert provider.handler_for(task) is getattr(research, task.lower()), task
+
+
+def test_a_task_has_one_handler():
+    offline.register("ECHO", offline.OfflineProvider().handler_for("ECHO"))  # the same again: harmless
+    with pytest.raises(ValueError, match="the offline task ECHO already has a handler"):
+        offline.register("ECHO", lambda prompt: {})
+
+
 # --- the gateway itself ---------------------------------------------------------
 
 
 def test_an_explicit_provider_is_used_and_retryable_errors_are_retried():
-    provider = ScriptedProvider(ProviderError("overloaded", retryable=True))
+    provider = FlakyProvider(ProviderError("overloaded", retryable=True))
     result = gateway.complete(request(), provider=provider, context_set_id=None)
     assert provider.calls == 2
     assert (result.call.provider, result.call.model, result.call.outcome) == ("scripted", "scripted-1-0401", "retried")
 
 
 def test_non_retryable_errors_fail_at_once():
-    provider = ScriptedProvider(ProviderError("bad request", retryable=False))
+    provider = FlakyProvider(ProviderError("bad request", retryable=False))
     with pytest.raises(gateway.GatewayError, match=r"^scripted: bad request$"):
         gateway.complete(request(), provider=provider)
     assert provider.calls == 1
@@ -218,7 +252,7 @@ def test_non_retryable_errors_fail_at_once():
 
 
 def test_mark_invalid_records_the_validation_errors():
-    call = gateway.complete(request(), provider=ScriptedProvider()).call
+    call = gateway.complete(request(), provider=FlakyProvider()).call
     gateway.mark_invalid(call, ["facts[0]: unknown source ghost.pdf::S9", "missing summary"])
     call.refresh_from_db()
     assert call.outcome == "invalid"
@@ -252,3 +286,50 @@ def test_provider_selection(settings):
 
     gateway.reset_providers()
     assert gateway.get_provider("offline") is not provider
+
+
+def test_a_dotted_path_names_a_provider_class(settings):
+    settings.GROUNDWORK_LLM = "context_app.llm.offline.OfflineProvider"
+    provider = gateway.get_provider()
+    assert type(provider) is offline.OfflineProvider
+    assert gateway.get_provider() is provider  # cached like a named provider
+    assert gateway.complete(request()).call.provider == "offline"
+
+    settings.GROUNDWORK_LLM = "context_app.llm.offline.NoSuchProvider"
+    with pytest.raises(ImproperlyConfigured, match=r"'context_app.llm.offline.NoSuchProvider' cannot be imported"):
+        gateway.get_provider()
+    settings.GROUNDWORK_LLM = "no_such_module.Provider"
+    with pytest.raises(ImproperlyConfigured, match="cannot be imported"):
+        gateway.get_provider()
+
+
+# --- the tests' scripted provider (GROUNDWORK_LLM as a dotted path) ----------------
+
+
+def test_the_scripted_provider_answers_like_offline_unless_scripted(scripted_llm):
+    assert type(gateway.get_provider()) is ScriptedProvider
+    plain = gateway.complete(request())
+    assert plain.response == offline.OfflineProvider().complete(request())
+    assert (plain.call.provider, plain.call.model) == ("offline", offline.OfflineProvider.model)
+
+    scripted_llm.handlers["ECHO"] = lambda prompt: {"scripted": True}
+    assert gateway.complete(request()).response.text == '{"scripted": true}'
+    scripted_llm.delay = 0.2
+    started = time.monotonic()
+    gateway.complete(request())
+    assert time.monotonic() - started >= 0.2
+    assert [r.prompt for r in scripted_llm.requests] == [ECHO, ECHO, ECHO]
+
+
+def test_the_scripted_outage_fails_the_named_tasks_until_it_ends(scripted_llm, settings):
+    settings.GROUNDWORK_LLM_MAX_RETRIES = 2
+    scripted_llm.go_down("echo", retryable=True)
+    with pytest.raises(gateway.GatewayError, match=r"503 Service Unavailable after 2 retries$"):
+        gateway.complete(request())
+    assert gateway.complete(LLMRequest(task="other", system="", prompt=ECHO)).call.outcome == "ok"
+    scripted_llm.go_down()
+    with pytest.raises(gateway.GatewayError, match=r"503 Service Unavailable$"):
+        gateway.complete(LLMRequest(task="other", system="", prompt=ECHO))
+    scripted_llm.come_back()
+    assert gateway.complete(request()).call.outcome == "ok"
+    assert len(scripted_llm.requests) == 3 + 1 + 1 + 1, "every call is recorded, failed or not"

@@ -18,8 +18,8 @@ from jsonschema import Draft202012Validator
 from context_app.ir import build_envelope, fit_to_budget, note_source, render_text
 from context_app.llm.base import LLMRequest
 from context_app.llm.offline import OfflineProvider
-from context_app.llm.offline_chat import GREETING, source_refs
 from context_app.llm.task_envelope import evidence_chunks, task_text
+from conversation_app.offline import GREETING, source_refs
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
@@ -277,7 +277,7 @@ def test_the_same_prompt_gives_the_same_json_in_any_process():
     assert here == [OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=p)).text for p in prompts]
     script = (
         "import json, sys\n"
-        "from context_app.llm.offline_chat import chat_turn\n"
+        "from conversation_app.offline import chat_turn\n"
         "print(json.dumps([json.dumps(chat_turn(p), ensure_ascii=False) for p in json.load(sys.stdin)]))"
     )
     for seed in ("1", "2"):  # another string hash order must not change a word

@@ -15,10 +15,11 @@ from jsonschema import Draft202012Validator
 from context_app.digests.validation import ref_key
 from context_app.ir import build_envelope, note_source, render_text
 from context_app.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
-from context_app.llm import offline_research
 from context_app.llm.base import LLMRequest, ProviderError
 from context_app.llm.offline import OfflineProvider
 from context_app.llm.task_envelope import evidence_chunks, task_text
+from research_app.runs import offline as offline_research
+from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "prompts" / "schemas"
 SCHEMA_OF = {
@@ -353,13 +354,13 @@ def test_tied_items_go_to_every_tied_child_and_empty_children_keep_their_entry()
 def test_the_handler_is_split_by_token_overlap():
     prompt = prompt_for("CONTEXT_SPLIT", {"children": CHILDREN, "parent_items": ITEMS})
     out = answer(prompt, "CONTEXT_SPLIT")
-    assert out["child_contexts"] == offline_research.split_by_token_overlap(CHILDREN, ITEMS)
-    assert offline_research.split_by_token_overlap([], ITEMS) == []
+    assert out["child_contexts"] == split_by_token_overlap(CHILDREN, ITEMS)
+    assert split_by_token_overlap([], ITEMS) == []
 
 
 def test_split_copies_items_verbatim_without_extra_keys():
     item = {"id": "F1", "kind": "fact", "text": "Water losses fell.", "sources": ["r.pdf::S2"], "reliability": "high"}
-    [context] = offline_research.split_by_token_overlap(["Did water losses fall?"], [item])
+    [context] = split_by_token_overlap(["Did water losses fall?"], [item])
     assert context["selected_items"] == [{"kind": "fact", "text": "Water losses fell.", "sources": ["r.pdf::S2"]}]
     assert context["selected_items"][0]["sources"] is not item["sources"]
 

@@ -239,42 +239,29 @@ def build_aggregate_runs():
     task_postrun.disconnect(count)
 
 
-def outage_for(monkeypatch, task: str):
-    """Every model call for `task` fails as an unavailable provider does."""
-    from context_app.llm.base import ProviderError
-    from context_app.llm.offline import OfflineProvider
-
-    answer = OfflineProvider.complete
-
-    def complete(self, request):
-        if request.task == task:
-            raise ProviderError("the model service answered 503 Service Unavailable")
-        return answer(self, request)
-
-    monkeypatch.setattr(OfflineProvider, "complete", complete)
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("celery_worker_thread")
 @pytest.mark.parametrize("failing_task", ["per_file_digest", "aggregate_digest"])
-def test_a_failed_aggregate_is_not_rebuilt_until_asked(api, monkeypatch, build_aggregate_runs, failing_task):
+def test_a_failed_aggregate_is_not_rebuilt_until_asked(api, scripted_llm, build_aggregate_runs, failing_task):
     """Regression: a failed aggregate re-queued itself from its own task, forever."""
-    outage_for(monkeypatch, failing_task)
+    scripted_llm.go_down(failing_task)  # every model call for this task fails, as an unavailable provider's do
     sid = api.create_session()
     api.upload(sid, {"a.txt": b"The pilot ran from March 2021 to June 2022.\n"})
     api.parse(sid)
     manifest = api.settle(sid)
     assert manifest["aggregate_digest_status"] == "error"
     assert manifest["aggregate_error"]["message"]
-    builds, calls = len(build_aggregate_runs), model_calls(sid, "aggregate_digest", attempt=None)
     if failing_task == "per_file_digest":
-        assert builds == 0, "every file failed: there is nothing to aggregate, so nothing is built"
+        assert not build_aggregate_runs, "every file failed: there is nothing to aggregate, so nothing is built"
+    else:  # the failed build wrote its error before its task returned: count it once it has
+        wait_until(lambda: build_aggregate_runs, message="the failed build's task to return")
+    builds, calls = len(build_aggregate_runs), model_calls(sid, "aggregate_digest", attempt=None)
     time.sleep(1.0)  # a looping rebuild runs many times in a second
     assert len(build_aggregate_runs) == builds
     assert model_calls(sid, "aggregate_digest", attempt=None) == calls
     assert context_set_of(sid).parse_requested is False
 
-    monkeypatch.undo()  # the outage ends; Parse now (or Retry) rebuilds
+    scripted_llm.come_back()  # the outage ends; Parse now (or Retry) rebuilds
     if failing_task == "per_file_digest":
         api.post(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'a.txt')}/retry")
     else:

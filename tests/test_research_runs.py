@@ -143,15 +143,8 @@ def test_one_failing_file_is_isolated_and_all_failing_leaves_a_warning(api):
     assert ResearchNode.objects.get(run_id=rid, path="1").context_slice.selected_items == []
 
 
-def test_a_malformed_context_split_falls_back_to_token_overlap(api, monkeypatch):
-    from context_app.llm import offline
-
-    handlers = offline._handlers()
-    monkeypatch.setattr(
-        offline,
-        "_handlers",
-        lambda: {**handlers, "CONTEXT_SPLIT": lambda prompt: {"child_contexts": [{"child_question": "?"}]}},
-    )
+def test_a_malformed_context_split_falls_back_to_token_overlap(api, scripted_llm):
+    scripted_llm.handlers["CONTEXT_SPLIT"] = lambda prompt: {"child_contexts": [{"child_question": "?"}]}
     sid = session_with_files(api, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     rid = start(api, sid, max_depth=1)
     assert finished(api, rid)["status"] == "completed"
@@ -199,14 +192,9 @@ def test_other_teams_get_404_and_mutations_need_an_idempotency_key(api):
     assert api.get(f"/api/sessions/{sid}").json()["runs"][0]["run_id"] == rid
 
 
-def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, monkeypatch):
-    import time
-
-    from context_app.llm.offline import OfflineProvider
-
-    answer = OfflineProvider.complete
+def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, scripted_llm):
     # Model calls take 0.2 s, so the cancel surely lands while the run is under way.
-    monkeypatch.setattr(OfflineProvider, "complete", lambda self, request: time.sleep(0.2) or answer(self, request))
+    scripted_llm.delay = 0.2
     sid = session_with_files(api, {"valves.md": VALVES.encode()})
     rid = start(api, sid, max_depth=1)
     response = api.post(f"/api/runs/{rid}/cancel")

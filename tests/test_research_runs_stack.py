@@ -12,11 +12,12 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from context_app.llm import offline
 from context_app.llm.task_envelope import read_task, task_name
 from context_app.models import LLMCall
+from research_app import tasks
 from research_app.models import ResearchNode, ResearchRun, RunEvent
 from research_app.runs import engine, model_tasks, report
+from research_app.runs.offline import node_sufficiency
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import text_of
 from tests.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, session_with_files, start
@@ -34,7 +35,6 @@ RESEARCH_TASKS = (
     model_tasks.REPORT,
 )
 REPAIR_MARKER = "YOUR PREVIOUS OUTPUT WAS INVALID"
-ENQUEUE = engine._enqueue
 
 
 @pytest.fixture
@@ -42,26 +42,37 @@ def api():
     return ContextApi(make_member()[0])
 
 
-def hold_steps(monkeypatch, *steps: str, workers_only: bool = False) -> list[tuple[str, str]]:
-    """Engine steps named here are recorded instead of enqueued: the worker that would run them is dead.
+class HeldSteps(list):
+    """The (step, id) pairs held back, in order; `release()` lets later ones go out again."""
 
-    With workers_only, steps enqueued by this test's own thread (a resume request) still go out.
+    holding = True
+
+    def release(self) -> None:
+        self.holding = False
+
+
+def hold_steps(monkeypatch, *steps: str, workers_only: bool = False) -> HeldSteps:
+    """Engine steps named here are recorded instead of sent to a worker: the worker that would run them is dead.
+
+    Every step is sent as its Celery task's `.delay(id)` (research_app.tasks); the named tasks' `delay`
+    records instead. With workers_only, steps sent by this test's own thread (a resume request) still go out.
     """
-    held: list[tuple[str, str]] = []
+    held = HeldSteps()
     test_thread = threading.get_ident()
 
-    def enqueue(step, object_id):
-        if step in steps and not (workers_only and threading.get_ident() == test_thread):
-            held.append((step, str(object_id)))
-        else:
-            ENQUEUE(step, object_id)
+    def holding(step: str, send):
+        def delay(object_id):
+            if held.holding and not (workers_only and threading.get_ident() == test_thread):
+                held.append((step, str(object_id)))
+            else:
+                return send(object_id)
 
-    monkeypatch.setattr(engine, "_enqueue", enqueue)
+        return delay
+
+    for step in steps:
+        task = getattr(tasks, step)
+        monkeypatch.setattr(task, "delay", holding(step, task.delay))
     return held
-
-
-def release_steps(monkeypatch) -> None:
-    monkeypatch.setattr(engine, "_enqueue", ENQUEUE)  # steps are enqueued again
 
 
 def run_calls(rid: str):
@@ -87,13 +98,13 @@ def test_a_member_receives_every_event_of_a_run_live_over_the_websocket(api, mon
     held = hold_steps(monkeypatch, "bind_run")
     rid = start(api, sid, max_depth=1)
     assert held == [("bind_run", rid)]
-    release_steps(monkeypatch)
+    held.release()
 
     async def watch():
         communicator = connect_run(rid, api.token)
         connected, _ = await communicator.connect()
         assert connected
-        await sync_to_async(engine._enqueue)("bind_run", rid)
+        await sync_to_async(tasks.bind_run.delay)(rid)
         received = []
         while not received or received[-1]["event"]["type"] != "run_completed":
             received.append(await communicator.receive_json_from(timeout=30))
@@ -203,8 +214,7 @@ def test_a_whole_run_goes_through_the_anthropic_sdk_to_the_fake_api(api, fake_an
 # --- invalid model output -----------------------------------------------------------------
 
 
-def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, monkeypatch):
-    handlers = offline._handlers()
+def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
     lock = threading.Lock()
     broken: list[str] = []  # the first child question judged: its verdicts are always invalid
 
@@ -215,9 +225,9 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, monkeypatch):
                 broken.append(inputs["question"])
         if broken and inputs["question"] == broken[0]:
             return {"is_sufficient": "perhaps", "gaps": "all of them"}
-        return handlers["NODE_SUFFICIENCY"](prompt)
+        return node_sufficiency(prompt)
 
-    monkeypatch.setattr(offline, "_handlers", lambda: {**handlers, "NODE_SUFFICIENCY": sufficiency})
+    scripted_llm.handlers["NODE_SUFFICIENCY"] = sufficiency
     sid = session_with_files(api, FILES)
     rid = start(api, sid, max_depth=1)
     run = finished(api, rid)
@@ -254,17 +264,16 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, monkeypatch):
     assert not run_calls(rid).filter(subject=f"run:{rid}:node:{failed.path}", task="node_decompose").exists()
 
 
-def test_an_invalid_answer_repaired_on_the_second_attempt_is_used(api, monkeypatch):
-    handlers = offline._handlers()
+def test_an_invalid_answer_repaired_on_the_second_attempt_is_used(api, scripted_llm):
     prompts: list[str] = []
 
     def sufficiency(prompt: str) -> dict:
         prompts.append(prompt)
         if REPAIR_MARKER not in prompt:
             return {"is_sufficient": True}  # no reasoning, no gaps
-        return handlers["NODE_SUFFICIENCY"](prompt)
+        return node_sufficiency(prompt)
 
-    monkeypatch.setattr(offline, "_handlers", lambda: {**handlers, "NODE_SUFFICIENCY": sufficiency})
+    scripted_llm.handlers["NODE_SUFFICIENCY"] = sufficiency
     sid = session_with_files(api, FILES)
     rid = start(api, sid, max_depth=0)
     run = finished(api, rid)
@@ -296,7 +305,7 @@ def test_resume_finishes_a_run_whose_worker_died_mid_node(api, monkeypatch):
     assert ResearchRun.objects.get(pk=rid).status == ResearchRun.Status.RUNNING
     # A worker claimed the root, then died: the node stays `running` and no task is left for it.
     assert ResearchNode.objects.filter(pk=root.pk, status="pending").update(status="running")
-    release_steps(monkeypatch)
+    held.release()
     engine.explore_node(root.pk)  # a late re-delivery cannot take a node already claimed
     assert ResearchNode.objects.get(pk=root.pk).status == ResearchNode.Status.RUNNING
     assert not run_calls(rid).exists()
@@ -437,7 +446,7 @@ def test_a_restarted_worker_resumes_nodes_whose_worker_died_long_ago(api, monkey
     # Claimed by a worker that died before the task time limit's end.
     long_ago = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 61)
     ResearchNode.objects.filter(pk=root.pk).update(status="running", started_at=long_ago)
-    release_steps(monkeypatch)
+    held.release()
 
     young = ResearchNode.objects.filter(status="running").exclude(pk=root.pk).count()
     assert engine.recover_stuck_runs() == [root.run_id]

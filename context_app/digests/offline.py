@@ -22,6 +22,7 @@ source is copied from the inputs.
 import re
 from collections.abc import Iterable
 
+from ..terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
 from .validation import SCHEMA_VERSION, split_ref
 
@@ -35,85 +36,6 @@ MAX_SUMMARY_SENTENCES = 3
 SUMMARY_WINDOW = 12  # the summary is chosen among this many leading sentences
 MAX_AGGREGATE_SUMMARY_CHARS = 1500
 MAX_CONFLICTS_PER_SUBJECT = 3
-
-# --- sentences -------------------------------------------------------------------
-
-# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) before
-# whitespace and an opening capital/digit/quote, or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
-    re.I,
-)
-_HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
-_WORD = re.compile(r"\w+")
-
-
-_TABLE_ROW = re.compile(r"^\s*\|")
-# A line at least this long that stops without punctuation is prose wrapped by its
-# author (Markdown, plain text, e-mail): the next line continues its sentence.
-_WRAPPED_LINE_CHARS = 40
-
-
-def _unwrap(text: str) -> str:
-    """Join hard-wrapped lines back into their paragraph's lines; lists, headings and tables keep theirs."""
-    lines: list[str] = []
-    for line in text.split("\n"):
-        previous = lines[-1].rstrip() if lines else ""
-        continues = (
-            len(previous) >= _WRAPPED_LINE_CHARS
-            and previous[-1] not in ".!?:;"
-            and line.strip()
-            and not (_HEADING_MARK.match(previous) or _TABLE_ROW.match(previous))
-            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line))
-        )
-        if continues:
-            lines[-1] = f"{previous} {line.strip()}"
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of a span's text, list markers removed, headings and fragments skipped."""
-    pieces: list[str] = []
-    for piece in _SENTENCE_END.split(_unwrap(text)):
-        piece = (piece or "").strip()
-        if not piece:
-            continue
-        # "e.g. Berlin" or "Dr. Smith" is not a sentence end: glue the split back.
-        if pieces and _ABBREVIATION.search(pieces[-1]) and "\n" not in pieces[-1]:
-            pieces[-1] = f"{pieces[-1]} {piece}"
-        else:
-            pieces.append(piece)
-    sentences = []
-    for piece in pieces:
-        if _HEADING_MARK.match(piece):
-            continue
-        piece = re.sub(r"\s+", " ", _LIST_MARK.sub("", piece)).strip()
-        if len(_WORD.findall(piece)) >= 3:
-            sentences.append(piece)
-    return sentences
-
-
-def cut_text(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
-    """Whitespace collapsed; longer text cut at a word boundary and marked with "…"."""
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    if " " in head:
-        head = head.rsplit(" ", 1)[0]
-    return head.rstrip(" ,;:") + "…"
-
-
-def comparison_key(text: object) -> str:
-    """Comparison key for dedup: case, punctuation and spacing do not matter."""
-    if not isinstance(text, str):
-        return ""
-    return re.sub(r"[^\w%]+", " ", text.lower().replace("…", "")).strip()
-
 
 # --- cues ------------------------------------------------------------------------
 
@@ -334,11 +256,12 @@ def per_file_digest(prompt: str) -> dict:
     for position, sentence, ref in located:
         hedged = bool(_HEDGE.search(sentence))
         if hedged:
-            _add_unique(uncertainties, comparison_key(sentence), {"text": cut_text(sentence), "sources": [ref]})
+            uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
+            _add_unique(uncertainties, comparison_key(sentence), uncertainty)
         kind = _kind(sentence)
         if kind is None or sentence.rstrip().endswith("?"):  # a question is not a claim
             continue
-        claim = cut_text(sentence)
+        claim = cut_text(sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
         if _add_unique(candidates, key, _fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
             ranks[key] = (-_score(sentence, kind, hedged), position)
@@ -387,10 +310,16 @@ def _fallback_fact(filename: str, spans: list[dict], located: list[tuple[int, st
     if located:
         _, sentence, ref = located[0]
         return [
-            _fact("fact", cut_text(sentence), ref, "medium", "offline extractive: the document's opening statement")
+            _fact(
+                "fact",
+                cut_text(sentence, MAX_CLAIM_CHARS),
+                ref,
+                "medium",
+                "offline extractive: the document's opening statement",
+            )
         ]
     for span in spans:
-        text = cut_text(span["text"])
+        text = cut_text(span["text"], MAX_CLAIM_CHARS)
         if text:
             ref = f"{filename}::{span['span_id']}"
             return [_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
@@ -540,12 +469,6 @@ def _note_agreement(fact: dict) -> None:
 
 # --- conflicts ---------------------------------------------------------------------
 
-_STOPWORDS = frozenset(
-    "the and for was are per has had its our all any not but can did does with from into onto than that this "
-    "these those then there their them they were what when where which while within would been being have "
-    "about after also among before between both more most only other over same since some such very "
-    "year years total overall".split()
-)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -566,7 +489,7 @@ def _subject(claim: str) -> str:
     if match is None:
         return ""
     words = re.findall(r"[^\W\d_]{3,}", claim[: match.start()].lower())
-    return " ".join(w for w in words if w not in _STOPWORDS)
+    return " ".join(w for w in words if w not in SUBJECT_STOP_WORDS)
 
 
 def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:

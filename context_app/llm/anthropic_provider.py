@@ -5,7 +5,7 @@ from typing import Any
 import anthropic
 
 from ..ir.adapters import to_anthropic
-from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
+from .base import LLMRequest, LLMResponse, sdk_errors
 
 
 class AnthropicProvider:
@@ -16,21 +16,13 @@ class AnthropicProvider:
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url or None, max_retries=0, timeout=timeout)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        try:
+        with sdk_errors(anthropic, _message):
             message = self.client.messages.create(
                 model=self.model,
                 max_tokens=request.max_tokens,
                 system=request.system,
                 messages=self._messages(request),
             )
-        except anthropic.APITimeoutError as exc:
-            raise ProviderError("request timed out", retryable=True) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
-        except anthropic.APIStatusError as exc:
-            raise http_status_error(exc.status_code, _message(exc)) from exc
-        except anthropic.APIError as exc:  # e.g. a response the SDK could not parse
-            raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         return LLMResponse(
             text=text,

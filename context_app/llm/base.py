@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 from ..ir.render import render_text
@@ -58,6 +61,25 @@ def http_status_error(status: int, message: str) -> ProviderError:
     except ValueError:
         line = f"{status} Overloaded" if status == 529 else str(status)
     return ProviderError(f"{line}: {message}"[:600], retryable=status in RETRYABLE_STATUSES or status >= 500)
+
+
+@contextmanager
+def sdk_errors(sdk: ModuleType, status_message: Callable[[Exception], str]) -> Iterator[None]:
+    """An official vendor SDK's errors (`anthropic`, `openai`: the same error classes) as ProviderErrors.
+
+    Timeouts and failed connections are retryable, HTTP errors by their status
+    (`status_message` reads the error's message), anything else the SDK raises is not.
+    """
+    try:
+        yield
+    except sdk.APITimeoutError as exc:
+        raise ProviderError("request timed out", retryable=True) from exc
+    except sdk.APIConnectionError as exc:
+        raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
+    except sdk.APIStatusError as exc:
+        raise http_status_error(exc.status_code, status_message(exc)) from exc
+    except sdk.APIError as exc:  # e.g. a response the SDK could not parse
+        raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
 
 
 class Provider(Protocol):

@@ -1,4 +1,11 @@
-"""The one way to call a model: pick the provider, retry what is worth retrying, record every call."""
+"""The one way to call a model: pick the provider, retry what is worth retrying, record every call.
+
+settings.GROUNDWORK_LLM picks the provider: "offline" (context_app.llm.offline),
+"anthropic", "openai" (an OpenAI-compatible server), or the dotted path of a
+provider class built without arguments, e.g. "tests.scripted_provider.ScriptedProvider".
+A provider has a `name`, a `model` and `complete(LLMRequest) -> LLMResponse`
+(base.Provider); it raises ProviderError, retryable or not.
+"""
 
 import logging
 import random
@@ -7,6 +14,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from ..models import LLMCall
 from .base import LLMRequest, LLMResponse, Provider, ProviderError
@@ -29,6 +37,8 @@ class GatewayError(Exception):
 
 
 def _build(name: str) -> Provider:
+    """The provider `name` stands for: "offline", "anthropic", "openai", or the dotted path of a class
+    that is built without arguments (e.g. the tests' scripted provider)."""
     if name == "offline":
         from .offline import OfflineProvider
 
@@ -38,24 +48,32 @@ def _build(name: str) -> Provider:
 
         if not settings.ANTHROPIC_API_KEY:
             raise ImproperlyConfigured("GROUNDWORK_LLM=anthropic needs ANTHROPIC_API_KEY")
-        return AnthropicProvider(
-            api_key=settings.ANTHROPIC_API_KEY,
-            base_url=settings.ANTHROPIC_BASE_URL or None,
-            model=settings.GROUNDWORK_ANTHROPIC_MODEL,
-            timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS,
-        )
+        key, url, model = settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.GROUNDWORK_ANTHROPIC_MODEL
+        return _sdk_provider(AnthropicProvider, key, url, model)
     if name == "openai":
         from .openai_provider import OpenAICompatibleProvider
 
         if not settings.OPENAI_BASE_URL and not settings.OPENAI_API_KEY:
             raise ImproperlyConfigured("GROUNDWORK_LLM=openai needs OPENAI_BASE_URL (local server) or OPENAI_API_KEY")
-        return OpenAICompatibleProvider(
-            api_key=settings.OPENAI_API_KEY,
-            base_url=settings.OPENAI_BASE_URL or None,
-            model=settings.GROUNDWORK_OPENAI_MODEL,
-            timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS,
-        )
-    raise ImproperlyConfigured(f"unknown GROUNDWORK_LLM {name!r}; known providers: anthropic, offline, openai")
+        key, url, model = settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.GROUNDWORK_OPENAI_MODEL
+        return _sdk_provider(OpenAICompatibleProvider, key, url, model)
+    if "." in name:
+        try:
+            provider_class = import_string(name)
+        except ImportError as exc:
+            raise ImproperlyConfigured(f"GROUNDWORK_LLM {name!r} cannot be imported: {exc}") from exc
+        return provider_class()
+    raise ImproperlyConfigured(
+        f"unknown GROUNDWORK_LLM {name!r}; known providers: anthropic, offline, openai, "
+        "or the dotted path of a provider class"
+    )
+
+
+def _sdk_provider(provider_class: type, api_key: str, base_url: str, model: str) -> Provider:
+    """A provider over a vendor's official SDK: both take the same arguments."""
+    return provider_class(
+        api_key=api_key, base_url=base_url or None, model=model, timeout=settings.GROUNDWORK_LLM_TIMEOUT_SECONDS
+    )
 
 
 def get_provider(name: str | None = None) -> Provider:

@@ -1,8 +1,14 @@
 """The offline provider: deterministic, extractive, no network (the embedded default).
 
 It reads the task (`TASK: <NAME>` on the prompt's first line, or on the first
-line of an IR envelope's task section) and answers with JSON built from the
-input itself. A documented product mode, not a test double.
+line of an IR envelope's task section) and answers with the JSON that the
+handler registered for that task builds from the input itself. A documented
+product mode, not a test double.
+
+This module only dispatches. Each app registers the handlers of its own tasks
+from its AppConfig.ready() (`register`), so the app that writes a task's prompt
+also answers it offline: context_app the digests, research_app the research
+tasks, conversation_app the chat turn.
 """
 
 import json
@@ -12,23 +18,22 @@ from collections.abc import Callable
 from .base import LLMRequest, LLMResponse, ProviderError
 from .task_envelope import task_name
 
+Handler = Callable[[str], dict]  # the prompt's text → the answer's JSON value
 
-def _handlers() -> dict[str, Callable[[str], dict]]:
-    from ..digests import offline as digest_offline
-    from . import offline_chat as chat
-    from . import offline_research as research
+_handlers: dict[str, Handler] = {}
 
-    return {
-        "PER_FILE_DIGEST": digest_offline.per_file_digest,
-        "AGGREGATE_DIGEST": digest_offline.aggregate_digest,
-        "NODE_QUERIES": research.node_queries,
-        "NODE_FINDINGS": research.node_findings,
-        "NODE_SUFFICIENCY": research.node_sufficiency,
-        "NODE_DECOMPOSE": research.node_decompose,
-        "CONTEXT_SPLIT": research.context_split,
-        "REPORT": research.report,
-        "CHAT_TURN": chat.chat_turn,
-    }
+
+def register(task: str, handler: Handler) -> None:
+    """Answer prompts whose TASK is `task` with `handler`. Registering it again is harmless;
+    a second handler for a task already taken is an error (two apps claiming one task)."""
+    if _handlers.get(task, handler) is not handler:
+        raise ValueError(f"the offline task {task} already has a handler: {_handlers[task]!r}")
+    _handlers[task] = handler
+
+
+def unregister(task: str) -> None:
+    """Forget `task`'s handler (tests that register a task of their own)."""
+    _handlers.pop(task, None)
 
 
 def estimate_tokens(text: str) -> int:
@@ -42,7 +47,7 @@ class OfflineProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         task = task_name(request.prompt)
-        handler = _handlers().get(task)
+        handler = self.handler_for(task)
         if handler is None:
             raise ProviderError(f"offline provider has no handler for TASK: {task or '(none)'}", retryable=False)
         text = json.dumps(handler(request.prompt), ensure_ascii=False)
@@ -52,3 +57,7 @@ class OfflineProvider:
             output_tokens=estimate_tokens(text),
             model=self.model,
         )
+
+    def handler_for(self, task: str) -> Handler | None:
+        """The handler registered for `task`, or None when no app registered one."""
+        return _handlers.get(task)

@@ -9,7 +9,7 @@ from typing import Any
 import openai
 
 from ..ir.adapters import to_openai
-from .base import LLMRequest, LLMResponse, ProviderError, http_status_error
+from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
 
 
 class OpenAICompatibleProvider:
@@ -23,20 +23,12 @@ class OpenAICompatibleProvider:
         )
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        try:
+        with sdk_errors(openai, lambda exc: exc.message):
             completion = self.client.chat.completions.create(
                 model=self.model,
                 max_tokens=request.max_tokens,
                 messages=self._messages(request),
             )
-        except openai.APITimeoutError as exc:
-            raise ProviderError("request timed out", retryable=True) from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
-        except openai.APIStatusError as exc:
-            raise http_status_error(exc.status_code, exc.message) from exc
-        except openai.APIError as exc:
-            raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
         if not completion.choices:
             raise ProviderError("response had no choices", retryable=True)
         usage = completion.usage

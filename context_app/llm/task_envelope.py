@@ -1,15 +1,15 @@
-"""The task section of an IR envelope for structured model tasks (research nodes, report, chat).
+"""The task section of an IR envelope for structured model tasks (the other apps' tasks).
 
 An envelope (context_app.ir) carries the evidence as ranked chunks; its task
 text names the task and carries the structured inputs as JSON, last:
 
     === TASK ===
-    TASK: NODE_SUFFICIENCY
+    TASK: SOME_TASK
     <instructions>
     INPUT_JSON:
-    {"question": "...", "findings": [...], "context_items": [...]}
+    {"question": "...", "items": [...]}
 
-A model reads it as text; the offline provider reads it back with `read_task`
+A model reads it as text; the offline handlers read it back with `read_task`
 and `evidence_chunks`, so both answer from exactly what the prompt contains.
 """
 

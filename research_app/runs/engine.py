@@ -32,6 +32,7 @@ from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
 from .events import emit
+from .split import split_by_token_overlap
 
 logger = logging.getLogger(__name__)
 
@@ -418,8 +419,6 @@ def _split_context(
     node: ResearchNode, run: ResearchRun, context: NodeContextSlice, questions: list[str], subject: str
 ) -> tuple[list[dict], str]:
     """One split for the decomposition (seed 001 §4.4); a malformed one falls back to token overlap."""
-    from context_app.llm.offline_research import split_by_token_overlap
-
     items = context.selected_items
     if not items:
         empty = [{"selection_reason": "the parent had no context items", "selected_items": []} for _ in questions]

@@ -4,12 +4,13 @@ A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes the task's schema (prompts/schemas/).
 Every handler reads the prompt it is given (`read_task`, `evidence_chunks`) and
-answers from that alone.
+answers from that alone. research_app's AppConfig.ready() registers the
+handlers with the offline provider (context_app.llm.offline.register).
 
 The common tool is token overlap. A text's content terms are its lower-cased
 words without English stop words (and, for questions, without question words),
 stemmed with the Snowball English stemmer, so "losses" meets "loss" and
-"reduced" meets "reduce".
+"reduced" meets "reduce" (context_app.terms).
 
 - NODE_QUERIES: the question itself, its keywords, then its quoted phrases and
   its runs of two or more content words (a crude noun phrase).
@@ -22,8 +23,8 @@ stemmed with the Snowball English stemmer, so "losses" meets "loss" and
 - NODE_DECOMPOSE: a question of several clauses splits into its clauses;
   otherwise the gaps' terms are partitioned among the children, one group each.
 - CONTEXT_SPLIT: each item goes to the child question(s) it shares the most
-  terms with, or to none (`split_by_token_overlap`, also the engine's fallback
-  when a model's split is malformed).
+  terms with, or to none (split.py's `split_by_token_overlap`, also the engine's
+  fallback when a model's split is malformed).
 - REPORT: the findings grouped by node, the context items that bear on the
   question with their SourceRefs, the file summaries and the open gaps. Nothing
   is paraphrased, so nothing is made up.
@@ -34,12 +35,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..digests.offline import comparison_key, cut_text, split_sentences
-from ..ir.budget import SUMMARY_PREFIX
-from ..terms import STOP_WORDS as SEARCH_STOP_WORDS
-from ..terms import stem
-from .base import ProviderError
-from .task_envelope import EvidenceChunk, evidence_chunks, read_task
+from context_app.ir.budget import SUMMARY_PREFIX
+from context_app.llm.base import ProviderError
+from context_app.llm.task_envelope import EvidenceChunk, evidence_chunks, read_task
+from context_app.terms import (
+    OVERLAP_STOP_WORDS,
+    QUESTION_WORDS,
+    comparison_key,
+    content_terms,
+    cut_text,
+    is_content_word,
+    question_terms,
+    quote_list,
+    split_sentences,
+    stem,
+    surface_words,
+)
+
+from .split import plural, split_and_count
 
 # --- limits --------------------------------------------------------------------------
 
@@ -52,7 +65,6 @@ MAX_FINDING_CHARS = 600
 SUFFICIENT_COVERAGE = 0.75
 MAX_GAPS = 10  # node_sufficiency.schema.json
 MAX_REASONING_CHARS = 2000
-MAX_LISTED_TERMS = 6  # terms named in a reasoning or a reason before "…"
 MAX_CHILDREN = 8  # node_decompose.schema.json
 DEFAULT_MAX_CHILDREN = 4
 MAX_CHILD_QUESTION_CHARS = 500
@@ -76,11 +88,6 @@ ITEM_KINDS = frozenset({"fact", "uncertainty", "analysis", "constraint", "case",
 
 # --- terms ---------------------------------------------------------------------------
 
-# English function words: they carry no topic, so they never count as overlap (the library's
-# search stop list, plus a few more that only matter when judging overlap).
-STOP_WORDS = SEARCH_STOP_WORDS | frozenset("also done upon via whose within without".split())
-# Words that make a question a question; they say nothing about what evidence covers it.
-QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
 # Words of a gap's wording ("No evidence yet on …") that are not its subject.
 GAP_WORDS = frozenset(
     "evidence yet information missing unclear unknown lack lacking lacks found finding findings gap gaps "
@@ -98,44 +105,8 @@ def _stem(word: str) -> str:
     return stem(word.lower())
 
 
-def _is_content(word: str, ignored: frozenset[str] = STOP_WORDS) -> bool:
-    lower = word.lower()
-    return len(lower) > 1 and lower not in ignored
-
-
-def content_terms(text: str, *, ignored: frozenset[str] = STOP_WORDS) -> list[str]:
-    """The stemmed content words of `text`, each once, in order of first appearance."""
-    return list(dict.fromkeys(_stem(word) for word in _WORD.findall(text) if _is_content(word, ignored)))
-
-
-def question_terms(question: str) -> list[str]:
-    """Content terms of a question: stop words and question words ("what", "how much") removed."""
-    return content_terms(question, ignored=STOP_WORDS | QUESTION_WORDS)
-
-
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
-
-
-def _surface_words(text: str, ignored: frozenset[str] = STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:
-    """stem → the first word of `text` with that stem, as written (for phrasing terms to a human)."""
-    words: dict[str, str] = {}
-    for word in _WORD.findall(text):
-        if _is_content(word, ignored):
-            words.setdefault(_stem(word), word)
-    return words
-
-
-def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
-    """“a”, “b”, “c” (and "…" past `limit`)."""
-    quoted = [f"“{word}”" for word in words[:limit]]
-    if len(words) > limit:
-        quoted.append("…")
-    return ", ".join(quoted)
-
-
-def _plural(count: int, singular: str, plural: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
 # --- reading inputs --------------------------------------------------------------------
@@ -225,20 +196,20 @@ def node_queries(prompt: str) -> dict:
 
 def _keywords(question: str) -> str:
     """The question's content words, each stem once, as written."""
-    return " ".join(_surface_words(question).values())
+    return " ".join(surface_words(question).values())
 
 
 def _quoted_phrases(text: str) -> list[str]:
     return [_text(match.group(1)) for match in _QUOTED.finditer(text) if _text(match.group(1))]
 
 
-def _content_runs(text: str, ignored: frozenset[str] = STOP_WORDS | QUESTION_WORDS) -> list[list[str]]:
+def _content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> list[list[str]]:
     """Maximal runs of consecutive content words; a stop word or punctuation other than "-" ends a run."""
     runs: list[list[str]] = []
     for segment in re.split(r"[^\w\s-]+", text):
         run: list[str] = []
         for word in _WORD.findall(segment):
-            if _is_content(word, ignored):
+            if is_content_word(word, ignored):
                 run.append(word)
             elif run:
                 runs.append(run)
@@ -310,7 +281,7 @@ def node_sufficiency(prompt: str) -> dict:
     gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
-    words = _surface_words(question)
+    words = surface_words(question)
     reasoning = _sufficiency_reasoning(
         findings_count=len(findings),
         items_count=len(items),
@@ -353,11 +324,11 @@ def _sufficiency_reasoning(
     is_sufficient: bool,
 ) -> str:
     against = (
-        f"Judged against {_plural(findings_count, 'search finding')} and "
-        f"{_plural(items_count, 'item')} from the user's files"
+        f"Judged against {plural(findings_count, 'search finding')} and "
+        f"{plural(items_count, 'item')} from the user's files"
     )
     if total:
-        terms = f"{len(covered)} of {_plural(total, 'key term')} covered"
+        terms = f"{len(covered)} of {plural(total, 'key term')} covered"
         if covered:
             terms += f" ({quote_list(covered)})"
     else:
@@ -366,7 +337,7 @@ def _sufficiency_reasoning(
     if by_files:
         parts.append(f"the user's files cover {quote_list(by_files)}")
     if gaps_count:
-        parts.append(f"{_plural(gaps_count, 'gap')} {'remains' if gaps_count == 1 else 'remain'}")
+        parts.append(f"{plural(gaps_count, 'gap')} {'remains' if gaps_count == 1 else 'remain'}")
     threshold = f"{round(SUFFICIENT_COVERAGE * 100)} %"
     if not findings_count and not items_count:
         verdict = "Not sufficient: there is no evidence yet."
@@ -473,7 +444,7 @@ def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
     """The name or determiner-led phrase starting at words[index] (see `question_subject`)."""
     if index >= len(words):
         return ""
-    if index > 0 and words[index][0].isupper() and words[index].lower() not in STOP_WORDS:
+    if index > 0 and words[index][0].isupper() and words[index].lower() not in OVERLAP_STOP_WORDS:
         end = index
         while end < len(words) and words[end][0].isupper() and end - index < MAX_SUBJECT_WORDS:
             end += 1
@@ -484,7 +455,8 @@ def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
     while index < len(words) and nouns < MAX_SUBJECT_WORDS:
         lower = words[index].lower()
         after_of = bool(phrase) and phrase[-1].lower() == "of" and lower in _DETERMINERS
-        if (lower in STOP_WORDS and lower != "of" and not after_of) or _looks_like_verb(lower, bare_verbs=bare_verbs):
+        stop_word = lower in OVERLAP_STOP_WORDS and lower != "of" and not after_of
+        if stop_word or _looks_like_verb(lower, bare_verbs=bare_verbs):
             break
         phrase.append(words[index])
         nouns += lower != "of" and lower not in _DETERMINERS
@@ -545,8 +517,8 @@ def _gap_words(gap: str) -> dict[str, str]:
     """stem → word of what a gap is about: its quoted phrase(s) if any, else its content words minus gap wording."""
     quoted = _quoted_phrases(gap)
     if quoted:
-        return _surface_words(" ".join(quoted))
-    return _surface_words(gap, STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
+        return surface_words(" ".join(quoted))
+    return surface_words(gap, OVERLAP_STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
 
 
 def _gap_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
@@ -607,10 +579,10 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
     if not mentioning:
         return ""
     shared = set().union(*(terms & _term_set(item["text"]) for item in mentioning))
-    words = _surface_words(child_question)
+    words = surface_words(child_question)
     named = [words[t] for t in question_terms(child_question) if t in shared]
     return (
-        f" The user's files bear on it: {_plural(len(mentioning), 'context item')} "
+        f" The user's files bear on it: {plural(len(mentioning), 'context item')} "
         f"{'mentions' if len(mentioning) == 1 else 'mention'} {quote_list(named)}."
     )
 
@@ -618,72 +590,16 @@ def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
 # --- CONTEXT_SPLIT -----------------------------------------------------------------------
 
 
-def split_by_token_overlap(children: list[str], items: list[dict]) -> list[dict]:
-    """Assign the parent's context items to child questions by shared content terms (seed 001 §4.4 fallback).
-
-    Each item goes to the child with the most content terms in common with the
-    item's text (stemmed, stop words and question words removed), or to every
-    child tied for the most; an item sharing no term with any child goes to none.
-    Items are copied as {"kind", "text", "sources"}, in the parent's order; items
-    without text are skipped. Returns one entry per child, in the children's
-    order: {"child_question", "selected_items", "selection_reason"} (the
-    `child_contexts` of the CONTEXT_SPLIT schema). Pure and deterministic.
-    """
-    return _split(children, items)[0]
-
-
-def _split(children: list[str], items: list[dict]) -> tuple[list[dict], list[int]]:
-    """`split_by_token_overlap`'s child contexts, and for each item the number of children it went to."""
-    child_terms = [set(question_terms(child)) for child in children]
-    selected: list[list[dict]] = [[] for _ in children]
-    shared: list[set[str]] = [set() for _ in children]
-    targets: list[int] = []
-    for item in items:
-        text = item.get("text") if isinstance(item, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            targets.append(0)
-            continue
-        terms = _term_set(text)
-        overlaps = [len(terms & wanted) for wanted in child_terms]
-        best = max(overlaps, default=0)
-        winners = [index for index, overlap in enumerate(overlaps) if best and overlap == best]
-        for index in winners:
-            selected[index].append({"kind": item.get("kind"), "text": text, "sources": list(item.get("sources") or [])})
-            shared[index] |= terms & child_terms[index]
-        targets.append(len(winners))
-    contexts = [
-        {
-            "child_question": child,
-            "selected_items": selected[index],
-            "selection_reason": _selection_reason(child, len(selected[index]), shared[index]),
-        }
-        for index, child in enumerate(children)
-    ]
-    return contexts, targets
-
-
-def _selection_reason(child: str, count: int, shared: set[str]) -> str:
-    if not count:
-        return "Token overlap: no item of the parent's context shares more terms with this question than with another."
-    words = _surface_words(child)
-    named = [words[term] for term in question_terms(child) if term in shared]
-    return (
-        f"Token overlap: {_plural(count, 'item')} of the parent's context "
-        f"{'shares' if count == 1 else 'share'} the most terms with this question "
-        f"({_plural(len(named), 'shared term')}: {quote_list(named)})."
-    )
-
-
 def context_split(prompt: str) -> dict:
     """CONTEXT_SPLIT answered by the token-overlap split, with a note on what went where."""
     _, inputs = read_task(prompt)
     children = _strings(inputs.get("children"))
     items = _context_items(inputs.get("parent_items"))
-    contexts, targets = _split(children, items)
+    contexts, targets = split_and_count(children, items)
     assigned = sum(1 for count in targets if count)
     note = (
-        f"Deterministic token-overlap split of {_plural(len(items), 'item')} among "
-        f"{_plural(len(children), 'child question')}: {assigned} assigned"
+        f"Deterministic token-overlap split of {plural(len(items), 'item')} among "
+        f"{plural(len(children), 'child question')}: {assigned} assigned"
     )
     tied = sum(1 for count in targets if count > 1)
     if tied:
@@ -811,8 +727,8 @@ def _stats_line(stats: dict) -> str:
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
     return (
-        f"The search covered {_plural(count('nodes'), 'research node')}, "
-        f"{_plural(count('queries'), 'query', 'queries')} and {_plural(count('results'), 'result')}"
+        f"The search covered {plural(count('nodes'), 'research node')}, "
+        f"{plural(count('queries'), 'query', 'queries')} and {plural(count('results'), 'result')}"
     )
 
 

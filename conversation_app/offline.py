@@ -3,13 +3,15 @@
 A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
+conversation_app's AppConfig.ready() registers `chat_turn` with the offline
+provider (context_app.llm.offline.register).
 
-The evidence chunks are the session's artifacts, each titled with its key in
+The evidence chunks are the session's artifacts (artifacts.py), each titled with its key in
 brackets ("[digest:aggregate] Aggregate digest", "[report:<uuid>] Report: …",
 "[supply:<uuid>] Note from alice"). Every line of a digest ("[fact] … (a.txt::S1)")
 and every sentence of the other chunks and of the context supplied for this
 turn is a candidate; it scores the number of the message's content terms it
-shares (token overlap, the terms of offline_research).
+shares (token overlap, the terms of context_app.terms).
 
 - The message has no content terms ("hi", "thanks"): a fixed sentence saying
   what the assistant does with this session.
@@ -36,21 +38,21 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..digests.offline import comparison_key, cut_text, split_sentences
-from ..ir.budget import SUMMARY_PREFIX
-from ..ir.render import CONTENT_HEADER, TRUNCATED_MARKER
-from .base import ProviderError
-from .offline_research import (
-    ITEM_KINDS,
+from context_app.ir.budget import SUMMARY_PREFIX
+from context_app.ir.render import CONTENT_HEADER, TRUNCATED_MARKER
+from context_app.llm.base import ProviderError
+from context_app.llm.task_envelope import evidence_chunks, read_task
+from context_app.terms import (
+    OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
-    STOP_WORDS,
+    comparison_key,
     content_terms,
+    cut_text,
     question_terms,
     quote_list,
-    result_text,
-    uncovered_phrases,
+    split_sentences,
 )
-from .task_envelope import evidence_chunks, read_task
+from research_app.runs.offline import ITEM_KINDS, result_text, uncovered_phrases
 
 # --- limits (chat_turn.schema.json) ------------------------------------------------------
 
@@ -225,7 +227,7 @@ def _index_titles(prompt: str) -> dict[str, str]:
 
 def _is_small_talk(message: str) -> bool:
     words = [word.lower() for word in _WORD.findall(message)]
-    return all(word in COURTESY_WORDS or word in STOP_WORDS or word in QUESTION_WORDS for word in words)
+    return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
 
 
 def _message_terms(message: str) -> list[str]:
