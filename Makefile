@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 export REDIS_URL ?= redis://127.0.0.1:$(REDIS_PORT)/0
 
-.PHONY: run test bench bootstrap system-packages clean
+.PHONY: run test test-fast bench bootstrap system-packages clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ run: bootstrap
 test: NEED_CHROMIUM = 1
 test: bootstrap
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The unit and API tests alone (no worker, no browser): seconds, for the edit-test loop.
+test-fast: bootstrap
+	$(BIN)/pytest -m "not stack and not browser" $(PYTEST_ARGS)
 
 bench: bootstrap
 	$(BIN)/python bench/context_bench.py

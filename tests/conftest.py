@@ -24,7 +24,14 @@ def pytest_configure(config):
     app.conf.broker_url = _redis.url
 
 
+STACK_FIXTURES = {"celery_worker_thread", "live_server_url"}
+
+
 def pytest_collection_modifyitems(config, items):
+    # A test on the real worker or live server is a slow stack test: `make test-fast` leaves them out.
+    for item in items:
+        if STACK_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.stack)
     # Playwright's sync API keeps an event loop running in the main thread once
     # started, which async_to_sync refuses to share: browser tests go last.
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -21,7 +21,7 @@ from context_app.llm.offline import OfflineProvider
 from context_app.llm.task_envelope import evidence_chunks, task_text
 from conversation_app.offline import GREETING, source_refs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
 
 RUN = "0b7f3c2e-5d1a-4c8e-9f00-1234567890ab"

@@ -22,7 +22,7 @@ from context_app.models import LLMCall
 
 pytestmark = pytest.mark.django_db
 
-PDF_BYTES = (Path(__file__).parent / "fixtures" / "report.pdf").read_bytes()
+PDF_BYTES = (Path(__file__).parents[1] / "fixtures" / "report.pdf").read_bytes()
 SPANS = [
     {"span_id": "S1", "text": "The reservoir held 1.2 million m3 in August 2023.", "locator": "p. 1"},
     {"span_id": "S2", "text": "Inflow fell by a third over the summer.", "locator": "p. 2"},

@@ -21,7 +21,7 @@ from context_app.llm.task_envelope import evidence_chunks, task_text
 from research_app.runs import offline as offline_research
 from research_app.runs.split import split_by_token_overlap
 
-SCHEMAS = Path(__file__).resolve().parent.parent / "prompts" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"
 SCHEMA_OF = {
     "NODE_QUERIES": "node_queries",
     "NODE_FINDINGS": "node_findings",

@@ -6,8 +6,8 @@ from context_app import services as context_services
 from context_app.models import ContextSet
 from research_app.services import create_session
 from tests.factories import make_member
-from tests.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
-from tests.test_research_runs import QUESTION, SURVEY, VALVES
+from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
+from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

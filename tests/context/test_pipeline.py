@@ -12,7 +12,7 @@ from context_app.digests.validation import ref_key
 from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from context_app.extraction import (
     normalise_text,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def extract(name: str, **limits):

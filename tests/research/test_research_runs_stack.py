@@ -20,7 +20,7 @@ from research_app.runs import engine, model_tasks, report
 from research_app.runs.offline import node_sufficiency
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import text_of
-from tests.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, session_with_files, start
+from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, session_with_files, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 

@@ -46,7 +46,7 @@ from context_app.ir import (
 from context_app.ir.budget import SUMMARY_PREFIX
 from context_app.ir.render import NO_CONTENT_NOTE, OMITTED_MARKER, TRUNCATED_MARKER
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SID = "src:1a2b3c4d"
 PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32

@@ -10,9 +10,9 @@ from context_app import grounding
 from research_app.runs.engine import cited_findings
 from research_app.runs.report import checked_report
 from tests.factories import ContextApi, make_member
-from tests.test_research_runs import SURVEY, VALVES, finished, session_with_files, start
+from tests.research.test_research_runs import SURVEY, VALVES, finished, session_with_files, start
 
-LABELLED = Path(__file__).resolve().parent / "fixtures" / "grounding" / "labelled.json"
+LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "grounding" / "labelled.json"
 LOSSES = "After the replacement, water losses in district 3 fell by 18 percent."
 COST = "The programme cost 1.2 million euros, paid from the 2021 network budget."
 FINDUTILS = "This is a change from previous versions of findutils."

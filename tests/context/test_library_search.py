@@ -30,7 +30,7 @@ from tests.factories import ContextApi, make_member, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def _scope(sid: str) -> str:

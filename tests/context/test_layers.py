@@ -7,7 +7,7 @@ in context_app/api/ and the websocket consumer) uses research_app's sessions and
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FRONT_DOOR = {"api", "consumers.py", "routing.py", "migrations"}
 
 
