@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import Avg, Count
 
 from .ir.types import page_of_locator
-from .models import ContextFile, LibraryPosting, LibraryRecord
+from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 from .terms import analyze
 
 RECORD_MAX_CHARS = 4000
@@ -99,9 +99,9 @@ def record_terms(draft: RecordDraft) -> Counter:
     return terms
 
 
-def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
-    """(Re)write the library records of `file` from its spans; returns how many records it has."""
-    drafts = records_from_spans(file.format, spans)
+def index_file(file: ContextFile, version: FileText) -> int:
+    """(Re)write the library records of `file` from the spans of its current `version`; returns how many."""
+    drafts = records_from_spans(file.format, version.spans)
     terms = [record_terms(draft) for draft in drafts]
     scope = file.context_set.cache_scope
     with transaction.atomic():
@@ -110,6 +110,7 @@ def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
             [
                 LibraryRecord(
                     file=file,
+                    file_text=version,
                     scope=scope,
                     document_id=file.extracted_text_hash,
                     position=draft.position,

@@ -1,6 +1,7 @@
 """Read paths for context sets: one query for the set, one for its files.
 
-FileText (text and spans) lives in its own table, so file lists never load it.
+FileText (text and spans, one row per extracted version) lives in its own table, so file lists
+never load it; reads here go to a file's current version.
 """
 
 from .models import ContextFile, ContextSet, FileText
@@ -16,7 +17,8 @@ def manifest_of(context_set: ContextSet) -> dict:
 
 
 def spans_of(file: ContextFile) -> list[dict]:
-    text = FileText.objects.filter(file=file).only("spans").first()
+    """The spans of the file's current text version ([] before extraction or after a failed one)."""
+    text = FileText.objects.current().filter(file=file).only("spans").first()
     return text.spans if text else []
 
 

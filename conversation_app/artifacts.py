@@ -95,7 +95,8 @@ def held_text(anchor: str, session: ResearchSession, artifacts: list[Artifact]) 
     if match is None:
         return None
     text = (
-        FileText.objects.filter(file__context_set__session=session, file__filename=match["filename"])
+        FileText.objects.current()
+        .filter(file__context_set__session=session, file__filename=match["filename"])
         .values_list("spans", flat=True)
         .first()
     )
