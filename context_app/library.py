@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Avg, Count
+from django.db.models import Avg, Count, F
 
 from .ir.types import page_of_locator
 from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
@@ -169,6 +169,9 @@ class LibraryHit:
     last_span: str
     uploaded_at: str
     score: float
+    version: str = ""  # the FileText version the record was cut from (provenance.citation)
+    origin_session_id: str = ""  # the session whose file it is
+    origin_session_title: str = ""
 
     @property
     def location_key(self) -> tuple[str, str]:
@@ -232,7 +235,15 @@ def search(scope: str, query: str, limit: int = 10) -> list[LibraryHit]:
 
 
 def _load_records(record_ids: list[int]) -> dict[int, LibraryRecord]:
-    records = LibraryRecord.objects.filter(pk__in=record_ids).select_related("file")
+    records = (
+        LibraryRecord.objects.filter(pk__in=record_ids)
+        .select_related("file")
+        .annotate(
+            version=F("file_text__version"),
+            origin_session_id=F("file__context_set__session_id"),
+            origin_session_title=F("file__context_set__session__title"),
+        )
+    )
     return {record.pk: record for record in records}
 
 
@@ -254,4 +265,7 @@ def _hit(record: LibraryRecord, score: float) -> LibraryHit:
         last_span=record.last_span,
         uploaded_at=file.uploaded_at.isoformat(),
         score=round(score, 6),
+        version=str(record.version) if record.version else "",
+        origin_session_id=str(record.origin_session_id) if record.origin_session_id else "",
+        origin_session_title=record.origin_session_title or "",
     )
