@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from context_app import provenance
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
@@ -234,12 +235,16 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     findings = model_tasks.run_task(
         model_tasks.NODE_FINDINGS, {"question": node.question}, _evidence(results), run=run, subject=subject
     ).output["findings"]
-    node.findings = cited_findings(findings, {r["n"] for r in results})
+    node.findings = cited_findings(findings, results)
     emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
 
     verdict = model_tasks.run_task(
         model_tasks.NODE_SUFFICIENCY,
-        {"question": node.question, "findings": node.findings, "context_items": context.selected_items},
+        {
+            "question": node.question,
+            "findings": [{"text": f["text"], "citations": f["citations"]} for f in node.findings],
+            "context_items": context.selected_items,
+        },
         run=run,
         subject=subject,
     ).output
@@ -341,11 +346,12 @@ def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[
         found.extend(response.results)
         errors.extend(e for e in response.errors if e not in errors)
     best = deduplicate_results(found)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
-    return [result_json(n, r) for n, r in enumerate(best, start=1)], errors
+    return [result_json(n, r, shown_in=run.session_id) for n, r in enumerate(best, start=1)], errors
 
 
-def result_json(n: int, result: SearchResult) -> dict:
-    return {
+def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
+    """A numbered result; a library one also carries its citation (version, span, source_url, origin session)."""
+    numbered = {
         "n": n,
         "provider": result.provider,
         "document": result.doc_id,
@@ -359,6 +365,12 @@ def result_json(n: int, result: SearchResult) -> dict:
         "score": round(result.relevance_score, 4),
         "text": result.text[:RESULT_TEXT_CHARS],
     }
+    if result.version:
+        origin = provenance.origin_json(result.origin_session_id, result.origin_session_title)
+        numbered.update(
+            provenance.citation(result.sourceref, result.version, result.span, origin=origin, shown_in=shown_in)
+        )
+    return numbered
 
 
 def result_label(result: dict) -> str:
@@ -370,14 +382,27 @@ def _evidence(results: Sequence[dict]) -> list[Source]:
     return [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in results]
 
 
-def cited_findings(findings: Sequence[dict], numbers: set[int]) -> list[dict]:
-    """Findings with citations to results that exist; a finding citing none of them is dropped."""
+def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
+    """Findings with citations to results that exist; a finding citing none of them is dropped.
+
+    `source_links` are the citation objects of the library results it cites (web results have none).
+    """
+    by_number = {r["n"]: r for r in results}
     kept = []
     for finding in findings:
-        citations = sorted({n for n in finding["citations"] if n in numbers})
+        citations = sorted({n for n in finding["citations"] if n in by_number})
         if citations:
-            kept.append({"text": finding["text"], "citations": citations})
+            links = [citation_of(by_number[n]) for n in citations if by_number[n].get("source_url")]
+            kept.append({"text": finding["text"], "citations": citations, "source_links": links})
     return kept
+
+
+CITATION_FIELDS = ("sourceref", "version", "span", "source_url", "origin_session", "from_library")
+
+
+def citation_of(result: dict) -> dict:
+    """The citation object a library result carries."""
+    return {k: result[k] for k in CITATION_FIELDS if k in result}
 
 
 def _room_for_children(node: ResearchNode, run: ResearchRun) -> int:

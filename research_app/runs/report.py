@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from context_app import provenance
 from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.ir import note_source
@@ -19,7 +20,7 @@ from context_app.llm.model_task import TaskFailed
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
-from .engine import result_label
+from .engine import citation_of, result_label
 from .events import emit
 
 Status = ResearchRun.Status
@@ -66,9 +67,10 @@ def write_report(run_id) -> None:
         return
     known_sources = {ref for item in items for ref in item["sources"]}
     report, dropped = checked_report(result.output, {r["n"] for r in references}, known_sources)
+    pin_sources(report, bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id")))
     report.update(
         question=run.question,
-        references=[{k: r[k] for k in REFERENCE_FIELDS} for r in references],
+        references=[{**{k: r[k] for k in REFERENCE_FIELDS}, **citation_of(r)} for r in references],
         dropped=dropped,
         provider=result.call.provider,
         model=result.call.model,
@@ -85,6 +87,21 @@ def write_report(run_id) -> None:
 
 
 REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")
+
+
+def pin_sources(report: dict, versions: dict[str, str]) -> None:
+    """Each paragraph's `source_links`: its SourceRefs pinned to the versions the run's bundle was bound to."""
+    for section in report["sections"]:
+        for paragraph in section["paragraphs"]:
+            links = provenance.links_for(paragraph["sources"], versions)
+            paragraph["source_links"] = [links[ref] for ref in paragraph["sources"] if ref in links]
+
+
+def report_json(report: dict | None) -> dict | None:
+    """The stored report as the API shows it: plus `sources_changed`, read now from the versions it cites."""
+    if report is None:
+        return None
+    return {**report, "sources_changed": provenance.sources_changed(provenance.versions_in(report))}
 
 
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
