@@ -407,15 +407,18 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
         "aggregate_digest",
         "aggregate_inputs_hash",
         "aggregate_error",
+        "aggregate_versions",
     ]
     if not statuses:
         context_set.aggregate_digest = None
+        context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
         context_set.aggregate_digest_status = DigestStatus.READY
         context_set.aggregate_revision = context_set.revision
         context_set.aggregate_error = None
     elif statuses == {DigestStatus.ERROR}:
         context_set.aggregate_digest = None
+        context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
         context_set.aggregate_digest_status = DigestStatus.ERROR
         context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
@@ -468,12 +471,17 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
             context_set.aggregate_inputs_hash = inputs_hash
             context_set.aggregate_error = None
             context_set.aggregate_digest_status = DigestStatus.PARSING  # refresh decides ready vs stale
+            # Its SourceRefs cite the texts of its inputs, as current now (the inputs hash was just checked).
+            inputs = {f.filename for f in aggregate_inputs(context_set)}
+            versions = provenance.current_versions(context_set_id)
+            context_set.aggregate_versions = {name: version for name, version in versions.items() if name in inputs}
             context_set.save(
                 update_fields=[
                     "aggregate_digest",
                     "aggregate_inputs_hash",
                     "aggregate_error",
                     "aggregate_digest_status",
+                    "aggregate_versions",
                 ]
             )
             refresh_aggregate_state(context_set)
