@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class ConversationAppConfig(AppConfig):
     name = "conversation_app"
     verbose_name = "Chat"
+
+    def ready(self) -> None:
+        from context_app import provenance
+
+        from .artifacts import cited_source_versions
+
+        provenance.register_citer(cited_source_versions)
