@@ -6,4 +6,9 @@ class ResearchAppConfig(AppConfig):
     verbose_name = "Teams, sessions and research runs"
 
     def ready(self) -> None:
+        from context_app import provenance
+
         from . import receivers  # noqa: F401  (connects the context pipeline's signals)
+        from .selectors import cited_source_versions
+
+        provenance.register_citer(cited_source_versions)
