@@ -6,8 +6,19 @@ class ContextAppConfig(AppConfig):
     verbose_name = "Context files and digests"
 
     def ready(self) -> None:
+        from django.db.models.signals import pre_delete
+
         from .digests import offline as digests
         from .llm import offline
+        from .models import ContextFile
 
         offline.register("PER_FILE_DIGEST", digests.per_file_digest)
         offline.register("AGGREGATE_DIGEST", digests.aggregate_digest)
+        # Every way a file goes (delete_file, or its session's cascade) marks its versions deleted first.
+        pre_delete.connect(_mark_versions_deleted, sender=ContextFile, dispatch_uid="context_file_versions_deleted")
+
+
+def _mark_versions_deleted(sender, instance, **kwargs) -> None:
+    from .provenance import mark_deleted
+
+    mark_deleted([instance.pk])

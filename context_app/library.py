@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Avg, Count
+from django.db.models import Avg, Count, F
 
 from .ir.types import page_of_locator
-from .models import ContextFile, LibraryPosting, LibraryRecord
+from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 from .terms import analyze
 
 RECORD_MAX_CHARS = 4000
@@ -99,9 +99,9 @@ def record_terms(draft: RecordDraft) -> Counter:
     return terms
 
 
-def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
-    """(Re)write the library records of `file` from its spans; returns how many records it has."""
-    drafts = records_from_spans(file.format, spans)
+def index_file(file: ContextFile, version: FileText) -> int:
+    """(Re)write the library records of `file` from the spans of its current `version`; returns how many."""
+    drafts = records_from_spans(file.format, version.spans)
     terms = [record_terms(draft) for draft in drafts]
     scope = file.context_set.cache_scope
     with transaction.atomic():
@@ -110,6 +110,7 @@ def index_file(file: ContextFile, spans: Sequence[Mapping]) -> int:
             [
                 LibraryRecord(
                     file=file,
+                    file_text=version,
                     scope=scope,
                     document_id=file.extracted_text_hash,
                     position=draft.position,
@@ -168,6 +169,9 @@ class LibraryHit:
     last_span: str
     uploaded_at: str
     score: float
+    version: str = ""  # the FileText version the record was cut from (provenance.citation)
+    origin_session_id: str = ""  # the session whose file it is
+    origin_session_title: str = ""
 
     @property
     def location_key(self) -> tuple[str, str]:
@@ -231,7 +235,15 @@ def search(scope: str, query: str, limit: int = 10) -> list[LibraryHit]:
 
 
 def _load_records(record_ids: list[int]) -> dict[int, LibraryRecord]:
-    records = LibraryRecord.objects.filter(pk__in=record_ids).select_related("file")
+    records = (
+        LibraryRecord.objects.filter(pk__in=record_ids)
+        .select_related("file")
+        .annotate(
+            version=F("file_text__version"),
+            origin_session_id=F("file__context_set__session_id"),
+            origin_session_title=F("file__context_set__session__title"),
+        )
+    )
     return {record.pk: record for record in records}
 
 
@@ -253,4 +265,7 @@ def _hit(record: LibraryRecord, score: float) -> LibraryHit:
         last_span=record.last_span,
         uploaded_at=file.uploaded_at.isoformat(),
         score=round(score, 6),
+        version=str(record.version) if record.version else "",
+        origin_session_id=str(record.origin_session_id) if record.origin_session_id else "",
+        origin_session_title=record.origin_session_title or "",
     )

@@ -7,6 +7,7 @@ nothing from the other apps.
 import uuid
 
 from django.db import models
+from django.utils import timezone
 
 
 class DigestStatus(models.TextChoices):
@@ -45,6 +46,8 @@ class ContextSet(models.Model):
     aggregate_revision = models.PositiveIntegerField(default=0)
     aggregate_inputs_hash = models.CharField(max_length=64, blank=True)
     aggregate_error = models.JSONField(null=True, blank=True)
+    # {filename: FileText version} the aggregate digest's SourceRefs were written against.
+    aggregate_versions = models.JSONField(default=dict, blank=True)
     last_diff = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
@@ -87,13 +90,65 @@ class ContextFile(models.Model):
     def is_extracted(self) -> bool:
         return bool(self.extracted_text_hash)
 
+    @property
+    def text(self) -> "FileText | None":
+        """The current version of the file's text and spans (one query), or None."""
+        return FileText.objects.current().filter(file=self).first()
+
+
+class FileTextQuerySet(models.QuerySet):
+    def current(self):
+        """Versions that are a file's text now: neither superseded nor deleted."""
+        return self.filter(superseded_at__isnull=True, deleted_at__isnull=True)
+
 
 class FileText(models.Model):
-    """Normalised text and spans of a file, kept apart so file lists never load them."""
+    """One extracted version of a file: its normalised text and spans, what a citation points at.
 
-    file = models.OneToOneField(ContextFile, on_delete=models.CASCADE, related_name="text")
+    A file has at most one current version. Extraction adds a new one when the
+    text (or its spans) changed and marks the old one superseded; deleting the
+    file marks its versions deleted and unlinks them. A version's text stays
+    readable while it is current or anything cites it (docs/decisions.md,
+    "Cited versions are kept"); `manage.py prune_source_texts` removes the rest.
+    Kept apart from ContextFile so file lists never load it.
+    """
+
+    file = models.ForeignKey(ContextFile, null=True, blank=True, on_delete=models.SET_NULL, related_name="texts")
+    version = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
+    scope = models.CharField(max_length=64, db_index=True)  # the origin set's cache scope (team:<id>)
+    # The origin set, so its session; null once that session is deleted.
+    context_set = models.ForeignKey(
+        ContextSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="file_texts"
+    )
+    filename = models.CharField(max_length=255)
+    format = models.CharField(max_length=32)
+    extracted_text_hash = models.CharField(max_length=64)
+    spans_hash = models.CharField(max_length=64, blank=True)
     text = models.TextField()
     spans = models.JSONField(default=list)  # [{span_id, text, locator, start, end}]
+    created_at = models.DateTimeField(default=timezone.now)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = FileTextQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["file"],
+                condition=models.Q(superseded_at__isnull=True, deleted_at__isnull=True),
+                name="one_current_text_per_file",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.filename} {self.version} ({self.status})"
+
+    @property
+    def status(self) -> str:
+        if self.deleted_at:
+            return "deleted"
+        return "superseded" if self.superseded_at else "current"
 
 
 class StoredDigest(models.Model):
@@ -170,6 +225,10 @@ class LibraryRecord(models.Model):
     """A page (PDF) or section of an extracted file, as the team's library search sees it."""
 
     file = models.ForeignKey(ContextFile, on_delete=models.CASCADE, related_name="library_records")
+    # The version the record was cut from (the file's current one: records are rewritten with it).
+    file_text = models.ForeignKey(
+        FileText, null=True, blank=True, on_delete=models.CASCADE, related_name="library_records"
+    )
     scope = models.CharField(max_length=64, db_index=True)  # the set's cache scope: one library per team
     # The extracted text hash: the same document uploaded twice is one document.
     document_id = models.CharField(max_length=64)

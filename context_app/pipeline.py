@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import digest_cache, library, signals
+from . import digest_cache, library, provenance, signals
 from .claims import claim
 from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
@@ -214,6 +214,7 @@ def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
     file.error = {"code": exc.code, "message": exc.message, "stage": "extraction"}
     if file.pk:
         library.forget_file(file.pk)
+        provenance.supersede_current(file.pk)
     file.extracted_text_hash = ""
     file.digest = None
     file.digest_hash = ""
@@ -233,9 +234,14 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
     file.error = None
     if not file.pk or file._state.adding:
         file.save()
-    spans = [s.as_dict() for s in document.spans]
-    FileText.objects.update_or_create(file=file, defaults={"text": document.text, "spans": spans})
-    library.index_file(file, spans)
+    version = provenance.record_version(
+        file,
+        text=document.text,
+        spans=[s.as_dict() for s in document.spans],
+        text_hash=document.extracted_text_hash,
+        spans_hash=document.spans_hash,
+    )
+    library.index_file(file, version)
     if same_text and file.prompt_version == prompt_version():
         file.digest_status = DigestStatus.READY
         return
@@ -298,6 +304,10 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
     if file is None or file.digest_status != DigestStatus.PARSING or file.extracted_text_hash != extracted_text_hash:
         logger.info("dropping stale digest job for file %s", file_id)
         return
+    text = FileText.objects.current().filter(file=file, extracted_text_hash=extracted_text_hash).first()
+    if text is None:
+        logger.info("dropping digest job for file %s: its text changed", file_id)
+        return
     scope = file.context_set.cache_scope
     cache_key = file_cache_key(file)
     stored = digest_cache.cached_file_digest(scope, cache_key, file.filename)
@@ -307,7 +317,7 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
             generated = generate_file_digest(
                 filename=file.filename,
                 format=file.format,
-                spans=FileText.objects.get(file=file).spans,
+                spans=text.spans,
                 subject=f"file:{file.id}",
                 context_set_id=file.context_set_id,
             )
@@ -397,15 +407,18 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
         "aggregate_digest",
         "aggregate_inputs_hash",
         "aggregate_error",
+        "aggregate_versions",
     ]
     if not statuses:
         context_set.aggregate_digest = None
+        context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
         context_set.aggregate_digest_status = DigestStatus.READY
         context_set.aggregate_revision = context_set.revision
         context_set.aggregate_error = None
     elif statuses == {DigestStatus.ERROR}:
         context_set.aggregate_digest = None
+        context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
         context_set.aggregate_digest_status = DigestStatus.ERROR
         context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
@@ -458,12 +471,17 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
             context_set.aggregate_inputs_hash = inputs_hash
             context_set.aggregate_error = None
             context_set.aggregate_digest_status = DigestStatus.PARSING  # refresh decides ready vs stale
+            # Its SourceRefs cite the texts of its inputs, as current now (the inputs hash was just checked).
+            inputs = {f.filename for f in aggregate_inputs(context_set)}
+            versions = provenance.current_versions(context_set_id)
+            context_set.aggregate_versions = {name: version for name, version in versions.items() if name in inputs}
             context_set.save(
                 update_fields=[
                     "aggregate_digest",
                     "aggregate_inputs_hash",
                     "aggregate_error",
                     "aggregate_digest_status",
+                    "aggregate_versions",
                 ]
             )
             refresh_aggregate_state(context_set)

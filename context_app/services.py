@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from . import library, pipeline
+from . import library, pipeline, provenance
 from .errors import ApplicationError
 from .extraction import (
     ExtractionError,
@@ -23,7 +23,7 @@ from .extraction import (
     extract_document,
     sha256_hex,
 )
-from .models import Change, ContextFile, ContextSet, DigestStatus, FileText
+from .models import Change, ContextFile, ContextSet, DigestStatus
 from .selectors import manifest_of
 
 
@@ -80,6 +80,7 @@ def delete_file(context_set: ContextSet, file_id, *, expected_revision: int | No
         doomed = _file_in(context_set, file_id)
         diff = [{"file_id": str(doomed.id), "filename": doomed.filename, "change": Change.DELETED.value}]
         blob_name = doomed.blob.name
+        provenance.mark_deleted([doomed.pk])  # its text stays readable while something cites it
         doomed.delete()
         transaction.on_commit(lambda: doomed.blob.storage.delete(blob_name))
         return _commit_mutation(context_set, diff)
@@ -215,7 +216,7 @@ def _extract_or_defer(file: ContextFile, data: bytes | None) -> None:
         file.digest = None
         file.digest_hash = ""
         if file.pk:
-            FileText.objects.filter(file_id=file.pk).delete()
+            provenance.supersede_current(file.pk)
             library.forget_file(file.pk)
         transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
         return

@@ -6,8 +6,11 @@ class ConversationAppConfig(AppConfig):
     verbose_name = "Chat"
 
     def ready(self) -> None:
+        from context_app import provenance
         from context_app.llm import offline
 
         from . import offline as chat
+        from .artifacts import cited_source_versions
 
         offline.register("CHAT_TURN", chat.chat_turn)
+        provenance.register_citer(cited_source_versions)

@@ -16,15 +16,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from context_app import provenance
 from context_app.digests.items import digest_items, item_line
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from research_app.models import ResearchRun, ResearchSession
 
-from .models import ContextSupply
+from .models import ChatMessage, ContextRequest, ContextSupply
 
 SOURCEREF = re.compile(r"^(?P<filename>.+)::(?P<span>S[0-9]+)$")
+SOURCEREFS_IN_TEXT = re.compile(r"[^\s(,]+::S[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def evidence_sources(artifacts: list[Artifact]) -> list[Source]:
 def known_citations(artifacts: list[Artifact]) -> set[str]:
     """What an answer may cite: the artifacts' keys and the SourceRefs inside them."""
     keys = {a.key for a in artifacts}
-    refs = {m for a in artifacts for m in re.findall(r"[^\s(,]+::S[0-9]+", a.text)}
+    refs = {m for a in artifacts for m in SOURCEREFS_IN_TEXT.findall(a.text)}
     return keys | refs
 
 
@@ -95,8 +97,41 @@ def held_text(anchor: str, session: ResearchSession, artifacts: list[Artifact]) 
     if match is None:
         return None
     text = (
-        FileText.objects.filter(file__context_set__session=session, file__filename=match["filename"])
+        FileText.objects.current()
+        .filter(file__context_set__session=session, file__filename=match["filename"])
         .values_list("spans", flat=True)
         .first()
     )
     return next((s["text"] for s in text or [] if s["span_id"] == match["span"]), None)
+
+
+def source_versions(session: ResearchSession) -> dict[str, str]:
+    """{filename: version} the SourceRefs of the session's artifacts cite, newest first:
+
+    the files' current texts (their digests), then the versions the aggregate was
+    built from, then those the newest report pinned (a file since deleted or replaced).
+    """
+    versions: dict[str, str] = {}
+    run = ResearchRun.objects.filter(session=session, status=ResearchRun.Status.COMPLETED).only("report").first()
+    for section in (run.report or {}).get("sections", []) if run else []:
+        for paragraph in section["paragraphs"]:
+            for link in paragraph.get("source_links", []):
+                versions[provenance.parse_sourceref(link["sourceref"])[0]] = link["version"]
+    context_set = ContextSet.objects.filter(session=session).first()
+    if context_set is not None:
+        versions.update(context_set.aggregate_versions or {})
+        versions.update(provenance.current_versions(context_set.pk))
+    return versions
+
+
+def first_sourceref(text: str) -> str | None:
+    match = SOURCEREFS_IN_TEXT.search(text or "")
+    return match.group(0) if match else None
+
+
+def cited_source_versions():
+    """The text versions the chat cites (context_app.provenance retention): messages and request suggestions."""
+    for links in ChatMessage.objects.exclude(source_links=[]).values_list("source_links", flat=True).iterator():
+        yield from provenance.versions_in(links)
+    for required in ContextRequest.objects.values_list("required", flat=True).iterator():
+        yield from provenance.versions_in(required)

@@ -36,6 +36,8 @@ class ChatMessage(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.THINKING)
     reply_to = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies")
     citations = models.JSONField(default=list, blank=True)  # SourceRefs and artifact keys
+    # The citation object (context_app.provenance) of each citation that is a SourceRef, pinned when written.
+    source_links = models.JSONField(default=list, blank=True)
     warning = models.TextField(blank=True)  # e.g. answered without the context it asked for
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -59,7 +61,8 @@ class ContextRequest(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="context_requests")
     message = models.ForeignKey(ChatMessage, on_delete=models.CASCADE, related_name="context_requests")
-    # [{slot, kind: note|file|snippet, description, suggestions: [{label, text, sourceref}]}]
+    # [{slot, kind: note|file|snippet, description,
+    #   suggestions: [{label, text, and from a span: sourceref, version, span, source_url}]}]
     required = models.JSONField(default=list)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     deadline = models.DateTimeField()

@@ -22,6 +22,7 @@ def message_json(message: ChatMessage) -> dict:
         "status": message.status,
         "reply_to": str(message.reply_to_id) if message.reply_to_id else None,
         "citations": message.citations,
+        "source_links": message.source_links,
         "warning": message.warning,
         "error": message.error,
         "created_at": message.created_at.isoformat(),

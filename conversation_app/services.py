@@ -19,7 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from context_app import grounding
+from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.errors import ApplicationError
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
@@ -31,7 +31,14 @@ from research_app.models import ResearchRun, ResearchSession
 from research_app.selectors import as_uuid
 
 from . import events
-from .artifacts import evidence_sources, held_text, known_citations, session_artifacts
+from .artifacts import (
+    evidence_sources,
+    first_sourceref,
+    held_text,
+    known_citations,
+    session_artifacts,
+    source_versions,
+)
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 from .serializers import message_json, request_json
 
@@ -101,6 +108,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     answer, citations, unsupported = grounded_answer(output["answer"], output["citations"], session, artifacts)
     if unsupported:
         logger.info("chat %s: dropped citations its text does not support: %s", message.pk, unsupported)
+    links = provenance.links_for(citations, source_versions(session))
     with transaction.atomic():  # nobody sees the reply while its question still says "thinking"
         reply = ChatMessage.objects.create(
             conversation=message.conversation,
@@ -109,6 +117,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
             status=ChatMessage.Status.ANSWERED,
             reply_to=message,
             citations=citations,
+            source_links=[links[c] for c in citations if c in links],
             warning=warning,
         )
         message.status = ChatMessage.Status.ANSWERED
@@ -153,11 +162,14 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         text = held_text(need.get("anchor", ""), session, artifacts)
         (held if text else required).append((slot, text, need.get("anchor", "")))
     deadline = timezone.now() + timedelta(seconds=settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS)
+    versions = source_versions(session)
     with transaction.atomic():
         request = ContextRequest.objects.create(
             conversation=message.conversation,
             message=message,
-            required=[slot | {"suggestions": _suggestions(slot, artifacts)} for slot, _, _ in required + held],
+            required=[
+                slot | {"suggestions": _suggestions(slot, artifacts, versions)} for slot, _, _ in required + held
+            ],
             deadline=deadline,
         )
         for slot, text, anchor in held:
@@ -185,8 +197,11 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
     }
 
 
-def _suggestions(slot: dict, artifacts) -> list[dict]:
-    """Excerpts of the session's material that share words with the slot: one click to attach."""
+def _suggestions(slot: dict, artifacts, versions: dict[str, str]) -> list[dict]:
+    """Excerpts of the session's material that share words with the slot: one click to attach.
+
+    An excerpt that cites a span carries that span's citation (sourceref, version, span, source_url).
+    """
     wanted = set(analyze(slot["description"]))
     scored = []
     for artifact in artifacts:
@@ -198,7 +213,11 @@ def _suggestions(slot: dict, artifacts) -> list[dict]:
     for _, key, text in sorted(scored):
         same = re.sub(r"^\[\w+\]\s*", "", text).casefold()  # one excerpt, whichever digest holds it
         suggestions.setdefault(same, {"label": key, "text": text})
-    return list(suggestions.values())[:3]
+    chosen = list(suggestions.values())[:3]
+    for suggestion in chosen:
+        ref = first_sourceref(suggestion["text"])
+        suggestion.update(provenance.links_for([ref] if ref else [], versions).get(ref, {}))
+    return chosen
 
 
 # --- supplies --------------------------------------------------------------------------

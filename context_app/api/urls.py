@@ -1,8 +1,8 @@
-"""`/api/sessions/{sid}/context…` (included under `api/` by config/urls.py)."""
+"""`/api/sessions/{sid}/context…` and `/api/sources/{version}/{span}` (included under `api/` by config/urls.py)."""
 
 from django.urls import include, path
 
-from . import views
+from . import sources, views
 
 file_patterns = [
     path("retry", views.context_file_retry, name="context-file-retry"),
@@ -20,6 +20,7 @@ context_patterns = [
 ]
 
 urlpatterns = [
+    path("sources/<str:version>/<str:span>", sources.source_detail, name="source-detail"),
     path("sessions/<str:sid>/context", views.context, name="context"),
     path("sessions/<str:sid>/context/", include(context_patterns)),
 ]

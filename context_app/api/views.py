@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from research_app.api.decorators import idempotent, limit_upload_size, with_body, with_revision, with_session
 from research_app.api.errors import error
 
-from .. import selectors, services
+from .. import provenance, selectors, services
 from ..models import ContextFile, StoredDigest
 from ..serializers import file_urls, serialize_file
 from .serializers import AutoParseBody
@@ -131,6 +131,8 @@ def context_file_digest(request, session, fid):
             "digest_status": file.digest_status,
             **_digest_fields(file.digest),
             **file_urls(file, session.pk),
+            # A file's digest is always of its current text (a new text drops it).
+            "source_links": _source_links(file.digest, provenance.current_versions(session.context_set.pk)),
         }
     )
 
@@ -152,6 +154,7 @@ def context_digest(request, session):
             "context_revision": context_set.revision,
             "aggregate_digest_status": context_set.aggregate_digest_status,
             **_digest_fields(digest),
+            "source_links": _source_links(digest, provenance.aggregate_versions(context_set)),
         }
     )
 
@@ -183,6 +186,11 @@ def _digest_fields(digest: StoredDigest) -> dict:
         "dropped": digest.validation_report,
         "digest": digest.content,
     }
+
+
+def _source_links(digest: StoredDigest, versions: dict[str, str]) -> dict:
+    """{SourceRef: citation object} for every SourceRef the digest cites, pinned to `versions` ({filename: version})."""
+    return provenance.links_for(provenance.sourcerefs_in(digest.content), versions)
 
 
 def _mutation_response(result: services.MutationResult, status: int = 200) -> Response:

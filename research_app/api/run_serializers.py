@@ -4,6 +4,7 @@ from django.urls import reverse
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..runs.events import event_json
+from ..runs.report import report_json
 from .bodies import AsSent, Body, Text
 
 
@@ -46,7 +47,7 @@ def serialize_run(run: ResearchRun) -> dict:
         "context_processing": run.context_processing,
         "context_revision": (run.context_bundle or {}).get("revision"),
         "nodes": [serialize_node(node) for node in nodes],
-        "report": run.report,
+        "report": report_json(run.report),
         "last_seq": run.last_seq,
         "events_url": reverse("run-events", kwargs={"rid": run.id}),
         "report_url": reverse("run-report", kwargs={"rid": run.id}),

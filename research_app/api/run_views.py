@@ -4,6 +4,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from ..runs import engine
+from ..runs.report import report_json
 from .decorators import idempotent, with_body, with_run, with_session
 from .errors import error
 from .run_serializers import NewRunBody, serialize_events, serialize_run, serialize_run_summary
@@ -47,7 +48,7 @@ def run_events(request, run):
 def run_report(request, run):
     if run.report is None:
         return error(f"the run has no report yet (status: {run.status})", 404, status=run.status)
-    return Response({"run_id": str(run.id), "status": run.status, "report": run.report})
+    return Response({"run_id": str(run.id), "status": run.status, "report": report_json(run.report)})
 
 
 @api_view(["POST"])

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from context_app import provenance
 from context_app.digests.items import item_line
 from context_app.ir import build_envelope, fit_to_budget, sources_from_spans
 from context_app.models import ContextSet, DigestStatus
@@ -17,7 +18,12 @@ from context_app.terms import analyze
 
 
 def context_bundle(context_set: ContextSet) -> dict:
-    """What the run binds to: the set's revision, its files with their digests' summaries, the aggregate."""
+    """What the run binds to: the set's revision, its files with their digests' summaries, the aggregate.
+
+    `source_versions` ({filename: FileText version}) pins the aggregate's SourceRefs to the
+    exact texts they were written from; the report's paragraphs cite through it.
+    """
+    versions = provenance.current_versions(context_set.pk)
     aggregate = None
     if context_set.aggregate_digest_status == DigestStatus.READY and context_set.aggregate_digest_id:
         aggregate = context_set.aggregate_digest.content
@@ -31,6 +37,7 @@ def context_bundle(context_set: ContextSet) -> dict:
                 "format": file.format,
                 "digest_status": file.digest_status,
                 "digest_ref": str(file.digest_id) if file.digest_id else None,
+                "version": versions.get(file.filename),
                 "summary": file.digest.content.get("summary", "") if ready else "",
                 "error": file.error,
             }
@@ -40,6 +47,7 @@ def context_bundle(context_set: ContextSet) -> dict:
         "revision": context_set.revision,
         "files": files,
         "aggregate_digest": aggregate,
+        "source_versions": {**versions, **(context_set.aggregate_versions or {})},
     }
 
 

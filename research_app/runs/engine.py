@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from context_app import grounding
+from context_app import grounding, provenance
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
@@ -241,7 +241,11 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
 
     verdict = model_tasks.run_task(
         model_tasks.NODE_SUFFICIENCY,
-        {"question": node.question, "findings": node.findings, "context_items": context.selected_items},
+        {
+            "question": node.question,
+            "findings": [{"text": f["text"], "citations": f["citations"]} for f in node.findings],
+            "context_items": context.selected_items,
+        },
         run=run,
         subject=subject,
     ).output
@@ -346,11 +350,12 @@ def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[
         found.extend(response.results)
         errors.extend(e for e in response.errors if e not in errors)
     best = deduplicate_results(found)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
-    return [result_json(n, r) for n, r in enumerate(best, start=1)], errors
+    return [result_json(n, r, shown_in=run.session_id) for n, r in enumerate(best, start=1)], errors
 
 
-def result_json(n: int, result: SearchResult) -> dict:
-    return {
+def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
+    """A numbered result; a library one also carries its citation (version, span, source_url, origin session)."""
+    numbered = {
         "n": n,
         "provider": result.provider,
         "document": result.doc_id,
@@ -364,6 +369,12 @@ def result_json(n: int, result: SearchResult) -> dict:
         "score": round(result.relevance_score, 4),
         "text": result.text[:RESULT_TEXT_CHARS],
     }
+    if result.version:
+        origin = provenance.origin_json(result.origin_session_id, result.origin_session_title)
+        numbered.update(
+            provenance.citation(result.sourceref, result.version, result.span, origin=origin, shown_in=shown_in)
+        )
+    return numbered
 
 
 def result_label(result: dict) -> str:
@@ -377,15 +388,32 @@ def _evidence(results: Sequence[dict]) -> list[Source]:
 
 def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
     """Findings with their citations to results that exist and support them (context_app.grounding);
-    a finding left citing none of them is dropped, and its marks of dropped citations go with them."""
-    text_of = {r["n"]: r["text"] or r["title"] for r in results}
+    a finding left citing none of them is dropped, and its marks of dropped citations go with them.
+
+    `source_links` are the citation objects of the library results it cites (web results have none).
+    """
+    by_number = {r["n"]: r for r in results}
     kept = []
     for finding in findings:
-        cited = {n: text_of[n] for n in sorted(set(finding["citations"])) if n in text_of}
+        cited = {
+            n: by_number[n]["text"] or by_number[n]["title"]
+            for n in sorted(set(finding["citations"]))
+            if n in by_number
+        }
         supported, _unsupported = grounding.supporting(finding["text"], cited)
         if supported:
-            kept.append({"text": grounding.keeping_marks(finding["text"], set(supported)), "citations": supported})
+            links = [citation_of(by_number[n]) for n in supported if by_number[n].get("source_url")]
+            text = grounding.keeping_marks(finding["text"], set(supported))
+            kept.append({"text": text, "citations": supported, "source_links": links})
     return kept
+
+
+CITATION_FIELDS = ("sourceref", "version", "span", "source_url", "origin_session", "from_library")
+
+
+def citation_of(result: dict) -> dict:
+    """The citation object a library result carries."""
+    return {k: result[k] for k in CITATION_FIELDS if k in result}
 
 
 def _room_for_children(node: ResearchNode, run: ResearchRun) -> int:

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from context_app import grounding
+from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.ir import note_source
 from context_app.llm.model_task import TaskFailed
-from context_app.selectors import span_texts
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
-from .engine import result_label
+from .engine import citation_of, result_label
 from .events import emit
 
 Status = ResearchRun.Status
@@ -66,12 +65,14 @@ def write_report(run_id) -> None:
         ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
         emit(run.pk, "run_failed", error=str(exc))
         return
-    source_texts = span_texts(run.session_id, {ref for item in items for ref in item["sources"]})
+    versions = bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id"))
+    source_texts = provenance.span_texts({ref for item in items for ref in item["sources"]}, versions)
     reference_texts = {r["n"]: r["text"] or r["title"] for r in references}
     report, dropped = checked_report(result.output, reference_texts, source_texts)
+    pin_sources(report, versions)
     report.update(
         question=run.question,
-        references=[{k: r[k] for k in REFERENCE_FIELDS} for r in references],
+        references=[{**{k: r[k] for k in REFERENCE_FIELDS}, **citation_of(r)} for r in references],
         dropped=dropped,
         provider=result.call.provider,
         model=result.call.model,
@@ -88,6 +89,21 @@ def write_report(run_id) -> None:
 
 
 REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")
+
+
+def pin_sources(report: dict, versions: dict[str, str]) -> None:
+    """Each paragraph's `source_links`: its SourceRefs pinned to the versions the run's bundle was bound to."""
+    for section in report["sections"]:
+        for paragraph in section["paragraphs"]:
+            links = provenance.links_for(paragraph["sources"], versions)
+            paragraph["source_links"] = [links[ref] for ref in paragraph["sources"] if ref in links]
+
+
+def report_json(report: dict | None) -> dict | None:
+    """The stored report as the API shows it: plus `sources_changed`, read now from the versions it cites."""
+    if report is None:
+        return None
+    return {**report, "sources_changed": provenance.sources_changed(provenance.versions_in(report))}
 
 
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:

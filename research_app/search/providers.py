@@ -42,6 +42,11 @@ class SearchResult:
     sourceref: str = ""  # library only: "report.pdf::S4", opens the raw preview at that span
     file_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Library only: the exact text version and span the result cites, and the session the file belongs to.
+    version: str = ""
+    span: str = ""
+    origin_session_id: str = ""
+    origin_session_title: str = ""
 
     @property
     def location_key(self) -> tuple[str, str]:
@@ -103,6 +108,10 @@ class LibrarySearch:
                 timestamp=hit.uploaded_at,
                 sourceref=hit.sourceref,
                 file_id=hit.file_id,
+                version=hit.version,
+                span=hit.first_span,
+                origin_session_id=hit.origin_session_id,
+                origin_session_title=hit.origin_session_title,
             )
             for hit in library.search(self.scope, query, limit)
         ]

@@ -5,8 +5,8 @@ import pytest
 from context_app import services as context_services
 from context_app.models import ContextSet
 from research_app.services import create_session
-from tests.factories import make_member
 from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
+from tests.factories import make_member
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -44,6 +44,9 @@ class Command(BaseCommand):
                 f"{rank:>3}. {result.relevance_score:.3f} (score {result.score:.3f}, {result.provider})  "
                 f"{result.filename}, {result.location}{cite}"
             )
+            if result.origin_session_id:
+                where = "this session" if result.origin_session_id == str(research_session.pk) else "another session"
+                self.stdout.write(f"       from {where}: {result.origin_session_title}")
             snippet = " ".join(result.text.split())
             self.stdout.write(textwrap.indent(textwrap.shorten(snippet, 220, placeholder=" …"), "       "))
         if context:
