@@ -8,12 +8,13 @@ class ContextAppConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import pre_delete
 
+        from .digests import generate
         from .digests import offline as digests
         from .llm import offline
         from .models import ContextFile
 
-        offline.register("PER_FILE_DIGEST", digests.per_file_digest)
-        offline.register("AGGREGATE_DIGEST", digests.aggregate_digest)
+        for task in (generate.PER_FILE_DIGEST, generate.AGGREGATE_DIGEST):
+            offline.register(task.name, getattr(digests, task.recorded_as))
         # Every way a file goes (delete_file, or its session's cascade) marks its versions deleted first.
         pre_delete.connect(_mark_versions_deleted, sender=ContextFile, dispatch_uid="context_file_versions_deleted")
 

@@ -10,13 +10,10 @@ class ResearchAppConfig(AppConfig):
         from context_app.llm import offline
 
         from . import receivers  # noqa: F401  (connects the context pipeline's signals)
+        from .runs import model_tasks
         from .runs import offline as research
         from .selectors import cited_source_versions
 
-        offline.register("NODE_QUERIES", research.node_queries)
-        offline.register("NODE_FINDINGS", research.node_findings)
-        offline.register("NODE_SUFFICIENCY", research.node_sufficiency)
-        offline.register("NODE_DECOMPOSE", research.node_decompose)
-        offline.register("CONTEXT_SPLIT", research.context_split)
-        offline.register("REPORT", research.report)
+        for task in model_tasks.RESEARCH_TASKS:  # each answered offline by the function of its name
+            offline.register(task.name, getattr(research, task.recorded_as))
         provenance.register_citer(cited_source_versions)

@@ -61,6 +61,8 @@ REPORT = research_task(
     "Write the cited report: search results as [n], the user's files as their SourceRefs (file::S4).",
 )
 
+RESEARCH_TASKS = (NODE_QUERIES, NODE_FINDINGS, NODE_SUFFICIENCY, NODE_DECOMPOSE, CONTEXT_SPLIT, REPORT)
+
 
 def run_task(
     task: ModelTask,
