@@ -34,7 +34,7 @@ REPAIR_MAX_ERRORS = 50
 
 @dataclass(frozen=True)
 class ModelTask:
-    name: str  # the TASK line, e.g. NODE_SUFFICIENCY
+    name: str  # the TASK line, e.g. PER_FILE_DIGEST
     prompt_files: tuple[str, ...]  # prompts/<file>.system.txt, joined in order
     schema: str  # prompts/schemas/<schema>.schema.json
     prompt_version: Callable[[], str]  # recorded on every call; digests read theirs from settings
@@ -42,7 +42,7 @@ class ModelTask:
 
     @property
     def recorded_as(self) -> str:
-        """LLMCall.task: node_sufficiency."""
+        """LLMCall.task: per_file_digest."""
         return self.name.lower()
 
     def system(self) -> str:
