@@ -32,6 +32,8 @@ system-packages:
 
 bootstrap: $(BIN)/.installed system-packages
 
+# A local development run: DEBUG on (and with it a development SECRET_KEY) unless set.
+run: export DEBUG ?= 1
 run: bootstrap
 	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput -v 0
