@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.production import databases
 from tests.redis_server import RedisServer
 
 _redis: RedisServer | None = None
@@ -11,6 +12,7 @@ def pytest_configure(config):
     global _redis
     from django.conf import settings
 
+    databases.use_postgres_if_asked(settings)
     _redis = RedisServer()
     settings.REDIS_URL = _redis.url
     settings.CELERY_BROKER_URL = _redis.url
@@ -33,6 +35,7 @@ def pytest_collection_modifyitems(config, items):
 def pytest_unconfigure(config):
     if _redis is not None:
         _redis.stop()
+    databases.stop()
 
 
 @pytest.fixture(scope="session")
@@ -77,7 +80,7 @@ def live_server_url(django_db_setup, django_db_blocker, celery_worker_thread):
     from tests.live_server import LiveServer
 
     ARTIFACTS.mkdir(exist_ok=True)
-    server = LiveServer(connection.settings_dict["NAME"], _redis.url, ARTIFACTS / "daphne.log")
+    server = LiveServer(databases.database_url(connection.settings_dict), _redis.url, ARTIFACTS / "daphne.log")
     yield server.url
     server.stop()
 
