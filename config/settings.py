@@ -140,6 +140,12 @@ if STORAGE_BACKEND == "s3":
     AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME")
     AWS_S3_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default=None)
     AWS_S3_REGION_NAME = env.str("AWS_S3_REGION_NAME", default=None)
+    # Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the environment, or the
+    # instance's role (boto3's own lookup).
+# Never overwrite an object (django-storages' default does): two files of one name, in two
+# sessions or a replacement saved before the old object is deleted, get two objects.
+AWS_S3_FILE_OVERWRITE = False
+AWS_DEFAULT_ACL = None
 
 # Redis: Celery broker and the Channels layer.
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
