@@ -29,7 +29,11 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     # Playwright's sync API keeps an event loop running in the main thread once
     # started, which async_to_sync refuses to share: browser tests go last.
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    # Tests with worker processes of their own go first, before the in-process
+    # worker (celery_worker_thread, session-wide once started) consumes the broker.
+    items.sort(
+        key=lambda item: (item.get_closest_marker("workers") is None, item.get_closest_marker("browser") is not None)
+    )
 
 
 def pytest_unconfigure(config):

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.production import databases
-from tests.production.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from tests.production.s3_server import S3Server, use_bucket
 
 
 @pytest.fixture(scope="session")
@@ -19,17 +19,8 @@ def s3_bucket(s3_server, settings, tmp_path):
 
     Local media goes to an empty directory, so a test can show nothing was written there.
     """
-    bucket = s3_server.new_bucket()
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.STORAGE_BACKEND = "s3"
-    settings.AWS_STORAGE_BUCKET_NAME = bucket
-    settings.AWS_S3_ENDPOINT_URL = s3_server.url
-    settings.AWS_S3_REGION_NAME = REGION
-    settings.AWS_S3_ACCESS_KEY_ID = ACCESS_KEY
-    settings.AWS_S3_SECRET_ACCESS_KEY = SECRET_KEY
-    # Last: changing STORAGES drops the storage instances Django built from the old settings.
-    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "storages.backends.s3.S3Storage"}}
-    return bucket
+    return use_bucket(settings, s3_server, s3_server.new_bucket())
 
 
 @pytest.fixture

@@ -77,3 +77,16 @@ class S3Server:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def use_bucket(settings, s3_server: S3Server, bucket: str) -> str:
+    """Point this process's default storage at `bucket` (through the pytest-django `settings` fixture)."""
+    settings.STORAGE_BACKEND = "s3"
+    settings.AWS_STORAGE_BUCKET_NAME = bucket
+    settings.AWS_S3_ENDPOINT_URL = s3_server.url
+    settings.AWS_S3_REGION_NAME = REGION
+    settings.AWS_S3_ACCESS_KEY_ID = ACCESS_KEY
+    settings.AWS_S3_SECRET_ACCESS_KEY = SECRET_KEY
+    # Last: changing STORAGES drops the storage instances Django built from the old settings.
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "storages.backends.s3.S3Storage"}}
+    return bucket
