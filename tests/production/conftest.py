@@ -1,8 +1,7 @@
-"""Fixtures of the production path: S3 (moto in server mode), PostgreSQL-only tests."""
+"""Fixtures of the production path: S3 (moto in server mode on loopback)."""
 
 import pytest
 
-from tests.production import databases
 from tests.production.s3_server import S3Server, use_bucket
 
 
@@ -21,9 +20,3 @@ def s3_bucket(s3_server, settings, tmp_path):
     """
     settings.MEDIA_ROOT = str(tmp_path / "media")
     return use_bucket(settings, s3_server, s3_server.new_bucket())
-
-
-@pytest.fixture
-def postgres_only():
-    if not databases.wants_postgres():
-        pytest.skip("runs on PostgreSQL: the second part of `make test` (GROUNDWORK_TEST_DATABASE=postgres)")

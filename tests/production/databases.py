@@ -40,12 +40,6 @@ def stop() -> None:
         _server.stop()
 
 
-def on_postgres() -> bool:
-    from django.db import connection
-
-    return connection.vendor == "postgresql"
-
-
 def database_url(settings_dict: dict) -> str:
     """A DATABASE_URL for another process (daphne, a Celery worker) that opens the test database."""
     if settings_dict["ENGINE"] == "django.db.backends.sqlite3":
