@@ -203,26 +203,33 @@ def test_a_crashing_provider_is_still_recorded(settings):
 
 
 def test_every_task_the_apps_send_has_the_handler_its_app_registered():
+    from context_app.digests import generate
     from context_app.digests import offline as digests
+    from context_app.llm.model_task import ModelTask
     from conversation_app import offline as chat
+    from conversation_app import services as chat_services
     from research_app.runs import model_tasks
     from research_app.runs import offline as research
 
-    sent = {task.name for task in vars(model_tasks).values() if isinstance(task, model_tasks.ResearchTask)}
-    assert sent == {
+    def tasks_of(module) -> set[str]:
+        return {task.name for task in vars(module).values() if isinstance(task, ModelTask)}
+
+    research_tasks = tasks_of(model_tasks)
+    assert research_tasks == {
         "NODE_QUERIES",
         "NODE_FINDINGS",
         "NODE_SUFFICIENCY",
         "NODE_DECOMPOSE",
         "CONTEXT_SPLIT",
         "REPORT",
-        "CHAT_TURN",
     }
+    assert tasks_of(chat_services) == {"CHAT_TURN"}
+    assert tasks_of(generate) == {"PER_FILE_DIGEST", "AGGREGATE_DIGEST"}
     provider = offline.OfflineProvider()
     assert provider.handler_for("PER_FILE_DIGEST") is digests.per_file_digest
     assert provider.handler_for("AGGREGATE_DIGEST") is digests.aggregate_digest
     assert provider.handler_for("CHAT_TURN") is chat.chat_turn
-    for task in sent - {"CHAT_TURN"}:
+    for task in research_tasks:
         assert provider.handler_for(task) is getattr(research, task.lower()), task
 
 
