@@ -49,10 +49,11 @@ class PostgresServer:
     def __init__(self) -> None:
         bin_dir = postgres_bin_dir()
         self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="groundwork-postgres-")
+        as_user = _run_as()
+        # Under /tmp when dropping root: the unprivileged user must reach it (a TMPDIR under /root it could not).
+        self.dir = tempfile.mkdtemp(prefix="groundwork-postgres-", dir="/tmp" if as_user else None)
         self.data = os.path.join(self.dir, "data")
         self.log = os.path.join(self.dir, "postgres.log")
-        as_user = _run_as()
         if as_user:
             os.chown(self.dir, as_user["user"], as_user["group"])
         self._pg_ctl = os.path.join(bin_dir, "pg_ctl")
