@@ -1,5 +1,6 @@
 # Two commands: `make run` starts the product, `make test` runs every test.
-# Both bootstrap themselves (virtualenv, Python packages, redis-server).
+# Both bootstrap themselves (virtualenv, Python packages, redis-server; PostgreSQL and
+# Chromium for the tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -16,11 +17,13 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
 	touch $@
 
-# redis-server (and Chromium for the browser tests) come from Debian's packages.
+# redis-server (and, for the tests, Chromium and PostgreSQL) come from Debian's packages.
 system-packages:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	[ -n "$(NEED_CHROMIUM)" ] && ! [ -x /usr/bin/chromium ] && missing="$$missing chromium"; \
+	[ -n "$(NEED_POSTGRES)" ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null \
+	  && ! command -v initdb >/dev/null && missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing$$missing"; \
@@ -32,6 +35,8 @@ system-packages:
 
 bootstrap: $(BIN)/.installed system-packages
 
+# A local development run: DEBUG on (and with it a development SECRET_KEY) unless set.
+run: export DEBUG ?= 1
 run: bootstrap
 	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput -v 0
@@ -44,10 +49,14 @@ run: bootstrap
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile
 
 # The suite starts and stops its own redis-server on a free port (tests/conftest.py)
-# and its own daphne for the browser tests, which run in Debian's Chromium.
+# and its own daphne for the browser tests, which run in Debian's Chromium; S3 is
+# moto in server mode. It runs twice: on SQLite (the embedded default), then on a
+# throwaway PostgreSQL cluster of its own (tests/production/postgres_server.py).
 test: NEED_CHROMIUM = 1
+test: NEED_POSTGRES = 1
 test: bootstrap
 	$(BIN)/pytest $(PYTEST_ARGS)
+	GROUNDWORK_TEST_DATABASE=postgres $(BIN)/pytest $(PYTEST_ARGS)
 
 # The unit and API tests alone (no worker, no browser): seconds, for the edit-test loop.
 test-fast: bootstrap

@@ -1,13 +1,15 @@
 """Groundwork settings: every knob comes from the environment with a safe default.
 
-Embedded defaults (no env at all) give SQLite under var/, local file storage,
-Redis on loopback and the offline LLM provider: what `make run` and the tests use.
+Embedded defaults (only DEBUG=1, what `make run` sets) give SQLite under var/, local
+file storage, Redis on loopback and the offline LLM provider. With DEBUG off a
+SECRET_KEY is required; README "Running in production" lists the rest.
 """
 
 import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("GROUNDWORK_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -16,9 +18,33 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="groundwork-insecure-dev-key-change-me")
+# With DEBUG off the key must come from the environment: a default key would sign every
+# deployment's sessions and tokens alike. `make run` turns DEBUG on; the suite sets a key of
+# its own (tests/settings.py).
+DEV_SECRET_KEY = "groundwork-insecure-dev-key-change-me"
+SECRET_KEY = env.str("SECRET_KEY", default="") or (DEV_SECRET_KEY if DEBUG else "")
+if not SECRET_KEY or (SECRET_KEY == DEV_SECRET_KEY and not DEBUG):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set. With DEBUG off Groundwork refuses to start without one: set SECRET_KEY to "
+        "a long random string (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "or set DEBUG=1 for a local development run (what `make run` does)."
+    )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# HTTPS=1: the site is served over TLS (by a proxy or load balancer in front of daphne).
+# It turns on the SSL redirect, HSTS and secure cookies together; each can still be set on
+# its own. TRUST_X_FORWARDED_PROTO=1 when that proxy sets X-Forwarded-Proto (and strips
+# a client's own), so Django knows a request came in over HTTPS.
+HTTPS = env.bool("HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "daphne",
@@ -37,6 +63,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: answers /healthz before host validation, the SSL redirect and sessions.
+    "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -91,7 +119,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "static"
+# `manage.py collectstatic` gathers them here for the proxy in front of daphne to serve
+# (README, "Running in production"); daphne serves /static/ itself as well.
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -108,6 +138,12 @@ if STORAGE_BACKEND == "s3":
     AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME")
     AWS_S3_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default=None)
     AWS_S3_REGION_NAME = env.str("AWS_S3_REGION_NAME", default=None)
+    # Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the environment, or the
+    # instance's role (boto3's own lookup).
+# Never overwrite an object (django-storages' default does): two files of one name, in two
+# sessions or a replacement saved before the old object is deleted, get two objects.
+AWS_S3_FILE_OVERWRITE = False
+AWS_DEFAULT_ACL = None
 
 # Redis: Celery broker and the Channels layer.
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")

@@ -266,8 +266,15 @@ def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
 
 
 def read_blob(file: ContextFile) -> bytes:
-    with file.blob.open("rb") as handle:
-        return handle.read()
+    """The stored bytes. A missing object or a storage failure (a local file, an S3 object:
+    FileNotFoundError, a botocore error) is the file's error, not the caller's crash."""
+    try:
+        with file.blob.open("rb") as handle:
+            return handle.read()
+    except Exception as exc:  # noqa: BLE001 - storage backends raise their own kinds
+        logger.warning("stored file %s (%s) could not be read: %r", file.pk, file.blob.name, exc)
+        reason = "the stored file is missing" if isinstance(exc, FileNotFoundError) else type(exc).__name__
+        raise ExtractionError("storage", f"stored file could not be read: {reason}") from exc
 
 
 def extract_file(file_id, content_hash: str) -> None:
@@ -280,8 +287,6 @@ def extract_file(file_id, content_hash: str) -> None:
         document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
     except ExtractionError as exc:
         document, failure = None, exc
-    except OSError as exc:
-        document, failure = None, ExtractionError("storage", f"stored file could not be read: {exc}")
     with transaction.atomic():
         current = ContextFile.objects.select_for_update().select_related("context_set").filter(pk=file_id).first()
         if current is None or current.content_hash != content_hash or current.is_extracted:

@@ -82,7 +82,7 @@ def delete_file(context_set: ContextSet, file_id, *, expected_revision: int | No
         blob_name = doomed.blob.name
         provenance.mark_deleted([doomed.pk])  # its text stays readable while something cites it
         doomed.delete()
-        transaction.on_commit(lambda: doomed.blob.storage.delete(blob_name))
+        transaction.on_commit(lambda: doomed.blob.storage.delete(blob_name), robust=True)
         return _commit_mutation(context_set, diff)
 
 
@@ -97,8 +97,13 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         retried.error = None
         if retried.is_extracted:
             retried.digest_status = DigestStatus.STALE
+        elif _small(retried):
+            try:
+                _extract_or_defer(retried, pipeline.read_blob(retried))
+            except ExtractionError as exc:  # the stored object is gone: still in error, saying why
+                pipeline.mark_extraction_failed(retried, exc)
         else:
-            _extract_or_defer(retried, pipeline.read_blob(retried) if _small(retried) else None)
+            _extract_or_defer(retried, None)
         retried.save()
         context_set.parse_requested = True
         diff = [{"file_id": str(retried.id), "filename": retried.filename, "change": Change.CHANGED.value}]
@@ -186,7 +191,8 @@ def _store_upload(context_set: ContextSet, filename: str, upload: Upload, curren
     previous_text_hash = file.extracted_text_hash
     if current is not None:
         old_blob = current.blob.name
-        transaction.on_commit(lambda: current.blob.storage.delete(old_blob))
+        # robust: a storage outage leaves an orphan object (logged), never a failed request after commit.
+        transaction.on_commit(lambda: current.blob.storage.delete(old_blob), robust=True)
     file.format = file_format
     file.mime_type = mime_type
     file.size_bytes = len(upload.data)

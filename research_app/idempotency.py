@@ -41,15 +41,25 @@ def request_fingerprint(
     return digest.hexdigest()
 
 
+# Inserts tried when the key's holder frees it between our insert and our read.
+CLAIM_ATTEMPTS = 5
+
+
 def claim_key(user, key: str, fingerprint: str) -> Claim:
     expired_before = timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_TTL_SECONDS)
     IdempotencyRecord.objects.filter(user=user, key=key, created_at__lt=expired_before).delete()
-    try:
-        with transaction.atomic():
-            record = IdempotencyRecord.objects.create(user=user, key=key, request_fingerprint=fingerprint)
-        return Claim(record=record, replay=None, conflict=None)
-    except IntegrityError:
-        existing = IdempotencyRecord.objects.get(user=user, key=key)
+    for _ in range(CLAIM_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(user=user, key=key, request_fingerprint=fingerprint)
+            return Claim(record=record, replay=None, conflict=None)
+        except IntegrityError:
+            existing = IdempotencyRecord.objects.filter(user=user, key=key).first()
+        if existing is not None:
+            break
+        # The request holding the key raised and freed it (abandon) after our insert failed: try again.
+    else:
+        return Claim(record=None, replay=None, conflict="in_flight")
     if existing.request_fingerprint != fingerprint:
         return Claim(record=None, replay=None, conflict="mismatch")
     if existing.response_status is None:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.production import databases
 from tests.redis_server import RedisServer
 
 _redis: RedisServer | None = None
@@ -11,6 +12,7 @@ def pytest_configure(config):
     global _redis
     from django.conf import settings
 
+    databases.use_postgres_if_asked(settings)
     _redis = RedisServer()
     settings.REDIS_URL = _redis.url
     settings.CELERY_BROKER_URL = _redis.url
@@ -30,16 +32,21 @@ STACK_FIXTURES = {"celery_worker_thread", "live_server_url"}
 def pytest_collection_modifyitems(config, items):
     # A test on the real worker or live server is a slow stack test: `make test-fast` leaves them out.
     for item in items:
-        if STACK_FIXTURES & set(item.fixturenames):
+        if STACK_FIXTURES & set(item.fixturenames) or item.get_closest_marker("workers"):
             item.add_marker(pytest.mark.stack)
     # Playwright's sync API keeps an event loop running in the main thread once
     # started, which async_to_sync refuses to share: browser tests go last.
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    # Tests with worker processes of their own go first, before the in-process
+    # worker (celery_worker_thread, session-wide once started) consumes the broker.
+    items.sort(
+        key=lambda item: (item.get_closest_marker("workers") is None, item.get_closest_marker("browser") is not None)
+    )
 
 
 def pytest_unconfigure(config):
     if _redis is not None:
         _redis.stop()
+    databases.stop()
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +91,7 @@ def live_server_url(django_db_setup, django_db_blocker, celery_worker_thread):
     from tests.live_server import LiveServer
 
     ARTIFACTS.mkdir(exist_ok=True)
-    server = LiveServer(connection.settings_dict["NAME"], _redis.url, ARTIFACTS / "daphne.log")
+    server = LiveServer(databases.database_url(connection.settings_dict), _redis.url, ARTIFACTS / "daphne.log")
     yield server.url
     server.stop()
 

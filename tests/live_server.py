@@ -12,13 +12,13 @@ UPLOAD_LIMIT_BYTES = 8 * 1024 * 1024
 
 
 class LiveServer:
-    def __init__(self, database_path: str, redis_url: str, log_path) -> None:
+    def __init__(self, database_url: str, redis_url: str, log_path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": f"sqlite:///{database_path}",
+            "DATABASE_URL": database_url,
             "REDIS_URL": redis_url,
             "GROUNDWORK_LLM": "offline",
             "ANTHROPIC_API_KEY": "",

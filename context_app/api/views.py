@@ -113,7 +113,11 @@ def context_file_download(request, session, fid):
     file = _file_or_none(session, fid)
     if file is None:
         return error("file not found", 404)
-    return FileResponse(file.blob.open("rb"), as_attachment=True, filename=file.filename, content_type=file.mime_type)
+    try:
+        stored = file.blob.open("rb")
+    except FileNotFoundError:  # the object is gone from storage (S3: a 404 on it)
+        return error("the stored file is missing", 404)
+    return FileResponse(stored, as_attachment=True, filename=file.filename, content_type=file.mime_type)
 
 
 @api_view(["GET"])
