@@ -5,7 +5,7 @@
 (function () {
   "use strict";
 
-  const { el, requestJson } = Groundwork;
+  const { el, requestJson, citationButton, linksByRef, textWithCitations } = Groundwork;
   const $ = (id) => document.getElementById(id);
   const sid = JSON.parse(document.getElementById("bootstrap").textContent).session.session_id;
   const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", queued: "queued", failed: "failed" };
@@ -35,18 +35,19 @@
   function messageItem(message) {
     const who = message.role === "user" ? message.author || "you" : "assistant";
     const status = message.role === "user" && STATUS_LABEL[message.status] ? ` · ${STATUS_LABEL[message.status]}` : "";
+    // An answer's SourceRefs, inline and as chips, open the version the reply pinned (source_links).
+    const links = message.role === "assistant" ? linksByRef(message.source_links) : {};
+    const citations = message.citations || [];
     return el("li", { class: message.role, "data-message-id": message.message_id, "data-status": message.status },
       el("span", { class: "who", text: `${who}${status}` }),
-      el("p", { class: "content", text: message.content }),
+      el("p", { class: "content" }, ...textWithCitations(message.content, links, sid)),
       message.warning ? el("p", { class: "warning", text: message.warning }) : null,
       message.error ? el("p", { class: "file-error", text: message.error }) : null,
-      message.citations.length ? el("div", { class: "sources" }, ...message.citations.map(citation)) : null);
+      citations.length ? el("div", { class: "sources" }, ...citations.map((ref) => citation(ref, links))) : null);
   }
 
-  function citation(ref) {
-    if (/::S\d+$/.test(ref)) {
-      return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => Groundwork.openSource(sid, ref) });
-    }
+  function citation(ref, links) {
+    if (/::S\d+$/.test(ref)) return citationButton(links[ref], sid, { ref });
     return el("span", { class: "tag", text: ref.split(":")[0] === "supply" ? "supplied note" : ref.replace(/:.{36}/, "") });
   }
 
@@ -69,6 +70,7 @@
       el("p", { text: slot.description }),
       ...(slot.suggestions || []).map((s) => el("div", { class: "suggestion" },
         el("p", { class: "small", text: s.text }),
+        s.source_url ? citationButton(s, sid) : null,
         el("button", { type: "button", text: "Attach", "aria-label": `Attach excerpt from ${s.label}`, onclick: () => supply({ kind: "snippet", text: s.text }) }))),
       note,
       el("div", { class: "slot-buttons" },

@@ -19,7 +19,7 @@
     selectedFileId: null,
     aggregate: null, // {revision, digest, ...} last fetched
     fileDigest: null,
-    preview: null, // {file_id, filename, spans}
+    preview: null, // {file_id, filename, spans}, or a resolved citation {version, filename, spans, status, …}
     highlight: null, // span id to highlight in the preview
     showJson: false,
   };
@@ -90,29 +90,41 @@
 
   // --- state updates ---------------------------------------------------------
 
+  // The session's files changed: what else the page shows from them (a report's
+  // "Sources changed") is read anew by whoever listens.
+  function announceChange(before) {
+    if (state.manifest.revision > before) document.dispatchEvent(new CustomEvent("groundwork:context-changed"));
+  }
+
   function applyMutation(result) {
     const m = state.manifest;
     if (result.revision < m.revision) return; // an older answer than what we already show
+    const before = m.revision;
     m.revision = result.revision;
     if (result.files) m.files = result.files;
     if (result.aggregate_digest_status) m.aggregate_digest_status = result.aggregate_digest_status;
     if (result.last_diff) m.last_diff = result.last_diff;
     if (result.auto_parse !== undefined) m.auto_parse = result.auto_parse;
     render();
+    announceChange(before);
   }
 
   function applyUpdate(message) {
     if (message.revision < state.manifest.revision) return;
+    const before = state.manifest.revision;
     const { type, ...manifest } = message;
     state.manifest = manifest;
     render();
     refreshDigests();
+    announceChange(before);
   }
 
   async function refreshManifest() {
+    const before = state.manifest.revision;
     state.manifest = await api("GET", base);
     render();
     refreshDigests();
+    announceChange(before);
   }
 
   async function refreshDigests() {
@@ -171,9 +183,6 @@
     return state.manifest.files.find((f) => f.file_id === id);
   }
 
-  function fileByName(name) {
-    return state.manifest.files.find((f) => f.filename === name);
-  }
 
   function chipFor(file) {
     const diff = state.manifest.last_diff || {};
@@ -340,13 +349,13 @@
           el("p", { text: fact.claim }),
           el("div", { class: "sources" },
             fact.reliability ? el("span", { class: `badge ${fact.reliability}`, title: fact.reliability_note || "", text: `${fact.reliability} reliability` }) : null,
-            ...fact.sources.map(sourceLink))))));
+            ...fact.sources.map((ref) => sourceLink(ref, record)))))));
     }
     if ((digest.uncertainties || []).length) {
       parts.push(el("section", { class: "fact-group", "data-kind": "uncertainties" },
         el("h3", { text: `Uncertainties (${digest.uncertainties.length})` }),
         ...digest.uncertainties.map((u) => el("article", { class: "fact" },
-          el("p", { text: u.text }), el("div", { class: "sources" }, ...(u.sources || []).map(sourceLink))))));
+          el("p", { text: u.text }), el("div", { class: "sources" }, ...(u.sources || []).map((ref) => sourceLink(ref, record)))))));
     }
     if (record.dropped && record.dropped.length) {
       parts.push(el("p", { class: "muted small", text: `Validation removed ${record.dropped.length} unsupported item(s).` }));
@@ -354,23 +363,42 @@
     return parts;
   }
 
-  function sourceLink(ref) {
-    const [filename, spanId] = ref.split("::");
+  // A digest's SourceRef opens the version the digest was built from (its source_links),
+  // in the Raw preview, never whatever file now has that name.
+  function sourceLink(ref, record) {
+    const link = (record.source_links || {})[ref];
+    if (!link || !link.source_url) {
+      return el("span", { class: "source-ref unresolved", "data-source": ref, title: "No stored text version for this source", text: ref });
+    }
     return el("button", {
-      type: "button", class: "source-link", "data-source": `${filename}::${spanId}`, text: `${filename}::${spanId}`,
-      title: `Open ${filename} at ${spanId}`,
-      onclick: () => {
-        const file = fileByName(filename);
-        if (!file) return flash(`${filename} is no longer in this context.`, true);
-        openPreview(file.file_id, spanId);
-      },
+      type: "button", class: "source-link", "data-source": ref, "data-version": link.version, text: ref,
+      title: `Open ${ref}`, onclick: () => openCitation(link),
     });
+  }
+
+  let opening = 0;
+  async function openCitation(link) {
+    const ticket = ++opening;
+    try {
+      const source = await Groundwork.resolveCitation(link);
+      if (ticket !== opening) return;
+      // The row of the file whose current text this is (none for an older or deleted version).
+      const file = source.status === "current" && source.origin_session.id === sid
+        && state.manifest.files.find((f) => f.filename === source.filename && f.extracted_text_hash === source.extracted_text_hash);
+      state.selectedFileId = file ? file.file_id : state.selectedFileId;
+      state.preview = { ...source, file_id: file ? file.file_id : null, resolved: true };
+      state.highlight = source.span_id;
+      selectTab("preview");
+    } catch (error) {
+      if (ticket === opening) flash(error.message, true);
+    }
   }
 
   function previewView() {
     const p = state.preview;
     if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
-    return [el("h3", { text: p.filename }), ...Groundwork.spanList(p.spans, state.highlight)];
+    const meta = p.resolved ? el("div", { class: "source-meta provenance", "data-status": p.status }, ...Groundwork.provenanceBadges(p, sid)) : null;
+    return [el("h3", { text: p.filename }), meta, ...Groundwork.spanList(p.spans, state.highlight)];
   }
 
   let flashTimer;

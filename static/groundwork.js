@@ -1,5 +1,5 @@
 // What every page script shares: building elements safely, JSON requests with
-// the API's headers, and the span list of a file's raw preview.
+// the API's headers, the span list of a file's raw preview, and citations.
 // Everything a user or a model wrote goes in with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -95,28 +95,125 @@
     return { close() { closed = true; socket.close(); } };
   }
 
-  // A SourceRef ("report.pdf::S4") opens that file's raw preview at the span, in the page's source dialog.
-  async function openSource(sessionId, ref) {
-    const [filename, spanId] = ref.split("::");
+  // --- citations ---------------------------------------------------------------------
+  // A citation object {sourceref, version, span, source_url, + library: origin_session,
+  // from_library} names the exact extracted version it was made from. It opens through
+  // its source_url (GET /api/sources/{version}/{span}), never by file name: a file of
+  // the same name in this session, or a newer upload, is other text.
+
+  function formatDate(iso) {
+    return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
+  }
+
+  const sessionTitle = (origin) => `session “${(origin && origin.title) || "untitled"}”`;
+
+  // Another session's page, found in the team library (the session being viewed is `sessionId`).
+  function fromOtherSession(origin, sessionId) {
+    return Boolean(origin && origin.id && origin.id !== sessionId);
+  }
+
+  // What the user is looking at: the version's status, and where it comes from when not from this session.
+  function provenanceBadges(source, sessionId) {
+    const other = fromOtherSession(source.origin_session, sessionId);
+    const badges = [];
+    if (source.status === "superseded") {
+      badges.push(el("span", { class: "badge outdated", "data-provenance": "superseded", text: `superseded by a newer upload (${formatDate(source.superseded_at)})` }));
+    } else if (source.status === "deleted") {
+      badges.push(el("span", { class: "badge outdated", "data-provenance": "deleted", text: `deleted from ${other ? "its session" : "this session"} (${formatDate(source.deleted_at)})` }));
+    } else {
+      badges.push(el("span", { class: "badge current", "data-provenance": "current", text: "current" }));
+    }
+    if (other) {
+      badges.push(el("span", { class: "badge library", "data-provenance": "library", text: `from the team library: ${sessionTitle(source.origin_session)}` }));
+    }
+    return badges;
+  }
+
+  // "— from session “Pilot A”" beside a library citation of another session (null otherwise).
+  function originNote(link, sessionId) {
+    if (!link || !fromOtherSession(link.origin_session, sessionId)) return null;
+    return el("span", { class: "origin-note muted small", text: ` — from ${sessionTitle(link.origin_session)}` });
+  }
+
+  async function resolveCitation(link) {
+    if (!link || !link.source_url) throw new Error("This citation names no stored text version.");
+    try {
+      return await requestJson("GET", link.source_url);
+    } catch (error) {
+      if (error.status === 404) throw new Error("This source is no longer available.");
+      throw error;
+    }
+  }
+
+  // A button that opens the citation in the page's source dialog; a SourceRef without
+  // a citation object is shown as plain text (it resolves to nothing).
+  function citationButton(link, sessionId, { ref, label } = {}) {
+    const shown = label || ref || (link && link.sourceref) || "";
+    if (!link || !link.source_url) {
+      return el("span", { class: "source-ref unresolved", "data-source": ref || shown, title: "No stored text version for this source", text: shown });
+    }
+    return el("button", {
+      type: "button", class: "source-link", "data-source": link.sourceref, "data-version": link.version, text: shown,
+      title: `Open ${link.sourceref}${fromOtherSession(link.origin_session, sessionId) ? ` (from ${sessionTitle(link.origin_session)})` : ""}`,
+      onclick: () => openCitation(link, sessionId),
+    });
+  }
+
+  // {sourceref: citation} of a list of citation objects.
+  function linksByRef(links) {
+    const map = {};
+    for (const link of links || []) if (link && link.sourceref && !map[link.sourceref]) map[link.sourceref] = link;
+    return map;
+  }
+
+  let opening = 0;
+  // The cited version's spans in the page's source dialog, the cited span highlighted and in view.
+  async function openCitation(link, sessionId) {
     const dialog = document.getElementById("source-dialog");
-    document.getElementById("source-dialog-title").textContent = `${filename} · ${spanId}`;
+    const title = document.getElementById("source-dialog-title");
+    const meta = document.getElementById("source-dialog-meta");
     const spans = document.getElementById("source-dialog-spans");
+    const ticket = ++opening;
+    title.textContent = link && link.sourceref ? link.sourceref.replace("::", " · ") : "Source";
+    meta.replaceChildren();
     spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
     if (!dialog.open) dialog.showModal();
     try {
-      const manifest = await requestJson("GET", `/api/sessions/${sessionId}/context`);
-      const file = manifest.files.find((f) => f.filename === filename);
-      if (!file) throw new Error(`${filename} is no longer in this session's context.`);
-      const preview = await requestJson("GET", file.preview_url);
-      spans.replaceChildren(...spanList(preview.spans, spanId));
+      const source = await resolveCitation(link);
+      if (ticket !== opening) return;
+      title.textContent = `${source.filename} · ${source.span_id}`;
+      meta.replaceChildren(...provenanceBadges(source, sessionId));
+      meta.dataset.status = source.status;
+      spans.replaceChildren(...spanList(source.spans, source.span_id));
       scrollToHighlight(spans);
     } catch (error) {
-      spans.replaceChildren(el("p", { class: "file-error", text: error.message }));
+      if (ticket !== opening) return;
+      spans.replaceChildren(el("p", { class: "file-error", role: "alert", text: error.message }));
     }
+  }
+
+  // Text with its SourceRefs ("… (valves.md::S2)") turned into citation buttons, for the refs `links` holds.
+  function textWithCitations(text, links, sessionId) {
+    const refs = Object.keys(links).sort((a, b) => b.length - a.length);
+    if (!refs.length) return [text];
+    const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const pattern = new RegExp(`(?<![\\w.-])(${refs.map(escape).join("|")})(?![0-9])`, "g");
+    const parts = [];
+    let last = 0;
+    for (const match of text.matchAll(pattern)) {
+      if (match.index > last) parts.push(text.slice(last, match.index));
+      parts.push(citationButton(links[match[1]], sessionId, { ref: match[1] }));
+      last = match.index + match[1].length;
+    }
+    if (last < text.length) parts.push(text.slice(last));
+    return parts;
   }
 
   const closeButton = document.getElementById("source-dialog-close");
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
-  window.Groundwork = { el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, openSource };
+  window.Groundwork = {
+    el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
+    provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, textWithCitations,
+  };
 })();

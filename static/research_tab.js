@@ -1,10 +1,10 @@
 // The Research tab: start a run, watch its tree grow and its thought stream
-// narrate every event, read its cited report. Sources open the file's raw
-// preview at the cited span.
+// narrate every event, read its cited report. Every citation opens the exact
+// text version it was made from (Groundwork.openCitation, through its source_url).
 (function () {
   "use strict";
 
-  const { el, requestJson } = Groundwork;
+  const { el, requestJson, citationButton, originNote, linksByRef, formatDate } = Groundwork;
   const $ = (id) => document.getElementById(id);
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
@@ -253,10 +253,7 @@
     const parts = [el("h3", { text: `${node.node_id} · ${node.question}` })];
     if (node.rationale) parts.push(el("p", { class: "muted small", text: node.rationale }));
     if (node.sufficiency) parts.push(el("p", { text: node.sufficiency.reasoning }));
-    if (node.findings.length) {
-      parts.push(el("ul", { class: "findings" }, ...node.findings.map((f) => el("li", {},
-        f.text, " ", ...f.citations.map((n) => el("span", { class: "citation", text: `[${n}]`, title: resultTitle(node, n) }))))));
-    }
+    if (node.findings.length) parts.push(el("ul", { class: "findings" }, ...node.findings.map((f) => findingItem(node, f))));
     if (node.error) parts.push(el("p", { class: "file-error", text: node.error }));
     const slice = node.context_slice;
     if (slice) parts.push(el("p", { class: "muted small", text: `Context: ${plural(slice.selected_items_count, "item")} (${slice.mode.replace(/_/g, " ")}). ${slice.selection_reason}` }));
@@ -266,6 +263,21 @@
   function resultTitle(node, n) {
     const result = node.results.find((r) => r.n === n);
     return result ? `${result.title}, ${result.location}` : "";
+  }
+
+  // A finding, its [n] marks, and the library pages it cites (each opening its pinned version).
+  function findingItem(node, finding) {
+    const links = finding.source_links || [];
+    const sources = finding.citations.map((n) => {
+      const result = node.results.find((r) => r.n === n);
+      const link = result && result.source_url && links.find((l) => l.source_url === result.source_url);
+      return link ? el("span", { class: "finding-source", "data-n": n },
+        citationButton(link, sid), originNote(link, sid)) : null;
+    }).filter(Boolean);
+    return el("li", {},
+      finding.text, " ",
+      ...finding.citations.map((n) => el("span", { class: "citation", text: `[${n}]`, title: resultTitle(node, n) })),
+      sources.length ? el("div", { class: "sources finding-sources" }, ...sources) : null);
   }
 
   function renderReport() {
@@ -280,14 +292,17 @@
       return view.replaceChildren(el("p", { class: "empty-state", text }));
     }
     $("report-meta").textContent = report.provider === "offline" ? "offline extractive mode" : `${report.provider} · ${report.model}`;
-    const parts = [el("h3", { class: "report-title", text: report.title }), el("p", { class: "report-summary", text: report.summary })];
+    const parts = [el("h3", { class: "report-title", text: report.title }), sourcesChanged(report.sources_changed), el("p", { class: "report-summary", text: report.summary })];
     for (const section of report.sections) {
       parts.push(el("section", { class: "report-section" },
         el("h4", { text: section.heading }),
-        ...section.paragraphs.map((p) => el("p", {},
-          p.text, " ",
-          ...p.citations.map((n) => el("a", { class: "citation", href: `#ref-${n}`, text: `[${n}]` })),
-          ...p.sources.map(sourceButton)))));
+        ...section.paragraphs.map((p) => {
+          const links = linksByRef(p.source_links);
+          return el("p", {},
+            p.text, " ",
+            ...p.citations.map((n) => el("a", { class: "citation", href: `#ref-${n}`, text: `[${n}]` })),
+            ...p.sources.map((ref) => citationButton(links[ref], sid, { ref })));
+        })));
     }
     if (report.open_questions.length) {
       parts.push(el("section", { class: "report-section" }, el("h4", { text: "Open questions" }),
@@ -299,10 +314,11 @@
           r.url && /^https?:\/\//.test(r.url)
             ? el("a", { href: r.url, rel: "noopener noreferrer", target: "_blank", text: r.title })
             : el("span", { text: `${r.title}, ${r.location}` }),
-          r.sourceref ? [" ", sourceButton(r.sourceref)] : null)))));
+          originNote(r, sid),
+          r.sourceref ? [" ", citationButton(r.source_url ? r : null, sid, { ref: r.sourceref })] : null)))));
     }
     if (report.dropped.length) parts.push(el("p", { class: "muted small", text: `Validation removed ${plural(report.dropped.length, "unsupported citation")}.` }));
-    view.replaceChildren(...parts);
+    view.replaceChildren(...parts.filter(Boolean));
   }
 
   function renderDebug() {
@@ -317,8 +333,26 @@
 
   // --- sources ---------------------------------------------------------------------
 
-  function sourceButton(ref) {
-    return el("button", { type: "button", class: "source-link", "data-source": ref, text: ref, title: `Open ${ref}`, onclick: () => Groundwork.openSource(sid, ref) });
+  // The files this report cites that were replaced or deleted since it was written.
+  function sourcesChanged(changed) {
+    if (!changed || !changed.length) return null;
+    const what = (c) => c.status === "deleted" ? `deleted (${formatDate(c.changed_at)})` : `superseded by a newer upload (${formatDate(c.changed_at)})`;
+    return el("section", { class: "sources-changed", role: "note", "aria-labelledby": "sources-changed-heading" },
+      el("h4", { id: "sources-changed-heading", text: "Sources changed since this report" }),
+      el("p", { class: "small", text: "Its citations still open the text they were made from." }),
+      el("ul", {}, ...changed.map((c) => el("li", { "data-filename": c.filename, "data-status": c.status },
+        el("span", { class: "file-name", text: c.filename }), ` — ${what(c)}`))));
+  }
+
+  // A file of this session changed (the Context tab says so), or the tab is shown again:
+  // the report's sources_changed is read anew.
+  let staleTimer = null;
+  function rereadReport() {
+    clearTimeout(staleTimer);
+    staleTimer = setTimeout(() => {
+      const runId = selectedRunId();
+      if (runId && state.run && state.run.report) refreshRun(runId);
+    }, 300);
   }
 
   // --- wiring ----------------------------------------------------------------------
@@ -327,6 +361,8 @@
   $("cancel-run").addEventListener("click", cancelRun);
   $("run-select").addEventListener("change", () => selectRun(selectedRunId()));
   $("ui-debug-toggle").addEventListener("change", renderDebug);
+  document.addEventListener("groundwork:context-changed", rereadReport);
+  $("tab-research").addEventListener("click", rereadReport);
 
   renderRunOptions(state.runs[0] && state.runs[0].run_id);
   render();
