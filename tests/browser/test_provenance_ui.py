@@ -53,7 +53,9 @@ def parse_and_wait(sid: str) -> None:
         context_set.refresh_from_db()
         files = list(context_set.files.all())
         aggregate_built = context_set.aggregate_digest_id and context_set.aggregate_revision == context_set.revision
-        return files and all(f.digest_status == "ready" for f in files) and aggregate_built
+        # Parse now is over only when its flag is cleared: a change before that is parsed too.
+        done = not context_set.parse_requested
+        return files and all(f.digest_status == "ready" for f in files) and aggregate_built and done
 
     wait_until(settled, timeout=60, message=f"session {sid} parsed")
 
