@@ -13,7 +13,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import grounding, provenance
@@ -107,31 +106,50 @@ def _counters(summary: dict) -> dict:
 
 
 def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> None:
+    """One event per finished file of a binding run, its counters a running tally that agrees with itself.
+
+    The tally is the previous event's (or the bind start's) plus this file, not a count of
+    the files now: files finishing together would otherwise read each other's results
+    (`files_done 1` next to `files_ready 2`). A file told before (parsed again during the
+    bind) moves its count instead of adding one; a file that is not ready or failed (its
+    digest was dropped, it is parsing again) has not finished.
+    """
+    if digest_status not in (DigestStatus.READY, DigestStatus.ERROR):
+        return
     binding = list(
         ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True)
     )
     if not binding:
         return
-    counts = ContextFile.objects.filter(context_set__session_id=session_id).aggregate(
-        total=Count("pk"),
-        ready=Count("pk", filter=Q(digest_status=DigestStatus.READY)),
-        failed=Count("pk", filter=Q(digest_status=DigestStatus.ERROR)),
-    )
+    total = ContextFile.objects.filter(context_set__session_id=session_id).count()
     for run_id in binding:
         with transaction.atomic():
             # Files finishing together must still count 1/n, 2/n: the run's row lock orders them.
             run = ResearchRun.objects.select_for_update().get(pk=run_id)
-            at_start = run.context_processing.get("files_ready", 0) + run.context_processing.get("files_error", 0)
-            told = run.events.filter(type="context_binding_parsing_file_completed").count()
+            told = run.events.filter(type="context_binding_parsing_file_completed").order_by("-seq")
+            last = told.first()
+            tally = dict(last.payload if last else run.context_processing)
+            ready, failed = tally.get("files_ready", 0), tally.get("files_error", 0)
+            before = told.filter(payload__filename=filename).values_list("payload__status", flat=True).first()
+            if before == DigestStatus.READY:
+                ready -= 1
+            elif before == DigestStatus.ERROR:
+                failed -= 1
+            if digest_status == DigestStatus.READY:
+                ready += 1
+            else:
+                failed += 1
+            ready = min(ready, total)
+            failed = min(failed, total - ready)
             emit(
                 run_id,
                 "context_binding_parsing_file_completed",
                 filename=filename,
                 status=digest_status,
-                files_done=min(at_start + told + 1, counts["total"]),
-                files_total=counts["total"],
-                files_ready=counts["ready"],
-                files_error=counts["failed"],
+                files_done=ready + failed,
+                files_total=total,
+                files_ready=ready,
+                files_error=failed,
             )
 
 
