@@ -252,7 +252,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     )
 
     findings = model_tasks.run_task(
-        model_tasks.NODE_FINDINGS, {"question": node.question}, _evidence(results), run=run, subject=subject
+        model_tasks.NODE_FINDINGS, {"question": node.question}, evidence(results), run=run, subject=subject
     ).output["findings"]
     node.findings = cited_findings(findings, results)
     emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
@@ -367,8 +367,29 @@ def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[
         response = search_all(providers, query, settings.GROUNDWORK_NODE_SEARCH_RESULTS)
         found.extend(response.results)
         errors.extend(e for e in response.errors if e not in errors)
-    best = deduplicate_results(found)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
+    best = distinct_texts(deduplicate_results(found), run.session_id)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
     return [result_json(n, r, shown_in=run.session_id) for n, r in enumerate(best, start=1)], errors
+
+
+def distinct_texts(results: Sequence[SearchResult], session_id) -> list[SearchResult]:
+    """One result per evidence text: the same section in two files of the team (a boilerplate
+    "Confidentiality" page) is one result, the best-scored, on a tie the run's own session's.
+    Results stay in their order (best first)."""
+    kept: dict[str, SearchResult] = {}
+    for result in results:
+        key = _text_key(result.text[:RESULT_TEXT_CHARS] or result.filename)
+        other = kept.get(key)
+        if other is None or (
+            result.relevance_score == other.relevance_score
+            and str(result.origin_session_id) == str(session_id) != str(other.origin_session_id)
+        ):
+            kept[key] = result
+    chosen = {id(r) for r in kept.values()}
+    return [r for r in results if id(r) in chosen]
+
+
+def _text_key(text: str) -> str:
+    return " ".join(text.split())
 
 
 def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
@@ -400,8 +421,14 @@ def result_label(result: dict) -> str:
     return result["title"] if result["url"] else f"{result['title']}, {result['location']}"
 
 
-def _evidence(results: Sequence[dict]) -> list[Source]:
-    return [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in results]
+def evidence_text(result: dict) -> str:
+    """What a numbered result shows the model (and what its evidence source's id hashes)."""
+    return result["text"] or result["title"]
+
+
+def evidence(results: Sequence[dict]) -> list[Source]:
+    """The numbered results as IR sources; one that repeats an earlier one's text merges into it (one source)."""
+    return [note_source(f"[{r['n']}] {result_label(r)}", evidence_text(r)) for r in results]
 
 
 def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
@@ -535,6 +562,25 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
         emit(run.pk, "run_cancelled")
     run.refresh_from_db()
     return run
+
+
+def fail_run(run_id, reason: str) -> bool:
+    """End an open run as failed: its reason stored and told (`run_failed`), its pending nodes cancelled.
+
+    A run already finished (completed, cancelled, failed) is left as it is; returns whether this call ended it.
+    """
+    with transaction.atomic():
+        if not claim(
+            ResearchRun.objects.filter(pk=run_id),
+            not_from=ResearchRun.FINISHED,
+            to=Status.FAILED,
+            error=reason,
+            finished_at=timezone.now(),
+        ):
+            return False
+        ResearchNode.objects.filter(run_id=run_id, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
+        emit(run_id, "run_failed", error=reason)
+    return True
 
 
 def resume_run(run_id) -> None:

@@ -14,13 +14,12 @@ from django.utils import timezone
 from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.digests.items import digest_items
-from context_app.ir import note_source
 from context_app.llm.model_task import TaskFailed
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
-from .engine import citation_of, result_label
+from .engine import citation_of, evidence, evidence_text, fail_run
 from .events import emit
 
 Status = ResearchRun.Status
@@ -58,16 +57,16 @@ def write_report(run_id) -> None:
             "results": len(references),
         },
     }
-    evidence = [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in references]
     try:
-        result = model_tasks.run_task(model_tasks.REPORT, inputs, evidence, run=run, subject=f"run:{run.pk}:report")
+        result = model_tasks.run_task(
+            model_tasks.REPORT, inputs, evidence(references), run=run, subject=f"run:{run.pk}:report"
+        )
     except TaskFailed as exc:
-        ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
-        emit(run.pk, "run_failed", error=str(exc))
+        fail_run(run.pk, str(exc))
         return
     versions = bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id"))
     source_texts = provenance.span_texts({ref for item in items for ref in item["sources"]}, versions)
-    reference_texts = {r["n"]: r["text"] or r["title"] for r in references}
+    reference_texts = {r["n"]: evidence_text(r) for r in references}
     report, dropped = checked_report(result.output, reference_texts, source_texts)
     pin_sources(report, versions)
     report.update(
@@ -107,17 +106,22 @@ def report_json(report: dict | None) -> dict | None:
 
 
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
-    """One number per (document, location) across the run; the nodes' findings cite those numbers."""
+    """One number per (document, location) across the run, and per text: the same section found
+    in two files by two nodes is one reference. The nodes' findings cite those numbers."""
     references: list[dict] = []
     number_of: dict[tuple[str, str], int] = {}
+    number_of_text: dict[str, int] = {}
     findings = []
     for node in nodes:
         local_to_global = {}
         for result in node.results:
             key = (result["document"], result["location"])
+            text = " ".join(evidence_text(result).split())
             if key not in number_of:
-                number_of[key] = len(references) + 1
-                references.append({**result, "n": number_of[key]})
+                if text not in number_of_text:
+                    number_of_text[text] = len(references) + 1
+                    references.append({**result, "n": number_of_text[text]})
+                number_of[key] = number_of_text[text]
             local_to_global[result["n"]] = number_of[key]
         for finding in node.findings:
             findings.append(
