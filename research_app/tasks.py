@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from .models import ResearchNode
 from .runs import engine, report
+from .runs.events import RunStopped
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ def ends_the_run_on_error(what: str, run_of: Callable[[str], tuple[str | None, s
         def guarded(object_id: str) -> None:
             try:
                 step(object_id)
+            except RunStopped:
+                pass  # the run was cancelled or ended meanwhile: the step stopped, as it should
             except Exception:
                 run_id, detail = run_of(object_id)
                 logger.exception("research step %s(%s) of run %s crashed", step.__name__, object_id, run_id)

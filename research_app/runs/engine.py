@@ -30,7 +30,7 @@ from ..search.providers import SearchResult, deduplicate_results, providers_for_
 from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
-from .events import emit
+from .events import RunStopped, emit, ensure_status
 from .split import split_by_token_overlap
 
 logger = logging.getLogger(__name__)
@@ -94,8 +94,18 @@ def bind_run(run_id) -> None:
     run = ResearchRun.objects.get(pk=run_id)
     context_set = ContextSet.objects.get(session_id=run.session_id)
     summary = processing_summary(context_bundle(context_set), "parsing")
-    ResearchRun.objects.filter(pk=run_id).update(context_processing=summary)
-    emit(run_id, "context_binding_parsing_started", revision=context_set.revision, **_counters(summary))
+    try:
+        with transaction.atomic():
+            ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(context_processing=summary)
+            emit(
+                run_id,
+                "context_binding_parsing_started",
+                while_status=Status.BINDING,
+                revision=context_set.revision,
+                **_counters(summary),
+            )
+    except RunStopped:
+        return  # cancelled before its parsing began
     # Parsing runs in the context pipeline's own tasks (in parallel across workers);
     # its file_digest_finished and context_settled signals move the run on (receivers.py).
     context_services.request_parse(context_set)
@@ -141,6 +151,8 @@ def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> No
                 failed += 1
             ready = min(ready, total)
             failed = min(failed, total - ready)
+            if run.status != Status.BINDING:
+                continue  # cancelled (or bound) since: nothing more to tell
             emit(
                 run_id,
                 "context_binding_parsing_file_completed",
@@ -205,20 +217,25 @@ def explore_node(node_id) -> None:
         return
     node = ResearchNode.objects.select_related("run", "run__session__team").get(pk=node_id)
     run = node.run
-    if run.status != Status.RUNNING:
-        _finish_node(node, NodeStatus.CANCELLED)
-        return
     try:
-        _explore(node, run)
-    except TaskFailed as exc:
-        node.error = str(exc)
-        _finish_node(node, NodeStatus.FAILED)
-        emit(run.pk, "node_failed", node=node.path, error=str(exc))
-    except Exception:
-        logger.exception("node %s of run %s crashed", node.path, run.pk)
-        node.error = "internal error while exploring this node"
-        _finish_node(node, NodeStatus.FAILED)
-        emit(run.pk, "node_failed", node=node.path, error=node.error)
+        ensure_status(run.pk, Status.RUNNING, f"node {node.path}")
+        try:
+            _explore(node, run)
+        except TaskFailed as exc:
+            node.error = str(exc)
+            _finish_node(node, NodeStatus.FAILED)
+        except RunStopped:
+            raise
+        except Exception:
+            logger.exception("node %s of run %s crashed", node.path, run.pk)
+            node.error = "internal error while exploring this node"
+            _finish_node(node, NodeStatus.FAILED)
+    except RunStopped:
+        # Cancelled (or failed) while this node ran: it stops where it is and stores nothing more.
+        ResearchNode.objects.filter(pk=node.pk, status=NodeStatus.RUNNING).update(
+            status=NodeStatus.CANCELLED, finished_at=timezone.now()
+        )
+        return
     _report_when_done(run.pk)
 
 
@@ -227,6 +244,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     emit(
         run.pk,
         "context_for_node_ready",
+        while_status=Status.RUNNING,
         node_id=node.path,
         depth=node.depth,
         selected_items_count=len(context.selected_items),
@@ -238,13 +256,14 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         model_tasks.NODE_QUERIES, {"question": node.question, "max_queries": MAX_QUERIES}, run=run, subject=subject
     ).output["queries"][:MAX_QUERIES]
     node.queries = queries
-    emit(run.pk, "node_queries", node=node.path, queries=queries)
+    emit(run.pk, "node_queries", while_status=Status.RUNNING, node=node.path, queries=queries)
 
     results, errors = _search(run, queries)
     node.results = results
     emit(
         run.pk,
         "node_search_completed",
+        while_status=Status.RUNNING,
         node=node.path,
         results=len(results),
         documents=len({r["document"] for r in results}),
@@ -255,7 +274,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         model_tasks.NODE_FINDINGS, {"question": node.question}, evidence(results), run=run, subject=subject
     ).output["findings"]
     node.findings = cited_findings(findings, results)
-    emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
+    emit(run.pk, "node_findings", while_status=Status.RUNNING, node=node.path, findings=len(node.findings))
 
     verdict = model_tasks.run_task(
         model_tasks.NODE_SUFFICIENCY,
@@ -271,15 +290,14 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     cited = {n for finding in node.findings for n in finding["citations"]}
     verdict["reasoning"] = grounding.keeping_marks(verdict["reasoning"], cited)
     node.sufficiency = verdict
-    emit(run.pk, "node_sufficiency", node=node.path, **verdict)
+    emit(run.pk, "node_sufficiency", while_status=Status.RUNNING, node=node.path, **verdict)
 
     if verdict["is_sufficient"]:
         _finish_node(node, NodeStatus.SUFFICIENT)
         return
     room = _room_for_children(node, run)
     if room == 0:
-        _finish_node(node, NodeStatus.LIMITED)
-        emit(run.pk, "node_limited", node=node.path, reason=_limit_reason(node, run))
+        _finish_node(node, NodeStatus.LIMITED, ("node_limited", {"reason": _limit_reason(node, run)}))
         return
     children = model_tasks.run_task(
         model_tasks.NODE_DECOMPOSE,
@@ -294,8 +312,8 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     ).output["children"]
     children = _distinct_children(children, node.question)[:room]
     if not children:
-        _finish_node(node, NodeStatus.LIMITED)
-        emit(run.pk, "node_limited", node=node.path, reason="the question could not be split further")
+        reason = "the question could not be split further"
+        _finish_node(node, NodeStatus.LIMITED, ("node_limited", {"reason": reason}))
         return
     slices, mode = _split_context(node, run, context, [c["question"] for c in children], subject)
     with transaction.atomic():
@@ -318,17 +336,11 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
                 selected_items=child_slice["selected_items"],
                 bundle_revision=context.bundle_revision,
             )
-        _finish_node(node, NodeStatus.DECOMPOSED)
-        emit(
-            run.pk,
-            "node_decomposed",
-            node=node.path,
-            mode=mode,
-            children=[
-                {"node": c.path, "question": c.question, "items": len(s["selected_items"])}
-                for c, s in zip(created, slices, strict=True)
-            ],
-        )
+        told = [
+            {"node": c.path, "question": c.question, "items": len(s["selected_items"])}
+            for c, s in zip(created, slices, strict=True)
+        ]
+        _finish_node(node, NodeStatus.DECOMPOSED, ("node_decomposed", {"mode": mode, "children": told}))
         for child_node in created:
             transaction.on_commit(lambda pk=child_node.pk: _enqueue("explore_node", pk))
 
@@ -506,7 +518,7 @@ def _split_context(
     if problem is None:
         by_question = {c["child_question"]: c for c in output["child_contexts"]}
         return [by_question[q] for q in questions], Mode.SPLIT_FROM_PARENT
-    emit(run.pk, "context_split_fallback", node=node.path, reason=problem)
+    emit(run.pk, "context_split_fallback", while_status=Status.RUNNING, node=node.path, reason=problem)
     return split_by_token_overlap(questions, items), Mode.SPLIT_FALLBACK
 
 
@@ -527,12 +539,30 @@ def _item_key(item: dict) -> tuple:
     return (item["kind"], item["text"], tuple(item["sources"]))
 
 
-def _finish_node(node: ResearchNode, status: str) -> None:
-    node.status = status
-    node.finished_at = timezone.now()
-    node.save()
-    if status in (NodeStatus.SUFFICIENT, NodeStatus.DECOMPOSED, NodeStatus.LIMITED):
-        emit(node.run_id, "node_completed", node=node.path, status=status)
+def _finish_node(node: ResearchNode, status: str, then: tuple[str, dict] | None = None) -> None:
+    """Store the node's work and its status, and tell it (node_completed or node_failed, then `then`),
+    in one transaction, only while the node is still running in a running run (else RunStopped)."""
+    node.status, node.finished_at = status, timezone.now()
+    with transaction.atomic():
+        stored = claim(
+            ResearchNode.objects.filter(pk=node.pk),
+            from_=NodeStatus.RUNNING,
+            to=status,
+            finished_at=node.finished_at,
+            queries=node.queries,
+            results=node.results,
+            findings=node.findings,
+            sufficiency=node.sufficiency,
+            error=node.error,
+        )
+        if not stored:
+            raise RunStopped(node.run_id, f"node {node.path}")
+        if status == NodeStatus.FAILED:
+            emit(node.run_id, "node_failed", while_status=Status.RUNNING, node=node.path, error=node.error)
+        else:
+            emit(node.run_id, "node_completed", while_status=Status.RUNNING, node=node.path, status=status)
+        if then is not None:
+            emit(node.run_id, then[0], while_status=Status.RUNNING, node=node.path, **then[1])
 
 
 def _report_when_done(run_id) -> None:
@@ -550,6 +580,8 @@ def _report_when_done(run_id) -> None:
 
 
 def cancel_run(run: ResearchRun) -> ResearchRun:
+    """Cancel an open run. Its steps under way stop before their next model call or stored result
+    (RunStopped); the session's files go on parsing (their digests are the session's)."""
     with transaction.atomic():
         if not claim(
             ResearchRun.objects.filter(pk=run.pk),
@@ -558,14 +590,14 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
             finished_at=timezone.now(),
         ):
             raise ApplicationError(f"the run is already {run.status}", 409)
-        ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
+        _close_open_work(run.pk, Status.CANCELLED)
         emit(run.pk, "run_cancelled")
     run.refresh_from_db()
     return run
 
 
 def fail_run(run_id, reason: str) -> bool:
-    """End an open run as failed: its reason stored and told (`run_failed`), its pending nodes cancelled.
+    """End an open run as failed: its reason stored and told (`run_failed`), its open nodes cancelled.
 
     A run already finished (completed, cancelled, failed) is left as it is; returns whether this call ended it.
     """
@@ -578,9 +610,20 @@ def fail_run(run_id, reason: str) -> bool:
             finished_at=timezone.now(),
         ):
             return False
-        ResearchNode.objects.filter(run_id=run_id, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
+        _close_open_work(run_id, Status.FAILED)
         emit(run_id, "run_failed", error=reason)
     return True
+
+
+def _close_open_work(run_id, status: str) -> None:
+    """A run just ended: nodes not finished are cancelled (a worker still on one stops at its next
+    check), and a bind phase still `parsing` says how the run ended instead."""
+    ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING]).update(
+        status=NodeStatus.CANCELLED, finished_at=timezone.now()
+    )
+    processing = ResearchRun.objects.values_list("context_processing", flat=True).get(pk=run_id)
+    if processing.get("status") == "parsing":
+        ResearchRun.objects.filter(pk=run_id).update(context_processing={**processing, "status": status})
 
 
 def resume_run(run_id) -> None:

@@ -9,6 +9,7 @@ recorded in `dropped` before the report is stored.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.utils import timezone
 
 from context_app import grounding, provenance
@@ -20,7 +21,7 @@ from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
 from .engine import citation_of, evidence, evidence_text, fail_run
-from .events import emit
+from .events import RunStopped, emit
 
 Status = ResearchRun.Status
 
@@ -36,15 +37,6 @@ def write_report(run_id) -> None:
     file_summaries = [
         {"filename": f["filename"], "summary": f["summary"]} for f in bundle.get("files", []) if f["summary"]
     ]
-    emit(
-        run.pk,
-        "report_context_attached",
-        items=len(items),
-        items_left_out=cut,
-        files=len(file_summaries),
-        findings=len(findings),
-        references=len(references),
-    )
     inputs = {
         "question": run.question,
         "findings": findings,
@@ -58,9 +50,26 @@ def write_report(run_id) -> None:
         },
     }
     try:
-        result = model_tasks.run_task(
-            model_tasks.REPORT, inputs, evidence(references), run=run, subject=f"run:{run.pk}:report"
+        emit(
+            run.pk,
+            "report_context_attached",
+            while_status=Status.REPORTING,
+            items=len(items),
+            items_left_out=cut,
+            files=len(file_summaries),
+            findings=len(findings),
+            references=len(references),
         )
+        result = model_tasks.run_task(
+            model_tasks.REPORT,
+            inputs,
+            evidence(references),
+            run=run,
+            subject=f"run:{run.pk}:report",
+            while_status=Status.REPORTING,
+        )
+    except RunStopped:
+        return  # cancelled while the report was being written: nothing is stored
     except TaskFailed as exc:
         fail_run(run.pk, str(exc))
         return
@@ -77,14 +86,18 @@ def write_report(run_id) -> None:
         model=result.call.model,
         generated_at=timezone.now().isoformat(),
     )
-    claim(
-        ResearchRun.objects.filter(pk=run.pk),
-        from_=Status.REPORTING,
-        to=Status.COMPLETED,
-        report=report,
-        finished_at=timezone.now(),
-    )
-    emit(run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references))
+    with transaction.atomic():
+        if not claim(
+            ResearchRun.objects.filter(pk=run.pk),
+            from_=Status.REPORTING,
+            to=Status.COMPLETED,
+            report=report,
+            finished_at=timezone.now(),
+        ):
+            return  # cancelled meanwhile: the report is not stored
+        emit(
+            run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references)
+        )
 
 
 REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")

@@ -1,11 +1,14 @@
 """Runs never hang and stop when cancelled (issue 12), on the real worker, Redis and the offline provider."""
 
+import threading
+import time
+
 import pytest
 
 from context_app.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
-from tests.factories import ContextApi, make_member
-from tests.research.test_research_runs import VALVES, events_of, finished, session_with_files, start
+from tests.factories import ContextApi, make_member, wait_until
+from tests.research.test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 
@@ -19,6 +22,7 @@ PUMPS = (
     "# Pump study\n\n"
     "The pump study measured the energy use of 12 booster pumps in district 5 during 2022.\n\n" + CONFIDENTIALITY
 )
+FILES = {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()}
 SHARING = "Who must consent before the valve report is shared outside the utility?"
 
 
@@ -90,3 +94,111 @@ def test_any_step_that_crashes_ends_the_run_as_failed(team_member, monkeypatch, 
     assert response.status_code == 409 and "start a new run instead" in response.json()["error"]
     assert ResearchRun.objects.get(pk=rid).last_seq == events[-1]["seq"]
     assert LLMCall.objects.count() == calls
+
+
+# --- cancel stops the work under way ------------------------------------------------------
+
+
+class StepsInFlight:
+    """How many engine steps are running now (in the worker's threads)."""
+
+    def __init__(self, monkeypatch):
+        from research_app.runs import engine, report
+
+        self.count = 0
+        self.lock = threading.Lock()
+        for module, name in ((engine, "bind_run"), (engine, "begin_exploration"), (engine, "explore_node")):
+            self.track(monkeypatch, module, name)
+        self.track(monkeypatch, report, "write_report")
+
+    def track(self, monkeypatch, module, name):
+        real = getattr(module, name)
+
+        def tracked(object_id):
+            with self.lock:
+                self.count += 1
+            try:
+                return real(object_id)
+            finally:
+                with self.lock:
+                    self.count -= 1
+
+        monkeypatch.setattr(module, name, tracked)
+
+    def wait_until_idle(self):
+        wait_until(lambda: self.count == 0, timeout=30, message="the worker's steps to end")
+        time.sleep(0.5)  # a step that was going to follow has been handed out by now
+        wait_until(lambda: self.count == 0, timeout=30, message="the worker's steps to end")
+
+
+@pytest.mark.parametrize(
+    "task", ["NODE_QUERIES", "NODE_FINDINGS", "NODE_SUFFICIENCY", "NODE_DECOMPOSE", "CONTEXT_SPLIT", "REPORT"]
+)
+def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_event(
+    team_member, scripted_llm, monkeypatch, task
+):
+    """Regression: after run_cancelled was stored, NODE_SUFFICIENCY, NODE_DECOMPOSE and CONTEXT_SPLIT
+    were still called and node events stored. The cancel lands while the root's `task` call is in flight."""
+    from research_app.runs import offline
+
+    api, _team = team_member
+    steps = StepsInFlight(monkeypatch)
+    sid = session_with_files(api, FILES)
+    at_cancel: list[int] = []
+    answer = getattr(offline, task.lower())
+
+    def cancel_meanwhile(prompt):
+        if not at_cancel:
+            response = api.post(f"/api/runs/{rid}/cancel")  # from the worker, during the call
+            assert response.status_code == 200, response.content
+            at_cancel.append(len(scripted_llm.requests))
+        return answer(prompt)
+
+    scripted_llm.handlers[task] = cancel_meanwhile
+    rid = start(api, sid, max_depth=1)
+    wait_until(lambda: at_cancel, timeout=60, message=f"the {task} call")
+    steps.wait_until_idle()
+
+    assert len(scripted_llm.requests) == at_cancel[0], [r.task for r in scripted_llm.requests[at_cancel[0] :]]
+    events = events_of(api, rid)
+    assert events[-1]["type"] == "run_cancelled", [e["type"] for e in events][-4:]
+    run = ResearchRun.objects.get(pk=rid)
+    assert run.status == "cancelled" and run.report is None and run.last_seq == events[-1]["seq"]
+    assert run.context_processing["status"] == "completed", "the bind phase had finished"
+    nodes = list(ResearchNode.objects.filter(run_id=rid))
+    if task == "REPORT":  # every node had finished; only the report was under way
+        assert len(nodes) >= 3 and all(n.status in ("sufficient", "decomposed", "limited") for n in nodes)
+        assert "run_completed" not in [e["type"] for e in events]
+        return
+    assert [(n.path, n.status) for n in nodes] == [("1", "cancelled")], "no child was created after the cancel"
+    assert not nodes[0].findings and nodes[0].sufficiency is None, "nothing of the cancelled node was stored"
+
+
+def test_a_cancel_during_the_bind_phase_ends_its_parsing_status(team_member, scripted_llm, monkeypatch):
+    api, _team = team_member
+    steps = StepsInFlight(monkeypatch)
+    sid = session_with_files(api, FILES)
+    cancelled = []
+    lock = threading.Lock()
+
+    def cancel_meanwhile(prompt):
+        with lock:  # the two files are digested at once
+            if not cancelled:
+                cancelled.append(api.post(f"/api/runs/{rid}/cancel").status_code)
+        return digest_offline.per_file_digest(prompt)
+
+    from context_app.digests import offline as digest_offline
+
+    scripted_llm.handlers["PER_FILE_DIGEST"] = cancel_meanwhile
+    rid = start(api, sid, max_depth=1)
+    wait_until(lambda: cancelled, timeout=60, message="a file digest call")
+    assert cancelled == [200]
+    api.settle(sid)  # the session's files are still parsed: their digests are the session's, not the run's
+    steps.wait_until_idle()
+
+    run = api.get(f"/api/runs/{rid}").json()
+    assert run["status"] == "cancelled" and run["nodes"] == []
+    assert run["context_processing"]["status"] == "cancelled", run["context_processing"]
+    events = events_of(api, rid)
+    assert events[-1]["type"] == "run_cancelled", [e["type"] for e in events]
+    assert not LLMCall.objects.filter(subject__startswith=f"run:{rid}:").exists(), "no research call"
