@@ -231,10 +231,8 @@ def explore_node(node_id) -> None:
             node.error = "internal error while exploring this node"
             _finish_node(node, NodeStatus.FAILED)
     except RunStopped:
-        # Cancelled (or failed) while this node ran: it stops where it is and stores nothing more.
-        ResearchNode.objects.filter(pk=node.pk, status=NodeStatus.RUNNING).update(
-            status=NodeStatus.CANCELLED, finished_at=timezone.now()
-        )
+        # The run was cancelled or failed while this node ran (its nodes were cancelled with it),
+        # or a resume handed the node to another worker: this one stops and stores nothing more.
         return
     _report_when_done(run.pk)
 
