@@ -30,7 +30,7 @@ from ..search.providers import SearchResult, deduplicate_results, providers_for_
 from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
-from .events import RunStopped, emit, ensure_status
+from .events import RunStopped, announce, emit, ensure_status
 from .split import split_by_token_overlap
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,7 @@ def start_run(
             session=session, created_by=user, question=question, **run_limits(limits or {})
         )
         emit(run.pk, "run_queued", question=question, limits=run_limits(limits or {}))
+        announce(run.pk, "run.created")
         transaction.on_commit(lambda: _enqueue("bind_run", run.pk))
     return run
 
@@ -91,6 +92,7 @@ def bind_run(run_id) -> None:
     now = timezone.now()
     if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.QUEUED, to=Status.BINDING, started_at=now):
         return
+    announce(run_id)
     run = ResearchRun.objects.get(pk=run_id)
     context_set = ContextSet.objects.get(session_id=run.session_id)
     summary = processing_summary(context_bundle(context_set), "parsing")
@@ -179,6 +181,7 @@ def begin_exploration(run_id) -> None:
     with transaction.atomic():
         if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.BINDING, to=Status.RUNNING):
             return
+        announce(run_id)
         run = ResearchRun.objects.get(pk=run_id)
         bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
         summary = processing_summary(bundle, "completed")
@@ -571,6 +574,7 @@ def _report_when_done(run_id) -> None:
         from_=Status.RUNNING,
         to=Status.REPORTING,
     ):
+        announce(run_id)
         _enqueue("write_report", run_id)
 
 
@@ -590,6 +594,7 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
             raise ApplicationError(f"the run is already {run.status}", 409)
         _close_open_work(run.pk, Status.CANCELLED)
         emit(run.pk, "run_cancelled")
+        announce(run.pk)
     run.refresh_from_db()
     return run
 
@@ -610,6 +615,7 @@ def fail_run(run_id, reason: str) -> bool:
             return False
         _close_open_work(run_id, Status.FAILED)
         emit(run_id, "run_failed", error=reason)
+        announce(run_id)
     return True
 
 

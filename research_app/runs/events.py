@@ -1,4 +1,8 @@
-"""Run events: numbered, stored, pushed to the run's websocket group (SPEC §4)."""
+"""Run events: numbered, stored, pushed to the run's websocket group (SPEC §4).
+
+And, for the session's viewers, a run's creation and each change of its status
+(`run.created`, `run.status`) on the session's runs group (`/ws/sessions/{sid}/runs/`).
+"""
 
 import logging
 
@@ -64,3 +68,30 @@ def _push(run_id, event: RunEvent) -> None:
         )
     except Exception:  # the event is stored; a watcher catches up with ?after=N
         logger.exception("could not push event %s of run %s", event.seq, run_id)
+
+
+def session_runs_group_name(session_id) -> str:
+    return f"session.{session_id}.runs"
+
+
+def announce(run_id, kind: str = "run.status") -> None:
+    """Once the transaction commits, tell the session's viewers: `run.created` or `run.status`,
+    with the run's summary as it is then (the shape of GET /api/sessions/{sid}/runs)."""
+    transaction.on_commit(lambda: _announce(run_id, kind))
+
+
+def _announce(run_id, kind: str) -> None:
+    from ..api.run_serializers import serialize_run_summary
+
+    try:
+        run = ResearchRun.objects.select_related("created_by").filter(pk=run_id).first()
+        if run is None:
+            return
+        message = {"type": kind, "run": serialize_run_summary(run)}
+        if kind == "run.created":
+            message["by"] = run.created_by.get_username() if run.created_by else None
+        async_to_sync(get_channel_layer().group_send)(
+            session_runs_group_name(run.session_id), {"type": "session.run", "message": message}
+        )
+    except Exception:  # the run is stored; a viewer that missed this sees it on its next load
+        logger.exception("could not announce %s of run %s", kind, run_id)

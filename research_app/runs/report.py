@@ -21,7 +21,7 @@ from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
 from .engine import citation_of, evidence, evidence_text, fail_run
-from .events import RunStopped, emit
+from .events import RunStopped, announce, emit
 
 Status = ResearchRun.Status
 
@@ -98,6 +98,7 @@ def write_report(run_id) -> None:
         emit(
             run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references)
         )
+        announce(run.pk)
 
 
 REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")
