@@ -87,7 +87,9 @@ def test_a_finding_keeps_only_citations_whose_result_supports_it():
         {"text": f"{FINDUTILS} [2]", "citations": [2]},
         {"text": "Costs were 1.2 million euros [9].", "citations": [9]},
     ]
-    assert cited_findings(findings, results) == [{"text": "Losses fell by 18 percent [1].", "citations": [1]}]
+    assert cited_findings(findings, results) == [
+        {"text": "Losses fell by 18 percent [1].", "citations": [1], "source_links": []}
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
