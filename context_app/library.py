@@ -21,7 +21,6 @@ records is one place.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,12 +30,9 @@ from django.db.models import Avg, Count, F
 
 from .ir.types import page_of_locator
 from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
-from .terms import analyze
+from .terms import analyze, bm25_weight
 
 RECORD_MAX_CHARS = 4000
-# Okapi BM25 with the usual parameters (Robertson & Zaragoza 2009).
-BM25_K1 = 1.2
-BM25_B = 0.75
 # Formats whose locators are headings: a record is one section.
 SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
 
@@ -192,10 +188,9 @@ def bm25_scores(
     scores: dict[int, float] = defaultdict(float)
     average_length = average_length or 1.0
     for record_id, term, tf in rows:
-        df = document_frequency[term]
-        idf = math.log(1 + (total_records - df + 0.5) / (df + 0.5))
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[record_id] / average_length)
-        scores[record_id] += idf * tf * (BM25_K1 + 1) / (tf + norm)
+        scores[record_id] += bm25_weight(
+            tf, document_frequency[term], total_records, lengths[record_id], average_length
+        )
     return scores
 
 

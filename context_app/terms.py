@@ -8,8 +8,10 @@ punctuation (the offline digest, research and chat handlers).
 No Django here: the offline provider's handlers use it in any process.
 """
 
+import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -72,6 +74,42 @@ def analyze(text: str) -> list[str]:
         if len(word) > 1 and word not in STOP_WORDS:
             terms.append(stem(word))
     return terms
+
+
+def query_terms(question: str) -> list[str]:
+    """A question's index terms (`analyze`), each once: what the library searches for, question words out."""
+    asked = {stem(word) for word in QUESTION_WORDS}
+    return [term for term in dict.fromkeys(analyze(question)) if term not in asked]
+
+
+# --- BM25 (the library's ranking) ----------------------------------------------------------
+
+# Okapi BM25 with the usual parameters (Robertson & Zaragoza 2009); the library ranks its records with them.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25_weight(tf: int, df: int, total: int, length: int, average_length: float) -> float:
+    """One query term's BM25 weight in one text: `tf` occurrences, in `df` of `total` texts."""
+    idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / (average_length or 1.0))
+    return idf * tf * (BM25_K1 + 1) / (tf + norm)
+
+
+def bm25_rank(question: str, texts: Sequence[str]) -> list[float]:
+    """BM25 score of each text for `question`, the texts themselves as the collection (their idf and
+    lengths), the library's terms and parameters: rarer shared terms weigh more than common ones."""
+    wanted = query_terms(question)
+    analysed = [Counter(analyze(text)) for text in texts]
+    if not wanted or not analysed:
+        return [0.0] * len(texts)
+    lengths = [sum(terms.values()) for terms in analysed]
+    average = sum(lengths) / len(lengths)
+    df = {term: sum(1 for terms in analysed if term in terms) for term in wanted}
+    return [
+        sum(bm25_weight(terms[t], df[t], len(texts), length, average) for t in wanted if terms[t])
+        for terms, length in zip(analysed, lengths, strict=True)
+    ]
 
 
 def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> bool:

@@ -50,7 +50,7 @@ MAX_SUPPLY_CHARS = 20_000
 SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 
 # The task section is the rendered prompt sheet (prompts/sheets/chat_turn.txt), not fixed words.
-CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v1")
+CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v2")
 
 
 # --- messages ------------------------------------------------------------------------

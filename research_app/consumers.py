@@ -3,8 +3,8 @@
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from .runs.events import run_group_name
-from .selectors import visible_run
+from .runs.events import run_group_name, session_runs_group_name
+from .selectors import is_member, visible_run
 
 
 class MemberGroupConsumer(AsyncJsonWebsocketConsumer):
@@ -42,3 +42,17 @@ class RunConsumer(MemberGroupConsumer):
 
     async def run_event(self, event):
         await self.send_json(event)
+
+
+class SessionRunsConsumer(MemberGroupConsumer):
+    """The session's runs as they start and change status, for every member watching the session:
+    `{"type": "run.created", "run": <summary>, "by": "<username>"}` and `{"type": "run.status", "run": <summary>}`.
+
+    A run's own events are on its socket (`/ws/runs/{rid}/`).
+    """
+
+    def group_for(self, user, kwargs):
+        return session_runs_group_name(kwargs["sid"]) if is_member(user, kwargs["sid"]) else None
+
+    async def session_run(self, event):
+        await self.send_json(event["message"])

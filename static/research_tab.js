@@ -1,6 +1,8 @@
 // The Research tab: start a run, watch its tree grow and its thought stream
 // narrate every event, read its cited report. Every citation opens the exact
 // text version it was made from (Groundwork.openCitation, through its source_url).
+// Runs a teammate starts appear live (the session's runs socket), and the
+// selected run's tree grows with each of its events.
 (function () {
   "use strict";
 
@@ -14,6 +16,13 @@
     queued: "Queued", binding: "Parsing context", running: "Exploring", reporting: "Writing report",
     completed: "Completed", failed: "Failed", cancelled: "Cancelled",
   };
+  // Statuses only move forward; messages from different workers may arrive the other way round.
+  const RUN_RANK = { queued: 0, binding: 1, running: 2, reporting: 3, completed: 4, failed: 4, cancelled: 4 };
+  const NODE_RANK = { pending: 0, running: 1 }; // every other node status is final (2)
+  const EVENT_STATUS = {
+    context_binding_parsing_started: "binding", context_binding_parsing_completed: "running",
+    report_context_attached: "reporting", run_completed: "completed", run_failed: "failed", run_cancelled: "cancelled",
+  };
   const NODE_LABEL = {
     pending: "Pending", running: "Running", sufficient: "Answered", decomposed: "Split",
     limited: "Stopped at a limit", failed: "Failed", cancelled: "Cancelled",
@@ -23,7 +32,9 @@
     runs: boot.runs, // summaries, newest first
     run: null, // snapshot of the selected run
     lastSeq: 0,
+    events: [], // the selected run's events received so far, in seq order
     socket: null,
+    socketRun: null, // the run whose socket is open
     selectedNode: null,
     debug: null, // {title, body}: what the context pane shows (ui_debug)
   };
@@ -76,9 +87,14 @@
   // --- runs ------------------------------------------------------------------------
 
   async function selectRun(runId) {
+    if (runId && runId === state.socketRun) return; // already shown
     if (state.socket) state.socket.close();
+    state.socket = null;
+    state.socketRun = runId;
+    if ($("run-notice").dataset.run === runId) hideNotice();
     state.run = null;
     state.lastSeq = 0;
+    state.events = [];
     state.selectedNode = null;
     state.debug = null;
     $("thought-stream").replaceChildren();
@@ -96,9 +112,13 @@
     try {
       const run = await requestJson("GET", `/api/runs/${runId}`);
       if (runId !== selectedRunId()) return;
+      const shown = state.run && state.run.run_id === run.run_id ? state.run : null;
+      if (shown && run.last_seq < shown.last_seq) return; // an older snapshot answered late
+      // The snapshot may be older than events already shown: they are applied again on top of it.
+      if (shown && RUN_RANK[shown.status] > RUN_RANK[run.status]) run.status = shown.status;
       state.run = run;
-      const summary = state.runs.find((r) => r.run_id === run.run_id);
-      if (summary) summary.status = run.status;
+      for (const event of state.events) if (event.seq > run.last_seq) applyEvent(event);
+      upsertSummary(run);
       render();
     } catch (error) {
       showError(error.message);
@@ -123,6 +143,12 @@
   }
 
   let refreshTimer = null;
+  function scheduleRefresh(runId) {
+    // At most one snapshot in flight per 300 ms, however steady the events: never put off for good.
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(() => { refreshTimer = null; refreshRun(runId); }, 300);
+  }
+
   function receive(runId, events) {
     if (runId !== selectedRunId()) return;
     const stream = $("thought-stream");
@@ -133,16 +159,127 @@
         break;
       }
       state.lastSeq = event.seq;
+      state.events.push(event);
+      applyEvent(event);
       stream.append(el("li", { "data-seq": event.seq, "data-type": event.type, class: event.type.includes("fail") || event.type.includes("no_usable") ? "warn" : null },
         el("time", { datetime: event.created_at, text: new Date(event.created_at).toLocaleTimeString() }),
         el("span", { text: narrate(event) })));
       followDebug(event);
     }
     stream.scrollTop = stream.scrollHeight;
+    renderStatus();
+    renderTree();
     renderDebug();
-    // The snapshot carries the tree and the report: fetch it once per burst of events.
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(() => refreshRun(runId), 250);
+    // The snapshot adds what events do not carry (findings, results, the report).
+    scheduleRefresh(runId);
+  }
+
+  // The tree and the status follow each event at once, in seq order; the snapshot fills in the rest.
+  function applyEvent(event) {
+    const run = state.run;
+    if (!run) return;
+    const p = event.payload;
+    if (EVENT_STATUS[event.type]) setRunStatus(run, EVENT_STATUS[event.type]);
+    const node = (id) => run.nodes.find((n) => n.node_id === id);
+    if (event.type === "context_for_node_ready") {
+      setNodeStatus(node(p.node_id) || addNode(run, p.node_id, p.node_id === "1" ? run.question : ""), "running");
+    } else if (event.type === "node_decomposed") {
+      for (const child of p.children) if (!node(child.node)) addNode(run, child.node, child.question);
+    } else if (event.type === "node_completed") {
+      setNodeStatus(node(p.node), p.status);
+    } else if (event.type === "node_failed") {
+      const failed = node(p.node);
+      if (failed) failed.error = p.error;
+      setNodeStatus(failed, "failed");
+    } else if (event.type === "run_failed" || event.type === "run_cancelled") {
+      if (p.error) run.error = p.error;
+      for (const open of run.nodes) if (open.status === "pending" || open.status === "running") open.status = "cancelled";
+    }
+  }
+
+  function addNode(run, nodeId, question) {
+    const parent = nodeId.includes(".") ? nodeId.slice(0, nodeId.lastIndexOf(".")) : null;
+    const node = {
+      node_id: nodeId, parent_id: parent, depth: nodeId.split(".").length - 1, status: "pending", question,
+      rationale: "", queries: [], results: [], findings: [], sufficiency: null, error: "", context_slice: null,
+    };
+    run.nodes.push(node);
+    return node;
+  }
+
+  function setNodeStatus(node, status) {
+    if (node && (NODE_RANK[status] ?? 2) >= (NODE_RANK[node.status] ?? 2)) node.status = status;
+  }
+
+  function setRunStatus(run, status) {
+    if (RUN_RANK[status] >= RUN_RANK[run.status]) run.status = status;
+  }
+
+  // --- the session's runs, live (run.created, run.status) ------------------------------
+
+  function upsertSummary(run) {
+    const summary = {
+      run_id: run.run_id, session_id: run.session_id, question: run.question, status: run.status,
+      created_at: run.created_at, finished_at: run.finished_at, url: run.url,
+    };
+    const known = state.runs.find((r) => r.run_id === run.run_id);
+    if (!known) {
+      state.runs.push(summary);
+      state.runs.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
+      return true;
+    }
+    if (RUN_RANK[summary.status] >= RUN_RANK[known.status]) Object.assign(known, summary);
+    return false;
+  }
+
+  function onSessionRun(message) {
+    if (message.type !== "run.created" && message.type !== "run.status") return;
+    const run = message.run;
+    const selected = selectedRunId();
+    const added = upsertSummary(run);
+    renderRunOptions(selected || run.run_id);
+    if (state.run && state.run.run_id === run.run_id) {
+      setRunStatus(state.run, run.status);
+      renderStatus();
+      if (ACTIVE.has(run.status)) return;
+      scheduleRefresh(run.run_id); // finished: the snapshot brings the report
+    } else if (added && message.type === "run.created") {
+      if (!selected) selectRun(run.run_id);
+      else showNotice(run, message.by);
+    }
+  }
+
+  async function refreshRunList() {
+    try {
+      const page = await requestJson("GET", `/api/sessions/${sid}/runs`);
+      const selected = selectedRunId();
+      let newest = null;
+      for (const run of page.runs) if (upsertSummary(run)) newest = newest || run;
+      renderRunOptions(selected || (newest && newest.run_id));
+      if (newest && !selected) selectRun(newest.run_id);
+      else if (newest) showNotice(newest, null);
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  function showNotice(run, by) {
+    const box = $("run-notice");
+    box.dataset.run = run.run_id;
+    box.replaceChildren(`${by || "A teammate"} started a run: “${run.question.slice(0, 80)}”. `,
+      el("button", { type: "button", class: "show-run", text: "Show it", onclick: () => {
+        hideNotice();
+        renderRunOptions(run.run_id);
+        selectRun(run.run_id);
+      } }));
+    box.hidden = false;
+  }
+
+  function hideNotice() {
+    const box = $("run-notice");
+    box.hidden = true;
+    box.dataset.run = "";
+    box.replaceChildren();
   }
 
   // ui_debug (seed 001 §7.2): parsing progress during bind, the node's slice on entry, the attached context at report time.
@@ -172,7 +309,7 @@
     showError(null);
     try {
       const run = await requestJson("POST", `/api/sessions/${sid}/runs`, { body });
-      state.runs.unshift(run);
+      upsertSummary(run); // its run.created may have come first
       renderRunOptions(run.run_id);
       await selectRun(run.run_id);
     } catch (error) {
@@ -200,21 +337,25 @@
   // --- rendering -------------------------------------------------------------------
 
   function render() {
-    const run = state.run;
-    $("run-state").textContent = run ? STATUS_LABEL[run.status] || run.status : "";
-    $("run-state").dataset.status = run ? run.status : "";
-    $("cancel-run").hidden = !(run && ACTIVE.has(run.status));
+    renderStatus();
     renderTree();
     renderNodeDetail();
     renderReport();
     renderDebug();
   }
 
+  function renderStatus() {
+    const run = state.run;
+    $("run-state").textContent = run ? STATUS_LABEL[run.status] || run.status : "";
+    $("run-state").dataset.status = run ? run.status : "";
+    $("cancel-run").hidden = !(run && ACTIVE.has(run.status));
+  }
+
   function renderRunOptions(selected) {
     const select = $("run-select");
     select.replaceChildren(...state.runs.map((run) => el("option", {
       value: run.run_id, selected: run.run_id === selected,
-      text: `${new Date(run.created_at).toLocaleString()} · ${run.question.slice(0, 60)}`,
+      text: `${new Date(run.created_at).toLocaleString()} · ${run.question.slice(0, 60)} · ${STATUS_LABEL[run.status] || run.status}`,
     })));
     const none = state.runs.length === 0;
     select.hidden = none;
@@ -367,4 +508,11 @@
   renderRunOptions(state.runs[0] && state.runs[0].run_id);
   render();
   if (state.runs.length) selectRun(state.runs[0].run_id);
+  // Runs started by anyone in this session appear here; a reconnect catches up with the list.
+  let sessionSocketOpened = false;
+  Groundwork.liveSocket(`/ws/sessions/${sid}/runs/`, {
+    onOpen: () => { if (sessionSocketOpened) refreshRunList(); sessionSocketOpened = true; },
+    onMessage: onSessionRun,
+    onState: (live) => { $("run-select").dataset.live = live; },
+  });
 })();

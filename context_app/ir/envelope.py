@@ -36,6 +36,24 @@ def build_index(sources: Sequence[Source]) -> ContextIndex:
     return ContextIndex(tuple(entries))
 
 
+def merge_duplicates(sources: Sequence[Source]) -> list[Source]:
+    """One source per id: a source id hashes its content, so two sources with one id (the same
+    boilerplate section in two files, the same page found twice) are the same text. The first
+    is kept, in its place, its title naming every title it was given ("[1] a.md; [2] b.md").
+    Two sources with one id and different chunks are a caller's bug: ValueError."""
+    merged: dict[str, Source] = {}
+    for source in sources:
+        kept = merged.get(source.id)
+        if kept is None:
+            merged[source.id] = source
+            continue
+        if [(c.anchor, c.text) for c in kept.chunks] != [(c.anchor, c.text) for c in source.chunks]:
+            raise ValueError(f"two different sources share the id {source.id}")
+        if source.title and source.title not in kept.title.split("; "):
+            merged[source.id] = replace(kept, title=f"{kept.title}; {source.title}" if kept.title else source.title)
+    return list(merged.values())
+
+
 def _pdf_page_count(source: Source) -> int:
     count = source.metadata.get("page_count") if source.metadata else None
     return int(count) if isinstance(count, int) and count > 0 else max(1, len(source.pages))
@@ -51,15 +69,15 @@ def build_envelope(
 ) -> ContextEnvelope:
     """Rank every chunk, route binaries for the model class, and index every source.
 
+    Sources with the same id (the same content) become one (`merge_duplicates`).
+
     `scores` maps anchors to relevance (overriding each chunk's own score).
     Rank order is score descending, then source order, then position in the
     source, so equal input always gives the same envelope.
     """
     if not isinstance(task, str) or not task.strip():
         raise ValueError("an envelope needs a non-empty task")
-    ids = [s.id for s in sources]
-    if len(set(ids)) != len(ids):
-        raise ValueError("duplicate source ids in one envelope (the same content added twice?)")
+    sources = merge_duplicates(sources)
     caps = capabilities or ProviderCapabilities()
     scores = scores or {}
     ranked: list[tuple[float, int, int, Chunk]] = []

@@ -10,6 +10,7 @@ A provider has a `name`, a `model` and `complete(LLMRequest) -> LLMResponse`
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -96,7 +97,10 @@ def complete(
     context_set_id=None,
     attempt: int = 1,
     provider: Provider | None = None,
+    before_call: Callable[[], None] | None = None,
 ) -> GatewayResult:
+    """One model call, retried on retryable provider errors; `before_call` runs before every try
+    (a caller's last word: it may raise to stop, e.g. a research run that was cancelled)."""
     provider = provider or get_provider()
     retries = 0
     started = time.monotonic()
@@ -110,6 +114,8 @@ def complete(
         context_set_id=context_set_id,
     )
     while True:
+        if before_call is not None:
+            before_call()
         try:
             response = provider.complete(request)
             break

@@ -114,8 +114,10 @@ def run_model_task(
     context_set_id=None,
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
+    before_call: Callable[[], None] | None = None,
 ) -> TaskResult:
-    """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call."""
+    """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
+    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop."""
     provider = provider or gateway.get_provider()
     check = check or (lambda text: schema_check(task.schema, text))
     version = task.prompt_version()
@@ -129,6 +131,7 @@ def run_model_task(
                 context_set_id=context_set_id,
                 attempt=number,
                 provider=provider,
+                before_call=before_call,
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(task, f"model call failed: {exc}") from exc

@@ -2,7 +2,8 @@
 
 Files are read once per process and directory (pointing PROMPTS_DIR elsewhere
 reads the new files). Prompt sheets are Django templates rendered without HTML
-escaping: their output is a prompt, not a page.
+escaping: their output is a prompt, not a page. A comment in a sheet that spans
+lines needs `{% comment %}…{% endcomment %}` (`{# #}` is one line only).
 """
 
 import json
@@ -33,8 +34,13 @@ def schema_validator(name: str) -> Draft202012Validator:
 
 
 def render_sheet(name: str, context: dict) -> str:
-    """`prompts/sheets/<name>.txt` rendered with `context` (no autoescape)."""
-    return _sheet_engine(prompts_dir() / "sheets").get_template(f"{name}.txt").render(Context(context)).strip()
+    """`prompts/sheets/<name>.txt` rendered with `context` (no autoescape).
+
+    The Context says so too: a template of a bare Engine renders with its Context's
+    autoescape (default on), not the engine's, so `R&D` would reach the model as `R&amp;D`.
+    """
+    template = _sheet_engine(prompts_dir() / "sheets").get_template(f"{name}.txt")
+    return template.render(Context(context, autoescape=False)).strip()
 
 
 def style_fragment(style: str) -> str:

@@ -47,7 +47,7 @@ def run_events(request, run):
 @with_run
 def run_report(request, run):
     if run.report is None:
-        return error(f"the run has no report yet (status: {run.status})", 404, status=run.status)
+        return error(f"the run has no report yet (status: {run.status})", 404, run_status=run.status)
     return Response({"run_id": str(run.id), "status": run.status, "report": report_json(run.report)})
 
 

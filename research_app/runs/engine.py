@@ -13,7 +13,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from context_app import grounding, provenance
@@ -31,7 +30,7 @@ from ..search.providers import SearchResult, deduplicate_results, providers_for_
 from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
-from .events import emit
+from .events import RunStopped, announce, emit, ensure_status
 from .split import split_by_token_overlap
 
 logger = logging.getLogger(__name__)
@@ -74,6 +73,7 @@ def start_run(
             session=session, created_by=user, question=question, **run_limits(limits or {})
         )
         emit(run.pk, "run_queued", question=question, limits=run_limits(limits or {}))
+        announce(run.pk, "run.created")
         transaction.on_commit(lambda: _enqueue("bind_run", run.pk))
     return run
 
@@ -92,11 +92,22 @@ def bind_run(run_id) -> None:
     now = timezone.now()
     if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.QUEUED, to=Status.BINDING, started_at=now):
         return
+    announce(run_id)
     run = ResearchRun.objects.get(pk=run_id)
     context_set = ContextSet.objects.get(session_id=run.session_id)
     summary = processing_summary(context_bundle(context_set), "parsing")
-    ResearchRun.objects.filter(pk=run_id).update(context_processing=summary)
-    emit(run_id, "context_binding_parsing_started", revision=context_set.revision, **_counters(summary))
+    try:
+        with transaction.atomic():
+            ResearchRun.objects.filter(pk=run_id, status=Status.BINDING).update(context_processing=summary)
+            emit(
+                run_id,
+                "context_binding_parsing_started",
+                while_status=Status.BINDING,
+                revision=context_set.revision,
+                **_counters(summary),
+            )
+    except RunStopped:
+        return  # cancelled before its parsing began
     # Parsing runs in the context pipeline's own tasks (in parallel across workers);
     # its file_digest_finished and context_settled signals move the run on (receivers.py).
     context_services.request_parse(context_set)
@@ -107,31 +118,52 @@ def _counters(summary: dict) -> dict:
 
 
 def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> None:
+    """One event per finished file of a binding run, its counters a running tally that agrees with itself.
+
+    The tally is the previous event's (or the bind start's) plus this file, not a count of
+    the files now: files finishing together would otherwise read each other's results
+    (`files_done 1` next to `files_ready 2`). A file told before (parsed again during the
+    bind) moves its count instead of adding one; a file that is not ready or failed (its
+    digest was dropped, it is parsing again) has not finished.
+    """
+    if digest_status not in (DigestStatus.READY, DigestStatus.ERROR):
+        return
     binding = list(
         ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True)
     )
     if not binding:
         return
-    counts = ContextFile.objects.filter(context_set__session_id=session_id).aggregate(
-        total=Count("pk"),
-        ready=Count("pk", filter=Q(digest_status=DigestStatus.READY)),
-        failed=Count("pk", filter=Q(digest_status=DigestStatus.ERROR)),
-    )
+    total = ContextFile.objects.filter(context_set__session_id=session_id).count()
     for run_id in binding:
         with transaction.atomic():
             # Files finishing together must still count 1/n, 2/n: the run's row lock orders them.
             run = ResearchRun.objects.select_for_update().get(pk=run_id)
-            at_start = run.context_processing.get("files_ready", 0) + run.context_processing.get("files_error", 0)
-            told = run.events.filter(type="context_binding_parsing_file_completed").count()
+            told = run.events.filter(type="context_binding_parsing_file_completed").order_by("-seq")
+            last = told.first()
+            tally = dict(last.payload if last else run.context_processing)
+            ready, failed = tally.get("files_ready", 0), tally.get("files_error", 0)
+            before = told.filter(payload__filename=filename).values_list("payload__status", flat=True).first()
+            if before == DigestStatus.READY:
+                ready -= 1
+            elif before == DigestStatus.ERROR:
+                failed -= 1
+            if digest_status == DigestStatus.READY:
+                ready += 1
+            else:
+                failed += 1
+            ready = min(ready, total)
+            failed = min(failed, total - ready)
+            if run.status != Status.BINDING:
+                continue  # cancelled (or bound) since: nothing more to tell
             emit(
                 run_id,
                 "context_binding_parsing_file_completed",
                 filename=filename,
                 status=digest_status,
-                files_done=min(at_start + told + 1, counts["total"]),
-                files_total=counts["total"],
-                files_ready=counts["ready"],
-                files_error=counts["failed"],
+                files_done=ready + failed,
+                files_total=total,
+                files_ready=ready,
+                files_error=failed,
             )
 
 
@@ -149,6 +181,7 @@ def begin_exploration(run_id) -> None:
     with transaction.atomic():
         if not claim(ResearchRun.objects.filter(pk=run_id), from_=Status.BINDING, to=Status.RUNNING):
             return
+        announce(run_id)
         run = ResearchRun.objects.get(pk=run_id)
         bundle = context_bundle(ContextSet.objects.get(session_id=run.session_id))
         summary = processing_summary(bundle, "completed")
@@ -187,20 +220,23 @@ def explore_node(node_id) -> None:
         return
     node = ResearchNode.objects.select_related("run", "run__session__team").get(pk=node_id)
     run = node.run
-    if run.status != Status.RUNNING:
-        _finish_node(node, NodeStatus.CANCELLED)
-        return
     try:
-        _explore(node, run)
-    except TaskFailed as exc:
-        node.error = str(exc)
-        _finish_node(node, NodeStatus.FAILED)
-        emit(run.pk, "node_failed", node=node.path, error=str(exc))
-    except Exception:
-        logger.exception("node %s of run %s crashed", node.path, run.pk)
-        node.error = "internal error while exploring this node"
-        _finish_node(node, NodeStatus.FAILED)
-        emit(run.pk, "node_failed", node=node.path, error=node.error)
+        ensure_status(run.pk, Status.RUNNING, f"node {node.path}")
+        try:
+            _explore(node, run)
+        except TaskFailed as exc:
+            node.error = str(exc)
+            _finish_node(node, NodeStatus.FAILED)
+        except RunStopped:
+            raise
+        except Exception:
+            logger.exception("node %s of run %s crashed", node.path, run.pk)
+            node.error = "internal error while exploring this node"
+            _finish_node(node, NodeStatus.FAILED)
+    except RunStopped:
+        # The run was cancelled or failed while this node ran (its nodes were cancelled with it),
+        # or a resume handed the node to another worker: this one stops and stores nothing more.
+        return
     _report_when_done(run.pk)
 
 
@@ -209,6 +245,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     emit(
         run.pk,
         "context_for_node_ready",
+        while_status=Status.RUNNING,
         node_id=node.path,
         depth=node.depth,
         selected_items_count=len(context.selected_items),
@@ -220,13 +257,14 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         model_tasks.NODE_QUERIES, {"question": node.question, "max_queries": MAX_QUERIES}, run=run, subject=subject
     ).output["queries"][:MAX_QUERIES]
     node.queries = queries
-    emit(run.pk, "node_queries", node=node.path, queries=queries)
+    emit(run.pk, "node_queries", while_status=Status.RUNNING, node=node.path, queries=queries)
 
     results, errors = _search(run, queries)
     node.results = results
     emit(
         run.pk,
         "node_search_completed",
+        while_status=Status.RUNNING,
         node=node.path,
         results=len(results),
         documents=len({r["document"] for r in results}),
@@ -234,10 +272,10 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     )
 
     findings = model_tasks.run_task(
-        model_tasks.NODE_FINDINGS, {"question": node.question}, _evidence(results), run=run, subject=subject
+        model_tasks.NODE_FINDINGS, {"question": node.question}, evidence(results), run=run, subject=subject
     ).output["findings"]
     node.findings = cited_findings(findings, results)
-    emit(run.pk, "node_findings", node=node.path, findings=len(node.findings))
+    emit(run.pk, "node_findings", while_status=Status.RUNNING, node=node.path, findings=len(node.findings))
 
     verdict = model_tasks.run_task(
         model_tasks.NODE_SUFFICIENCY,
@@ -253,15 +291,14 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     cited = {n for finding in node.findings for n in finding["citations"]}
     verdict["reasoning"] = grounding.keeping_marks(verdict["reasoning"], cited)
     node.sufficiency = verdict
-    emit(run.pk, "node_sufficiency", node=node.path, **verdict)
+    emit(run.pk, "node_sufficiency", while_status=Status.RUNNING, node=node.path, **verdict)
 
     if verdict["is_sufficient"]:
         _finish_node(node, NodeStatus.SUFFICIENT)
         return
     room = _room_for_children(node, run)
     if room == 0:
-        _finish_node(node, NodeStatus.LIMITED)
-        emit(run.pk, "node_limited", node=node.path, reason=_limit_reason(node, run))
+        _finish_node(node, NodeStatus.LIMITED, ("node_limited", {"reason": _limit_reason(node, run)}))
         return
     children = model_tasks.run_task(
         model_tasks.NODE_DECOMPOSE,
@@ -276,8 +313,8 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
     ).output["children"]
     children = _distinct_children(children, node.question)[:room]
     if not children:
-        _finish_node(node, NodeStatus.LIMITED)
-        emit(run.pk, "node_limited", node=node.path, reason="the question could not be split further")
+        reason = "the question could not be split further"
+        _finish_node(node, NodeStatus.LIMITED, ("node_limited", {"reason": reason}))
         return
     slices, mode = _split_context(node, run, context, [c["question"] for c in children], subject)
     with transaction.atomic():
@@ -300,17 +337,11 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
                 selected_items=child_slice["selected_items"],
                 bundle_revision=context.bundle_revision,
             )
-        _finish_node(node, NodeStatus.DECOMPOSED)
-        emit(
-            run.pk,
-            "node_decomposed",
-            node=node.path,
-            mode=mode,
-            children=[
-                {"node": c.path, "question": c.question, "items": len(s["selected_items"])}
-                for c, s in zip(created, slices, strict=True)
-            ],
-        )
+        told = [
+            {"node": c.path, "question": c.question, "items": len(s["selected_items"])}
+            for c, s in zip(created, slices, strict=True)
+        ]
+        _finish_node(node, NodeStatus.DECOMPOSED, ("node_decomposed", {"mode": mode, "children": told}))
         for child_node in created:
             transaction.on_commit(lambda pk=child_node.pk: _enqueue("explore_node", pk))
 
@@ -349,8 +380,29 @@ def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[
         response = search_all(providers, query, settings.GROUNDWORK_NODE_SEARCH_RESULTS)
         found.extend(response.results)
         errors.extend(e for e in response.errors if e not in errors)
-    best = deduplicate_results(found)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
+    best = distinct_texts(deduplicate_results(found), run.session_id)[: settings.GROUNDWORK_NODE_SEARCH_RESULTS]
     return [result_json(n, r, shown_in=run.session_id) for n, r in enumerate(best, start=1)], errors
+
+
+def distinct_texts(results: Sequence[SearchResult], session_id) -> list[SearchResult]:
+    """One result per evidence text: the same section in two files of the team (a boilerplate
+    "Confidentiality" page) is one result, the best-scored, on a tie the run's own session's.
+    Results stay in their order (best first)."""
+    kept: dict[str, SearchResult] = {}
+    for result in results:
+        key = _text_key(result.text[:RESULT_TEXT_CHARS] or result.filename)
+        other = kept.get(key)
+        if other is None or (
+            result.relevance_score == other.relevance_score
+            and str(result.origin_session_id) == str(session_id) != str(other.origin_session_id)
+        ):
+            kept[key] = result
+    chosen = {id(r) for r in kept.values()}
+    return [r for r in results if id(r) in chosen]
+
+
+def _text_key(text: str) -> str:
+    return " ".join(text.split())
 
 
 def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
@@ -382,8 +434,14 @@ def result_label(result: dict) -> str:
     return result["title"] if result["url"] else f"{result['title']}, {result['location']}"
 
 
-def _evidence(results: Sequence[dict]) -> list[Source]:
-    return [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in results]
+def evidence_text(result: dict) -> str:
+    """What a numbered result shows the model (and what its evidence source's id hashes)."""
+    return result["text"] or result["title"]
+
+
+def evidence(results: Sequence[dict]) -> list[Source]:
+    """The numbered results as IR sources; one that repeats an earlier one's text merges into it (one source)."""
+    return [note_source(f"[{r['n']}] {result_label(r)}", evidence_text(r)) for r in results]
 
 
 def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
@@ -461,7 +519,7 @@ def _split_context(
     if problem is None:
         by_question = {c["child_question"]: c for c in output["child_contexts"]}
         return [by_question[q] for q in questions], Mode.SPLIT_FROM_PARENT
-    emit(run.pk, "context_split_fallback", node=node.path, reason=problem)
+    emit(run.pk, "context_split_fallback", while_status=Status.RUNNING, node=node.path, reason=problem)
     return split_by_token_overlap(questions, items), Mode.SPLIT_FALLBACK
 
 
@@ -482,12 +540,30 @@ def _item_key(item: dict) -> tuple:
     return (item["kind"], item["text"], tuple(item["sources"]))
 
 
-def _finish_node(node: ResearchNode, status: str) -> None:
-    node.status = status
-    node.finished_at = timezone.now()
-    node.save()
-    if status in (NodeStatus.SUFFICIENT, NodeStatus.DECOMPOSED, NodeStatus.LIMITED):
-        emit(node.run_id, "node_completed", node=node.path, status=status)
+def _finish_node(node: ResearchNode, status: str, then: tuple[str, dict] | None = None) -> None:
+    """Store the node's work and its status, and tell it (node_completed or node_failed, then `then`),
+    in one transaction, only while the node is still running in a running run (else RunStopped)."""
+    node.status, node.finished_at = status, timezone.now()
+    with transaction.atomic():
+        stored = claim(
+            ResearchNode.objects.filter(pk=node.pk),
+            from_=NodeStatus.RUNNING,
+            to=status,
+            finished_at=node.finished_at,
+            queries=node.queries,
+            results=node.results,
+            findings=node.findings,
+            sufficiency=node.sufficiency,
+            error=node.error,
+        )
+        if not stored:
+            raise RunStopped(node.run_id, f"node {node.path}")
+        if status == NodeStatus.FAILED:
+            emit(node.run_id, "node_failed", while_status=Status.RUNNING, node=node.path, error=node.error)
+        else:
+            emit(node.run_id, "node_completed", while_status=Status.RUNNING, node=node.path, status=status)
+        if then is not None:
+            emit(node.run_id, then[0], while_status=Status.RUNNING, node=node.path, **then[1])
 
 
 def _report_when_done(run_id) -> None:
@@ -498,6 +574,7 @@ def _report_when_done(run_id) -> None:
         from_=Status.RUNNING,
         to=Status.REPORTING,
     ):
+        announce(run_id)
         _enqueue("write_report", run_id)
 
 
@@ -505,6 +582,8 @@ def _report_when_done(run_id) -> None:
 
 
 def cancel_run(run: ResearchRun) -> ResearchRun:
+    """Cancel an open run. Its steps under way stop before their next model call or stored result
+    (RunStopped); the session's files go on parsing (their digests are the session's)."""
     with transaction.atomic():
         if not claim(
             ResearchRun.objects.filter(pk=run.pk),
@@ -513,10 +592,42 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
             finished_at=timezone.now(),
         ):
             raise ApplicationError(f"the run is already {run.status}", 409)
-        ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).update(status=NodeStatus.CANCELLED)
+        _close_open_work(run.pk, Status.CANCELLED)
         emit(run.pk, "run_cancelled")
+        announce(run.pk)
     run.refresh_from_db()
     return run
+
+
+def fail_run(run_id, reason: str) -> bool:
+    """End an open run as failed: its reason stored and told (`run_failed`), its open nodes cancelled.
+
+    A run already finished (completed, cancelled, failed) is left as it is; returns whether this call ended it.
+    """
+    with transaction.atomic():
+        if not claim(
+            ResearchRun.objects.filter(pk=run_id),
+            not_from=ResearchRun.FINISHED,
+            to=Status.FAILED,
+            error=reason,
+            finished_at=timezone.now(),
+        ):
+            return False
+        _close_open_work(run_id, Status.FAILED)
+        emit(run_id, "run_failed", error=reason)
+        announce(run_id)
+    return True
+
+
+def _close_open_work(run_id, status: str) -> None:
+    """A run just ended: nodes not finished are cancelled (a worker still on one stops at its next
+    check), and a bind phase still `parsing` says how the run ended instead."""
+    ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING]).update(
+        status=NodeStatus.CANCELLED, finished_at=timezone.now()
+    )
+    processing = ResearchRun.objects.values_list("context_processing", flat=True).get(pk=run_id)
+    if processing.get("status") == "parsing":
+        ResearchRun.objects.filter(pk=run_id).update(context_processing={**processing, "status": status})
 
 
 def resume_run(run_id) -> None:

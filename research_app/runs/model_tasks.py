@@ -19,6 +19,7 @@ from context_app.models import LLMCall
 from context_app.selectors import context_set_id_of
 
 from ..models import ResearchRun
+from .events import ensure_status
 
 PROMPT_VERSION = "research-v1"
 
@@ -71,8 +72,10 @@ def run_task(
     *,
     run: ResearchRun,
     subject: str,
+    while_status: str = ResearchRun.Status.RUNNING,
 ) -> TaskResult:
-    """A research task for a run: its tokens count against the run's budget."""
+    """A research task for a run: its tokens count against the run's budget; no call is made
+    unless the run is still `while_status` (a cancelled run's step stops with RunStopped)."""
 
     def count_tokens(call: LLMCall) -> None:
         ResearchRun.objects.filter(pk=run.pk).update(
@@ -85,4 +88,5 @@ def run_task(
         subject=subject,
         context_set_id=context_set_id_of(run.session_id),
         on_call=count_tokens,
+        before_call=lambda: ensure_status(run.pk, while_status, task.name),
     )

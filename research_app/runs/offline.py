@@ -14,20 +14,25 @@ stemmed with the Snowball English stemmer, so "losses" meets "loss" and
 
 - NODE_QUERIES: the question itself, its keywords, then its quoted phrases and
   its runs of two or more content words (a crude noun phrase).
-- NODE_FINDINGS: from each numbered search result, the sentences that share the
-  most terms with the question, in the source's own words; the same sentence in
-  several results becomes one finding citing all of them.
+- NODE_FINDINGS: from each numbered search result, the statements (never a heading
+  or a label) that best answer the question by BM25 (the library's terms and
+  parameters, context_app.terms.bm25_rank), in the source's own words; the same
+  sentence in several results becomes one finding citing all of them.
 - NODE_SUFFICIENCY: the share of the question's terms that some finding or
   context item mentions; enough evidence and 75 % coverage make it sufficient,
   and every uncovered run of terms is a gap.
 - NODE_DECOMPOSE: a question of several clauses splits into its clauses;
-  otherwise the gaps' terms are partitioned among the children, one group each.
+  otherwise the gaps' terms are partitioned among the children, one group each,
+  each asked as a well-formed question about the parent's subject (the parent's
+  verb is not asked about as a thing: "risks", not "risks threaten").
 - CONTEXT_SPLIT: each item goes to the child question(s) it shares the most
   terms with, or to none (split.py's `split_by_token_overlap`, also the engine's
   fallback when a model's split is malformed).
-- REPORT: the findings grouped by node, the context items that bear on the
-  question with their SourceRefs, the file summaries and the open gaps. Nothing
-  is paraphrased, so nothing is made up.
+- REPORT: a summary of the statements that best answer the question (BM25), the
+  findings grouped by node, the context items that bear on the question with their
+  SourceRefs, the file summaries and the open gaps; each sentence told once (one
+  that is both a finding and an item cites both), headings never. Nothing is
+  paraphrased, so nothing is made up.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from context_app.llm.task_envelope import EvidenceChunk, evidence_chunks, read_t
 from context_app.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
+    bm25_rank,
     comparison_key,
     content_terms,
     cut_text,
@@ -61,6 +67,7 @@ DEFAULT_MAX_QUERIES = 4
 MAX_QUERY_CHARS = 300
 MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2
+MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 MAX_FINDING_CHARS = 600
 SUFFICIENT_COVERAGE = 0.75
 MAX_GAPS = 10  # node_sufficiency.schema.json
@@ -98,6 +105,7 @@ _WORD = re.compile(r"[^\W_]+")
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
 # What the degrade ladder wraps a summarised chunk in (context_app.ir.budget.extractive_summary).
 _SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
+_STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
 
 
@@ -223,19 +231,31 @@ def _content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUES
 
 
 def node_findings(prompt: str) -> dict:
-    """Extractive findings: per result, its sentences sharing the most question terms; equal sentences merged.
+    """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 
-    Ranked by overlap, then by the lowest result number citing them, then by
-    position in the result; at most MAX_FINDINGS.
+    Every statement of every result is ranked by BM25 for the question (the library's
+    terms and parameters, the statements as the collection: a rare shared term weighs
+    more than one every result repeats); each result gives its best two that score at
+    all. Headings, labels and other lines that state nothing are never findings. Ranked
+    by score, then the lowest result number citing them, then position; at most MAX_FINDINGS.
     """
     _, inputs = read_task(prompt)
-    wanted = set(question_terms(_required_question(inputs, "NODE_FINDINGS")))
-    merged: dict[str, dict] = {}  # normalised sentence → {"text", "citations", "rank"}
+    question = _required_question(inputs, "NODE_FINDINGS")
+    candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
     for chunk in evidence_chunks(prompt):
         number, text = result_number(chunk), result_text(chunk)
         if number is None or not text:
             continue  # not a numbered result, or its text was omitted by the token budget
-        for position, overlap, sentence in _best_sentences(text, wanted):
+        candidates += [(number, position, sentence) for position, sentence in enumerate(statements(text))]
+    by_result: dict[int, list[tuple[float, int, str]]] = {}
+    for (number, position, sentence), score in zip(
+        candidates, bm25_rank(question, [c[2] for c in candidates]), strict=True
+    ):
+        if score > 0:
+            by_result.setdefault(number, []).append((score, position, sentence))
+    merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
+    for number, scored in by_result.items():
+        for score, position, sentence in sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_SENTENCES_PER_RESULT]:
             key = comparison_key(sentence)
             if key in merged:
                 if number not in merged[key]["citations"]:
@@ -244,21 +264,25 @@ def node_findings(prompt: str) -> dict:
             merged[key] = {
                 "text": cut_text(sentence, MAX_FINDING_CHARS),
                 "citations": [number],
-                "rank": (-overlap, position),
+                "rank": (-score, position),
             }
     ranked = sorted(merged.values(), key=lambda f: (f["rank"][0], min(f["citations"]), f["rank"][1]))
     return {"findings": [{"text": f["text"], "citations": sorted(f["citations"])} for f in ranked[:MAX_FINDINGS]]}
 
 
-def _best_sentences(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
-    """(position, overlap, sentence) of the sentences sharing the most terms with `wanted` (overlap > 0)."""
-    scored = []
-    for position, sentence in enumerate(split_sentences(text)):
-        overlap = len(wanted & _term_set(sentence))
-        if overlap > 0:
-            scored.append((position, overlap, sentence))
-    scored.sort(key=lambda s: (-s[1], s[0]))
-    return scored[:MAX_SENTENCES_PER_RESULT]
+def statements(text: str) -> list[str]:
+    """The sentences of a text that state something (`is_statement`), in order."""
+    return [sentence for sentence in split_sentences(text) if is_statement(sentence)]
+
+
+def is_statement(text: str) -> bool:
+    """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
+    enough to be prose whose full stop was lost. A heading ("Costs and maintenance"), a label
+    ("Corrosion"), a title in capitals or a question is not one."""
+    text = text.strip()
+    if not text or text.endswith("?"):
+        return False
+    return bool(_STATEMENT_END.search(text)) or len(_WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
 
 
 # --- NODE_SUFFICIENCY --------------------------------------------------------------------
@@ -362,6 +386,16 @@ _COMMON_VERBS = frozenset(
     mean meet need occur pay perform prevent produce provide raise reach reduce remain replace require result
     rise save show spend succeed support take use work""".split()
 )
+# Words that end a subject without being part of it ("Is the budget *sufficient* …", "… the valves *late*?").
+_PREDICATE_WORDS = frozenset(
+    """able accurate adequate available better correct different due early effective enough higher late
+    likely lower necessary possible ready reliable responsible safe similar still successful sufficient true
+    worse worth""".split()
+)
+# Prepositions the stop lists keep: a gap's phrase does not start or end with one ("shared *outside*").
+_PREPOSITIONS = frozenset(
+    "across along among around behind beside beyond despite inside near outside per towards".split()
+)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
@@ -374,8 +408,8 @@ def node_decompose(prompt: str) -> dict:
     gaps = _strings(inputs.get("gaps"))
     items = _context_items(inputs.get("context_items"))
     limit = _bounded(inputs.get("max_children"), DEFAULT_MAX_CHILDREN, MAX_CHILDREN)
-    subject = question_subject(question)
-    children = _clause_children(question, subject, gaps, limit) or _gap_children(question, subject, gaps, limit)
+    subject, verbs = question_parts(question)
+    children = _clause_children(question, subject, gaps, limit) or _gap_children(question, subject, verbs, gaps, limit)
     unique: list[dict] = []
     seen = {comparison_key(question)}
     for child in children:
@@ -384,9 +418,9 @@ def node_decompose(prompt: str) -> dict:
             seen.add(key)
             unique.append(child)
     if not unique:
-        unique = [_narrowing_child(question, subject, gaps)]
+        unique = [_narrowing_child(question, subject, verbs, gaps)]
         if comparison_key(unique[0]["question"]) == comparison_key(question):
-            unique = [_narrowing_child(question, subject, [])]
+            unique = [_narrowing_child(question, subject, verbs, [])]
     for child in unique:
         child["rationale"] = cut_text(
             child["rationale"] + _files_note(child["question"], subject, items), MAX_RATIONALE_CHARS
@@ -415,16 +449,26 @@ def split_clauses(question: str) -> list[str]:
 
 
 def question_subject(question: str) -> str:
-    """A question's subject, heuristically: "Did the valve programme reduce losses?" → "the valve programme".
+    """A question's subject, heuristically: "Did the valve programme reduce losses?" → "the valve programme"."""
+    return question_parts(question)[0]
 
-    Skips the opening question words and the auxiliary; then takes a name (its
-    capitalised words), or a determiner and the words up to the first stop word
-    ("of the" continues the phrase) or verb-like word. After "do"/"did" or a modal the
-    main verb is bare, so a common verb ends the subject ("reduce"); after "is" or
-    "has" only a participle does ("-ed", "-ing"), so "the maintenance cost of
-    the valves" stays whole. If nothing follows the auxiliary, the words between
-    the question word and the auxiliary ("Which *programmes* have …"). "" when
-    nothing fits.
+
+def question_parts(question: str) -> tuple[str, frozenset[str]]:
+    """A question's subject and its main verb(s) (lower-cased, as written), heuristically:
+
+    - "Did the valve programme reduce losses?" → ("the valve programme", {"reduce"}): after
+      "do"/"did" or a modal the main verb is bare, so a common verb ends the subject, or else
+      the last word of the subject's run of content words ("did maintenance staffing *change*");
+    - "Is the maintenance cost of the valves rising?" → a participle ("-ed", "-ing") ends it;
+    - "Who must consent before the report is shared?" (the question word is the subject):
+      the word after the auxiliary is the verb, the subject the first determiner-led phrase after it;
+    - "What risks threaten the valve programme?" (no auxiliary): the verb is the word before
+      the first stop word, the subject the name or determiner-led phrase after it ("the valve
+      programme"), else the words between the question word and the verb ("What *water losses*
+      occurred in 2022?").
+
+    The verbs keep sub-questions well-formed: "What is known about risks for the valve
+    programme?", never "… about risks threaten?". ("", ∅) when nothing fits.
     """
     clauses = split_clauses(question)
     words = _WORD.findall(clauses[0]) if clauses else []
@@ -433,22 +477,49 @@ def question_subject(question: str) -> str:
         start += 1
     auxiliary = next((i for i in range(start, len(words)) if words[i].lower() in _AUXILIARIES), None)
     if auxiliary is None:
-        return _noun_phrase(words, start, bare_verbs=False)
+        if start == 0:
+            return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
+        stop = next((i for i in range(start, len(words)) if words[i].lower() in OVERLAP_STOP_WORDS), len(words))
+        verb = stop - 1
+        if verb < start:
+            return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
+        named = _noun_phrase(words, verb + 1, bare_verbs=False)[0] if verb + 1 < len(words) else ""
+        return named or " ".join(words[start:verb]), frozenset({words[verb].lower()})
+    after = auxiliary + 1
+    if (
+        start > 0
+        and auxiliary == start
+        and after < len(words)
+        and words[auxiliary].lower() not in ("do", "does", "did")
+        and words[after].lower() not in _DETERMINERS
+        and not words[after][0].isupper()
+    ):
+        led = next((i for i in range(after + 1, len(words)) if words[i].lower() in _DETERMINERS), None)
+        subject = _noun_phrase(words, led, bare_verbs=False)[0] if led is not None else ""
+        return subject, frozenset({words[after].lower()})
     bare_verbs = words[auxiliary].lower() in _DO_AND_MODALS
-    return _noun_phrase(words, auxiliary + 1, bare_verbs=bare_verbs) or _noun_phrase(
-        words[:auxiliary], start, bare_verbs=False
-    )
+    subject, end = _noun_phrase(words, after, bare_verbs=bare_verbs)
+    if not subject:
+        return _noun_phrase(words[:auxiliary], start, bare_verbs=False)[0], frozenset()
+    if end < len(words) and words[end].lower() not in OVERLAP_STOP_WORDS:
+        return subject, frozenset({words[end].lower()})
+    if bare_verbs and len(subject.split()) > 1 and subject.split()[-1].lower() not in _DETERMINERS:
+        # No common verb ended it: the run's last word is the bare verb ("did maintenance staffing change").
+        *kept, verb = subject.split()
+        return " ".join(kept), frozenset({verb.lower()})
+    return subject, frozenset()
 
 
-def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
-    """The name or determiner-led phrase starting at words[index] (see `question_subject`)."""
+def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> tuple[str, int]:
+    """The name or determiner-led phrase starting at words[index] (see `question_parts`), and the
+    index of the word that ended it."""
     if index >= len(words):
-        return ""
+        return "", index
     if index > 0 and words[index][0].isupper() and words[index].lower() not in OVERLAP_STOP_WORDS:
         end = index
         while end < len(words) and words[end][0].isupper() and end - index < MAX_SUBJECT_WORDS:
             end += 1
-        return " ".join(words[index:end])
+        return " ".join(words[index:end]), end
     phrase = [words[index]] if words[index].lower() in _DETERMINERS else []
     index += len(phrase)
     nouns = 0
@@ -456,19 +527,22 @@ def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> str:
         lower = words[index].lower()
         after_of = bool(phrase) and phrase[-1].lower() == "of" and lower in _DETERMINERS
         stop_word = lower in OVERLAP_STOP_WORDS and lower != "of" and not after_of
-        if stop_word or _looks_like_verb(lower, bare_verbs=bare_verbs):
+        if stop_word or lower in _PREDICATE_WORDS or _looks_like_verb(lower, bare_verbs=bare_verbs):
             break
         phrase.append(words[index])
         nouns += lower != "of" and lower not in _DETERMINERS
         index += 1
     while phrase and phrase[-1].lower() in _DETERMINERS | {"of"}:
         phrase.pop()
-    return " ".join(phrase) if any(w.lower() not in _DETERMINERS for w in phrase) else ""
+        index -= 1
+    return (" ".join(phrase) if any(w.lower() not in _DETERMINERS for w in phrase) else ""), index
 
 
 def _looks_like_verb(word: str, *, bare_verbs: bool) -> bool:
-    if bare_verbs and word in _COMMON_VERBS:
-        return True
+    """After "do" or a modal the verb is bare: a common one ("reduce"), never a participle, so
+    "staffing" stays a noun; after "is" or "has" a participle ("-ed", "-ing") is the verb."""
+    if bare_verbs:
+        return word in _COMMON_VERBS
     return len(word) > 5 and (word.endswith("ed") or word.endswith("ing"))
 
 
@@ -521,7 +595,7 @@ def _gap_words(gap: str) -> dict[str, str]:
     return surface_words(gap, OVERLAP_STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
 
 
-def _gap_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
+def _gap_children(question: str, subject: str, verbs: frozenset[str], gaps: list[str], limit: int) -> list[dict]:
     """One child per gap, its terms taken by no other child (a partition); the overflow merged into the last."""
     groups: list[tuple[str, str]] = []  # (phrase, gap)
     taken: set[str] = set()
@@ -529,14 +603,16 @@ def _gap_children(question: str, subject: str, gaps: list[str], limit: int) -> l
         words = {stem: word for stem, word in _gap_words(gap).items() if stem not in taken}
         if words:
             taken.update(words)
-            groups.append((" ".join(words.values()), gap))
+            groups.append((_without_verbs(" ".join(words.values()), question, verbs), gap))
     if limit == 1:
         groups = groups[:1]
     elif len(groups) > limit:
         tail = groups[limit - 1 :]
-        groups = groups[: limit - 1] + [(_and_list([p for p, _ in tail]), " ".join(_ended(g) for _, g in tail))]
+        phrases = [p for p, _ in tail if p]
+        merged = _and_list(phrases) if phrases else ""
+        groups = groups[: limit - 1] + [(merged, " ".join(_ended(g) for _, g in tail))]
     return [
-        {"question": _narrowed(question, subject, phrase), "rationale": f"Covers the gap: {_ended(gap)}"}
+        {"question": _narrowed(question, subject, verbs, phrase), "rationale": f"Covers the gap: {_ended(gap)}"}
         for phrase, gap in groups
     ]
 
@@ -545,23 +621,48 @@ def _and_list(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _narrowed(question: str, subject: str, phrase: str) -> str:
-    """A full question about `phrase` that keeps the parent's subject."""
-    if subject and set(question_terms(phrase)) <= set(question_terms(subject)):
+def _without_verbs(phrase: str, question: str, verbs: frozenset[str]) -> str:
+    """A gap's phrase as something to ask about. Where the phrase is the question's own words
+    around its verb ("risks threaten", "water losses occurred"), the verb and participles go;
+    a one-word phrase that is the verb stays when the verb is also a noun ("cost", "change").
+    Auxiliaries and predicate words ("late", "sufficient"), and prepositions at either end, always go."""
+    words = phrase.split()
+    from_question = len(words) > 1 and phrase.lower() in question.lower()
+
+    def verb_like(word: str) -> bool:
+        lower = word.lower()
+        participle = len(lower) > 4 and lower.endswith("ed")
+        if len(words) == 1:
+            return lower in verbs and (participle or lower not in _COMMON_VERBS)
+        return from_question and (lower in verbs or participle)
+
+    kept = [w for w in words if w.lower() not in _AUXILIARIES | _PREDICATE_WORDS and not verb_like(w)]
+    while kept and kept[-1].lower() in _PREPOSITIONS | {"and"}:
+        kept.pop()
+    while kept and kept[0].lower() in _PREPOSITIONS | {"and"}:
+        kept.pop(0)
+    return " ".join(kept)
+
+
+def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -> str:
+    """A full, well-formed question about `phrase` that keeps the parent's subject."""
+    if subject and (not phrase or set(question_terms(phrase)) <= set(question_terms(subject))):
         return _as_question(f"What is known about {subject}")
     if subject and set(question_terms(subject)) <= set(question_terms(phrase)):
         return _as_question(f"What is known about {phrase}")  # the phrase already names the subject
     if subject:
         return _as_question(f"What is known about {phrase} for {subject}")
-    return _as_question(f"{question.rstrip('?.! ')}, specifically regarding {phrase}")
+    if phrase:
+        return _as_question(f"What is known about {phrase}")
+    return _as_question(f"What do sources state directly about {_keywords(question) or question.rstrip('?.! ')}")
 
 
-def _narrowing_child(question: str, subject: str, gaps: list[str]) -> dict:
+def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: list[str]) -> dict:
     """The one child when nothing splits: narrowed to the first gap, or to the question's own key terms."""
     if gaps:
-        phrase = " ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip(".")
+        phrase = _without_verbs(" ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip("."), question, verbs)
         return {
-            "question": _narrowed(question, subject, phrase),
+            "question": _narrowed(question, subject, verbs, phrase),
             "rationale": f"Narrows to the first gap: {_ended(gaps[0])}",
         }
     keywords = _keywords(question) or question.rstrip("?.! ")
@@ -618,9 +719,17 @@ def report(prompt: str) -> dict:
     """The report from the inputs alone: findings by node, the relevant context items, files, open gaps."""
     _, inputs = read_task(prompt)
     question = _text(inputs.get("question"))
-    wanted = set(question_terms(question))
     findings = _report_findings(inputs.get("findings"))
-    items = _relevant_items(_context_items(inputs.get("context_items")), wanted)
+    # A sentence both a finding and an item of the user's files is told once, under its node,
+    # citing both its search results and its SourceRefs.
+    distinct = _distinct_items(inputs.get("context_items"))
+    repeated = {comparison_key(item["text"]): item for item in distinct}
+    for finding in findings:
+        item = repeated.get(comparison_key(finding["text"]))
+        if item is not None:
+            finding["sources"] = _source_refs(item)
+    told = {comparison_key(f["text"]) for f in findings}
+    items = _relevant_items([item for item in distinct if comparison_key(item["text"]) not in told], question)
     summaries = [s for s in _dicts(inputs.get("file_summaries")) if _text(s.get("filename"))][:MAX_FILE_SUMMARIES]
     stats = inputs.get("search_stats") if isinstance(inputs.get("search_stats"), dict) else {}
 
@@ -635,16 +744,17 @@ def report(prompt: str) -> dict:
 
     return {
         "title": cut_text(question, MAX_TITLE_CHARS) or "Research report",
-        "summary": _report_summary(findings, items, wanted, stats),
+        "summary": _report_summary(findings, items, question, stats),
         "sections": sections,
         "open_questions": _open_questions(inputs.get("open_gaps")),
     }
 
 
 def _report_findings(value: object) -> list[dict]:
+    """The findings that state something (a heading or a label a model took for one is left out)."""
     findings = []
     for finding in _dicts(value):
-        if _text(finding.get("text")):
+        if is_statement(_text(finding.get("text"))):
             findings.append(
                 {
                     "node": _text(finding.get("node")),
@@ -656,23 +766,41 @@ def _report_findings(value: object) -> list[dict]:
     return findings
 
 
-def _relevant_items(items: list[dict], wanted: set[str]) -> list[dict]:
-    """The items sharing the most terms with the question (input order breaks ties); if none shares any,
-    the first few, so the report still shows what the user's files hold."""
-    scored = [(len(wanted & _term_set(item["text"])), index, item) for index, item in enumerate(items)]
-    matching = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:MAX_REPORT_ITEMS]
+def _distinct_items(value: object) -> list[dict]:
+    """The context items that state something, each text once (a repeat adds its SourceRefs to the first)."""
+    items: dict[str, dict] = {}
+    for item in _context_items(value):
+        if not is_statement(item["text"]):
+            continue
+        key = comparison_key(item["text"])
+        if key in items:
+            items[key]["sources"] += [ref for ref in item["sources"] if ref not in items[key]["sources"]]
+        else:
+            items[key] = {**item, "sources": list(item["sources"])}
+    return list(items.values())
+
+
+def _relevant_items(items: list[dict], question: str) -> list[dict]:
+    """The items that best answer the question, by BM25 (input order breaks ties); if none shares
+    a term with it, the first few, so the report still shows what the user's files hold."""
+    scores = bm25_rank(question, [item["text"] for item in items])
+    matching = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
     if not matching:
         return items[:MAX_UNMATCHED_REPORT_ITEMS]
-    return [item for _, _, item in matching]
+    return [items[i] for i in matching[:MAX_REPORT_ITEMS]]
 
 
 def _item_paragraph(item: dict) -> dict:
+    return {"text": cut_text(item["text"], MAX_PARAGRAPH_CHARS), "sources": _source_refs(item)}
+
+
+def _source_refs(item: dict) -> list[str]:
     sources: list[str] = []
     for ref in item["sources"]:
         match = _SOURCE_REF.match(ref)
         if match and match.group("ref") not in sources:
             sources.append(match.group("ref"))  # a "::hint" suffix is dropped (schema: file::S4)
-    return {"text": cut_text(item["text"], MAX_PARAGRAPH_CHARS), "sources": sources}
+    return sources
 
 
 def _node_sections(findings: list[dict], room: int) -> list[dict]:
@@ -689,6 +817,8 @@ def _node_sections(findings: list[dict], room: int) -> list[dict]:
     for finding in findings:
         paragraphs = by_question.setdefault(finding["question"], [])
         paragraph = {"text": finding["text"], "citations": finding["citations"]}
+        if finding.get("sources"):
+            paragraph["sources"] = finding["sources"]
         if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
     sections = [{"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
@@ -737,17 +867,20 @@ def _searched_section(stats: dict) -> dict:
     return {"heading": SEARCHED_HEADING, "paragraphs": [{"text": text}]}
 
 
-def _report_summary(findings: list[dict], items: list[dict], wanted: set[str], stats: dict) -> str:
-    """1–3 sentences, each the opening sentence of one of the strongest findings or items, as written."""
-    candidates = [(f["text"], len(f["citations"])) for f in findings] + [(item["text"], 0) for item in items]
-    ranked = sorted(
-        enumerate(candidates),
-        key=lambda c: (-len(wanted & _term_set(c[1][0])), -c[1][1], c[0]),
-    )
+def _report_summary(findings: list[dict], items: list[dict], question: str, stats: dict) -> str:
+    """1–3 sentences that best answer the question (BM25 over every statement of the findings and
+    items; more citations, then order, break ties), each once, as written."""
+    candidates = [
+        (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
+    ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
+    scores = bm25_rank(question, [text for text, _ in candidates])
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
     sentences: list[str] = []
-    for _, (text, _) in ranked:
-        sentence = (split_sentences(text) or [text])[0].strip()
-        if sentence and comparison_key(sentence) not in {comparison_key(s) for s in sentences}:
+    seen: set[str] = set()
+    for index in ranked:
+        sentence = candidates[index][0].strip()
+        if sentence and comparison_key(sentence) not in seen:
+            seen.add(comparison_key(sentence))
             sentences.append(_ended(sentence))
         if len(sentences) == MAX_SUMMARY_SENTENCES:
             break

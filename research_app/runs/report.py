@@ -9,19 +9,19 @@ recorded in `dropped` before the report is stored.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.utils import timezone
 
 from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.digests.items import digest_items
-from context_app.ir import note_source
 from context_app.llm.model_task import TaskFailed
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
-from .engine import citation_of, result_label
-from .events import emit
+from .engine import citation_of, evidence, evidence_text, fail_run
+from .events import RunStopped, announce, emit
 
 Status = ResearchRun.Status
 
@@ -37,15 +37,6 @@ def write_report(run_id) -> None:
     file_summaries = [
         {"filename": f["filename"], "summary": f["summary"]} for f in bundle.get("files", []) if f["summary"]
     ]
-    emit(
-        run.pk,
-        "report_context_attached",
-        items=len(items),
-        items_left_out=cut,
-        files=len(file_summaries),
-        findings=len(findings),
-        references=len(references),
-    )
     inputs = {
         "question": run.question,
         "findings": findings,
@@ -58,16 +49,33 @@ def write_report(run_id) -> None:
             "results": len(references),
         },
     }
-    evidence = [note_source(f"[{r['n']}] {result_label(r)}", r["text"] or r["title"]) for r in references]
     try:
-        result = model_tasks.run_task(model_tasks.REPORT, inputs, evidence, run=run, subject=f"run:{run.pk}:report")
+        emit(
+            run.pk,
+            "report_context_attached",
+            while_status=Status.REPORTING,
+            items=len(items),
+            items_left_out=cut,
+            files=len(file_summaries),
+            findings=len(findings),
+            references=len(references),
+        )
+        result = model_tasks.run_task(
+            model_tasks.REPORT,
+            inputs,
+            evidence(references),
+            run=run,
+            subject=f"run:{run.pk}:report",
+            while_status=Status.REPORTING,
+        )
+    except RunStopped:
+        return  # cancelled while the report was being written: nothing is stored
     except TaskFailed as exc:
-        ResearchRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=str(exc), finished_at=timezone.now())
-        emit(run.pk, "run_failed", error=str(exc))
+        fail_run(run.pk, str(exc))
         return
     versions = bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id"))
     source_texts = provenance.span_texts({ref for item in items for ref in item["sources"]}, versions)
-    reference_texts = {r["n"]: r["text"] or r["title"] for r in references}
+    reference_texts = {r["n"]: evidence_text(r) for r in references}
     report, dropped = checked_report(result.output, reference_texts, source_texts)
     pin_sources(report, versions)
     report.update(
@@ -78,14 +86,19 @@ def write_report(run_id) -> None:
         model=result.call.model,
         generated_at=timezone.now().isoformat(),
     )
-    claim(
-        ResearchRun.objects.filter(pk=run.pk),
-        from_=Status.REPORTING,
-        to=Status.COMPLETED,
-        report=report,
-        finished_at=timezone.now(),
-    )
-    emit(run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references))
+    with transaction.atomic():
+        if not claim(
+            ResearchRun.objects.filter(pk=run.pk),
+            from_=Status.REPORTING,
+            to=Status.COMPLETED,
+            report=report,
+            finished_at=timezone.now(),
+        ):
+            return  # cancelled meanwhile: the report is not stored
+        emit(
+            run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references)
+        )
+        announce(run.pk)
 
 
 REFERENCE_FIELDS = ("n", "provider", "title", "location", "page", "section", "url", "sourceref", "file_id")
@@ -107,17 +120,22 @@ def report_json(report: dict | None) -> dict | None:
 
 
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
-    """One number per (document, location) across the run; the nodes' findings cite those numbers."""
+    """One number per (document, location) across the run, and per text: the same section found
+    in two files by two nodes is one reference. The nodes' findings cite those numbers."""
     references: list[dict] = []
     number_of: dict[tuple[str, str], int] = {}
+    number_of_text: dict[str, int] = {}
     findings = []
     for node in nodes:
         local_to_global = {}
         for result in node.results:
             key = (result["document"], result["location"])
+            text = " ".join(evidence_text(result).split())
             if key not in number_of:
-                number_of[key] = len(references) + 1
-                references.append({**result, "n": number_of[key]})
+                if text not in number_of_text:
+                    number_of_text[text] = len(references) + 1
+                    references.append({**result, "n": number_of_text[text]})
+                number_of[key] = number_of_text[text]
             local_to_global[result["n"]] = number_of[key]
         for finding in node.findings:
             findings.append(

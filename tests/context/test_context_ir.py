@@ -8,6 +8,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -332,6 +333,28 @@ def test_envelope_ranks_chunks_and_indexes_every_source():
     scored = build_envelope(TASK, envelope.sources, scores={envelope.chunks[-1].anchor: 1.0})
     assert scored.chunks[0].anchor == envelope.chunks[-1].anchor
     assert scored.chunks[1].anchor == envelope.chunks[0].anchor
+
+
+def test_the_same_content_twice_is_one_source_naming_both_titles():
+    """Regression: the same section in two files gave two sources with one id, and the envelope refused them."""
+    boilerplate = "This report is confidential to the utility."
+    first, other, again = (
+        note_source("[1] a.md, Confidentiality", boilerplate),
+        note_source("[2] pumps.md, Intro", "The pumps used 4 MWh."),
+        note_source("[3] b.md, Confidentiality", boilerplate),
+    )
+    envelope = build_envelope(TASK, [first, other, again, first])
+    assert [s.id for s in envelope.sources] == [first.id, other.id]
+    assert envelope.sources[0].title == "[1] a.md, Confidentiality; [3] b.md, Confidentiality"
+    assert len(envelope.chunks) == 2 and len(envelope.index.entries) == 2
+    assert render_text(envelope).count(boilerplate) == 1
+
+
+def test_two_different_sources_with_one_id_are_refused():
+    first = note_source("a", "one text")
+    forged = replace(note_source("b", "another text"), id=first.id)
+    with pytest.raises(ValueError, match=f"two different sources share the id {first.id}"):
+        build_envelope(TASK, [first, forged])
 
 
 def test_render_format_has_index_chunks_and_task():

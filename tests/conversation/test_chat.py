@@ -238,3 +238,18 @@ def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthrop
     asked = [task_name(text_of(r["body"]["messages"][0]["content"])) for r in fake_anthropic.message_requests()]
     assert asked.count("CHAT_TURN") == 1
     assert set(LLMCall.objects.values_list("provider", flat=True)) == {"anthropic"}, "nothing went offline"
+
+
+def test_the_prompt_sheet_sends_the_message_verbatim_and_not_its_comment(api, sid, scripted_llm):
+    """Regression: the sheet was rendered with autoescape on (R&amp;D, &lt;5%, &quot;valve&quot;, O&#x27;Brien&#x27;s)
+    and its multi-line {# #} comment, which Django's template language does not know, was sent as text."""
+    message = """Did R&D spend <5% of the "valve" budget on O'Brien's pumps?"""
+    say(api, sid, message, force=True)
+    prompt = [r for r in scripted_llm.requests if r.task == "chat_turn"][-1].prompt
+    assert f"## Latest user input\n{message}\n" in prompt, prompt.rpartition("=== TASK ===")[2]
+    for escaped in ("&amp;", "&lt;", "&gt;", "&quot;", "&#x27;", "&#39;"):
+        assert escaped not in prompt, escaped
+    assert history(api, sid)["messages"][0]["content"] == message
+    task = prompt.rpartition("=== TASK ===")[2]
+    assert "{#" not in task and "#}" not in task
+    assert "baseline inclusions" not in task and "no code change needed" not in task, "the sheet's comment was sent"

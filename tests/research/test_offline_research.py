@@ -538,4 +538,134 @@ def test_a_gap_that_already_names_the_subject_is_not_given_it_twice():
             "max_children": 3,
         },
     )
-    assert [c["question"] for c in out["children"]] == ["What is known about maintenance staffing change?"]
+    # "change" is the question's verb ("how did maintenance staffing *change*"): the child asks about its subject.
+    assert [c["question"] for c in out["children"]] == ["What is known about maintenance staffing?"]
+
+
+# --- what the offline report says (issue 12, item 9) ---------------------------------
+
+RISK_QUESTION = "What risks threaten the valve programme?"
+RISK_RESULTS = [
+    (
+        1,
+        "risks.md § Risks",
+        "Risks\n\nCorrosion\n\nCorrosion of the new valves could shorten their service life to 15 years.\n\n"
+        "Supply Chain Delays And Costs\n\nDelays in valve deliveries may postpone the second phase by six months.",
+    ),
+    (
+        2,
+        "valves.md § Valve programme",
+        "Valve programme\n\nThe valve programme replaced 42 gate valves in the valve district. "
+        "The valve programme cost 1.2 million euros.",
+    ),
+    (3, "staff.md § Staffing", "Costs and maintenance\n\nStaff shortages threaten the inspection schedule."),
+    (4, "minutes.md", "The valve programme board met in May. Valve programme staff visited 3 sites."),
+]
+
+
+def test_findings_are_statements_never_headings_or_labels():
+    """Regression: headings ("Costs and maintenance", "Supply Chain Delays And Costs") and one-word
+    lines ("Corrosion") became findings."""
+    texts = [f["text"] for f in ask("NODE_FINDINGS", {"question": RISK_QUESTION}, RISK_RESULTS)["findings"]]
+    assert texts, "the results do answer the question"
+    for heading in ("Risks", "Corrosion", "Supply Chain Delays And Costs", "Costs and maintenance", "Valve programme"):
+        assert heading not in texts
+    assert all(text.endswith(".") for text in texts), texts
+    assert offline_research.is_statement("Losses fell.")
+    assert offline_research.is_statement(
+        "a line of prose that lost its full stop but runs on for more than twelve words in all"
+    )
+    for not_one in ("Corrosion", "Costs and maintenance", "Did losses fall?", ""):
+        assert not offline_research.is_statement(not_one), not_one
+
+
+def test_findings_lead_with_the_statement_that_best_answers_by_bm25():
+    """A term few results share ("threaten") weighs more than terms they all repeat ("valve programme"):
+    counting shared terms put "The valve programme replaced 42 gate valves …" first."""
+    findings = ask("NODE_FINDINGS", {"question": RISK_QUESTION}, RISK_RESULTS)["findings"]
+    assert findings[0] == {"text": "Staff shortages threaten the inspection schedule.", "citations": [3]}
+
+
+def test_the_report_leads_with_the_best_answer_and_tells_each_sentence_once():
+    """Regression: a heading stood as a paragraph, an item repeated a finding word for word, and two
+    items with one text were both shown. A sentence that is both keeps the finding's citation and
+    the item's SourceRef."""
+    threat = "Staff shortages threaten the inspection schedule."
+    findings = [
+        {"node": "1", "question": RISK_QUESTION, "text": "Costs and maintenance", "citations": [3]},
+        {
+            "node": "1",
+            "question": RISK_QUESTION,
+            "text": "The valve programme replaced 42 gate valves in the valve district.",
+            "citations": [2],
+        },
+        {"node": "1", "question": RISK_QUESTION, "text": threat, "citations": [3]},
+    ]
+    corrosion = "Corrosion of the new valves could shorten their service life to 15 years."
+    items = [
+        {"kind": "fact", "text": "Corrosion", "sources": ["risks.md::S1"]},
+        {"kind": "uncertainty", "text": corrosion, "sources": ["risks.md::S2"]},
+        {"kind": "fact", "text": corrosion, "sources": ["risks.md::S3"]},
+        {"kind": "fact", "text": threat, "sources": ["staff.md::S2"]},
+        # As in any run, most of what the files say is about the programme itself.
+        {"kind": "fact", "text": "The valve programme cost 1.2 million euros.", "sources": ["valves.md::S2"]},
+        {"kind": "fact", "text": "The valve programme board met in May.", "sources": ["minutes.md::S1"]},
+    ]
+    out = ask(
+        "REPORT",
+        report_inputs(question=RISK_QUESTION, findings=findings, context_items=items, file_summaries=[]),
+        RISK_RESULTS,
+    )
+    told = [p["text"] for p in paragraphs(out)]
+    assert "Costs and maintenance" not in told and "Corrosion" not in told
+    keys = [" ".join(t.lower().split()) for t in told]
+    assert len(keys) == len(set(keys)), told
+    assert {"text": corrosion, "sources": ["risks.md::S2", "risks.md::S3"]} in paragraphs(out)
+    assert {"text": threat, "citations": [3], "sources": ["staff.md::S2"]} in paragraphs(out), "told once, citing both"
+    assert out["summary"].startswith(threat), out["summary"]
+
+
+@pytest.mark.parametrize(
+    ("question", "gaps", "children"),
+    [
+        (
+            RISK_QUESTION,
+            ["No evidence yet on “risks threaten”."],
+            ["What is known about risks for the valve programme?"],
+        ),
+        (
+            "Why did complaints fall after the repair?",
+            ["No evidence yet on “complaints fall”.", "No evidence yet on “repair”."],
+            ["What is known about complaints?", "What is known about repair for complaints?"],
+        ),
+        (
+            "What water losses occurred in 2022?",
+            ["No evidence yet on “water losses occurred”."],
+            ["What is known about water losses?"],
+        ),
+        (
+            "Which suppliers delivered the valves late?",
+            ["No evidence yet on “suppliers delivered”.", "No evidence yet on “late”."],
+            ["What is known about suppliers for the valves?", "What is known about the valves?"],
+        ),
+        (
+            "Is the budget sufficient for the second phase?",
+            ["No evidence yet on “budget sufficient”.", "No evidence yet on “second phase”."],
+            ["What is known about the budget?", "What is known about second phase for the budget?"],
+        ),
+        (
+            "What caused the losses in district 3?",
+            ["No evidence yet on “caused”."],
+            ["What is known about the losses?"],
+        ),
+        (
+            "How much did the valve programme cost?",
+            ["No evidence yet on “cost”."],
+            ["What is known about cost for the valve programme?"],  # a verb that is also a noun stays
+        ),
+    ],
+)
+def test_sub_questions_are_well_formed(question, gaps, children):
+    """Regression: the question's verb was asked about as a thing ("What is known about risks threaten?")."""
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 4})
+    assert [c["question"] for c in out["children"]] == children

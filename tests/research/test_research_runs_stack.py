@@ -359,7 +359,12 @@ def test_resume_after_the_bind_phase_lost_its_next_step(api, monkeypatch):
 
 
 def test_a_worker_dying_while_planting_the_root_leaves_the_run_binding_for_resume(api, monkeypatch):
-    """Regression: the claim binding → running used to commit before the root existed."""
+    """Regression: the claim binding → running used to commit before the root existed.
+
+    The step runs in this thread, not the worker's task: a step's task fails the run on any
+    exception (research_app/tasks.py), but a worker that dies raises nothing; the exception here
+    only stops the step where death would, and its transaction is rolled back as a lost connection's is.
+    """
     from research_app.runs import engine
 
     real_compact = engine.compact_items
@@ -371,10 +376,13 @@ def test_a_worker_dying_while_planting_the_root_leaves_the_run_binding_for_resum
             raise RuntimeError("worker lost while planting the root")
         return real_compact(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "compact_items", die_once)
+    held = hold_steps(monkeypatch, "begin_exploration", workers_only=True)
     sid = session_with_files(api, FILES)
     rid = start(api, sid, max_depth=0)
-    wait_until(lambda: deaths, message="the worker to die in begin_exploration")
+    wait_until(lambda: ("begin_exploration", rid) in held, message="the bind phase to end")
+    monkeypatch.setattr(engine, "compact_items", die_once)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        engine.begin_exploration(rid)
     run = ResearchRun.objects.get(pk=rid)
     assert run.status == "binding" and not run.nodes.exists() and run.context_bundle is None
     assert "context_binding_parsing_completed" not in [e["type"] for e in events_of(api, rid)]
