@@ -421,7 +421,18 @@
       sources.length ? el("div", { class: "sources finding-sources" }, ...sources) : null);
   }
 
+  // The report is drawn again only when it changed: a refresh that brings the same report
+  // must not replace the citation the reader is on (focus and scroll stay put).
+  let drawnReport = null;
   function renderReport() {
+    const run = state.run;
+    const key = JSON.stringify(run ? [run.run_id, run.status, run.error, run.report] : null);
+    if (key === drawnReport) return;
+    drawnReport = key;
+    drawReport();
+  }
+
+  function drawReport() {
     const view = $("report-view");
     const run = state.run;
     $("report-meta").textContent = "";

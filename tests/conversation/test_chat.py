@@ -222,7 +222,11 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
 
     async def stranger_connects():
         stranger = await sync_to_async(lambda: ContextApi(make_member()[0]))()
-        return (await connect(stranger.token).connect())[0]
+        communicator = connect(stranger.token)
+        connected, _ = await communicator.connect()
+        # Disconnect even when refused, or the consumer task outlives the event loop that must cancel it.
+        await communicator.disconnect()
+        return connected
 
     assert async_to_sync(stranger_connects)() is False
 
