@@ -5,12 +5,14 @@ still current (the file's text hash, the set's aggregate inputs): a stale job's
 result is dropped, never shown. Celery tasks in tasks.py only call these.
 """
 
+import contextvars
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from . import digest_cache, library, provenance, signals
@@ -24,13 +26,16 @@ from .extraction import (
     extract_document,
     sha256_hex,
 )
+from .llm import limiter
 from .llm.model_task import TaskFailed
 from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
-from .notify import notify_context_changed
+from .notify import notify_context_changed, notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["CHUNKING_VERSION"]
+
+AGGREGATE_THREADS = 8  # Task B nodes of one level built at once when the provider has no in-flight limit
 
 
 # --- scheduling --------------------------------------------------------------
@@ -67,11 +72,7 @@ def dispatch_parse(context_set_id) -> None:
         return
     restale_outdated_digests(context_set_id)
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
-    claimed = [
-        (file_id, text_hash)
-        for file_id, text_hash in _stale_extracted(context_set_id).values_list("id", "extracted_text_hash")
-        if _claim_file(file_id, text_hash)
-    ]
+    claimed = _claim_stale_files(context_set_id)
     from .tasks import digest_file
 
     for file_id, text_hash in claimed:
@@ -114,16 +115,20 @@ def _stale_extracted(context_set_id):
     )
 
 
-def _claim_file(file_id, text_hash: str) -> bool:
+def _claim_stale_files(context_set_id) -> list[tuple]:
+    """Every stale extracted file of the set → parsing, in one transaction (one statement, not one a file).
+
+    The rows are locked as they are read, so the text hash returned for each is the
+    one it was claimed with; a file another dispatch claimed first is not stale any more.
+    """
     now = timezone.now()
-    return claim(
-        ContextFile.objects.filter(pk=file_id, extracted_text_hash=text_hash),
-        field="digest_status",
-        from_=DigestStatus.STALE,
-        to=DigestStatus.PARSING,
-        parsing_started_at=now,
-        updated_at=now,
-    )
+    with transaction.atomic():
+        claimed = list(_stale_extracted(context_set_id).select_for_update().values_list("id", "extracted_text_hash"))
+        if claimed:
+            ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed], digest_status=DigestStatus.STALE).update(
+                digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now
+            )
+    return claimed
 
 
 def schedule_aggregate_if_due(context_set_id) -> None:
@@ -298,11 +303,14 @@ def extract_file(file_id, content_hash: str) -> None:
 # --- Task A ------------------------------------------------------------------
 
 
+@limiter.bulk()  # an ingest: its model calls yield to interactive ones (chat, research steps)
 def digest_file(file_id, extracted_text_hash: str) -> None:
     """Task A for one claimed file, unless the cache already holds its digest."""
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None or file.digest_status != DigestStatus.PARSING or file.extracted_text_hash != extracted_text_hash:
         logger.info("dropping stale digest job for file %s", file_id)
+        if file is not None:  # a retried job whose write went through: the aggregate may be due
+            schedule_aggregate_if_due(file.context_set_id)
         return
     text = FileText.objects.current().filter(file=file, extracted_text_hash=extracted_text_hash).first()
     if text is None:
@@ -364,7 +372,7 @@ def _write_file_digest(
 
 
 def after_file_digest(context_set_id, file_id=None) -> None:
-    notify_context_changed(context_set_id)
+    notify_context_changed_soon(context_set_id)
     file = ContextFile.objects.filter(pk=file_id).only("filename", "digest_status").first() if file_id else None
     if file is not None:
         signals.file_digest_finished.send(
@@ -389,8 +397,18 @@ def aggregate_inputs(context_set: ContextSet) -> list[ContextFile]:
 
 
 def aggregate_inputs_hash(files: list[ContextFile]) -> str:
-    inputs = [[f.filename, f.format, f.digest_hash] for f in files]
-    return sha256_hex(json.dumps([prompt_version(), inputs], separators=(",", ":")))
+    return _inputs_hash([(f.filename, f.format, f.digest_hash) for f in files])
+
+
+def current_inputs_hash(context_set: ContextSet) -> str:
+    """aggregate_inputs_hash of the set as it is now, without loading a digest (three columns a file)."""
+    ready = context_set.files.filter(digest_status=DigestStatus.READY, digest__isnull=False).order_by("filename")
+    return _inputs_hash(ready.values_list("filename", "format", "digest_hash"))
+
+
+def _inputs_hash(inputs) -> str:
+    rows = [list(row) for row in inputs]
+    return sha256_hex(json.dumps([prompt_version(), rows], separators=(",", ":")))
 
 
 def refresh_aggregate_state(context_set: ContextSet) -> None:
@@ -400,7 +418,7 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     current aggregate was built from, it simply becomes current for the new
     revision (no Task B); otherwise it is stale until rebuilt.
     """
-    statuses = set(context_set.files.values_list("digest_status", flat=True))
+    statuses = set(context_set.files.values_list("digest_status", flat=True).distinct())
     fields = [
         "aggregate_digest_status",
         "aggregate_revision",
@@ -423,10 +441,14 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
         context_set.aggregate_digest_status = DigestStatus.ERROR
         context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
     else:
+        # Runs in the write transaction of every file's digest: the inputs hash is read
+        # (three columns a file, no digest) only once no file is left to parse.
         settled = not statuses & {DigestStatus.STALE, DigestStatus.PARSING}
-        current = context_set.aggregate_digest
-        inputs_hash = aggregate_inputs_hash(aggregate_inputs(context_set))
-        if settled and current is not None and context_set.aggregate_inputs_hash == inputs_hash:
+        if (
+            settled
+            and context_set.aggregate_digest_id is not None
+            and context_set.aggregate_inputs_hash == current_inputs_hash(context_set)
+        ):
             context_set.aggregate_digest_status = DigestStatus.READY
             context_set.aggregate_revision = context_set.revision
             context_set.aggregate_error = None
@@ -435,6 +457,7 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     context_set.save(update_fields=fields)
 
 
+@limiter.bulk()
 def build_aggregate(context_set_id) -> None:
     """Task B over the ready files' digests, as a tree of cached calls when the set is large."""
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
@@ -463,7 +486,7 @@ def build_aggregate(context_set_id) -> None:
 def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> DigestStatus:
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
-        if aggregate_inputs_hash(aggregate_inputs(context_set)) != inputs_hash:
+        if current_inputs_hash(context_set) != inputs_hash:
             logger.info("dropped aggregate of %s: files changed while it was built", context_set_id)
             context_set.aggregate_digest_status = DigestStatus.STALE
         elif stored is not None:
@@ -497,43 +520,92 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
 def aggregate_tree(context_set: ContextSet, files: list[ContextFile]) -> StoredDigest:
     """One Task B for up to FANOUT files; above that, buckets aggregated level by level.
 
-    Bucket boundaries depend only on each entry's own name (content-defined), so
-    adding or changing one file changes one bucket per level and every other
-    node is a cache hit: O(log N) calls for one changed file.
+    Bucket boundaries depend only on the entries' names (content-defined), so
+    changing one file changes one bucket per level and every other node is a
+    cache hit: O(log N) calls for one changed file. The nodes of a level that are
+    not cached are built in parallel, each call under the provider's limits.
     """
     entries = [{"manifest": [{"filename": f.filename, "format": f.format}], "digest": f.digest} for f in files]
     fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
     while len(entries) > fanout:
-        entries = [_aggregate_node(context_set, bucket) for bucket in _buckets(entries, fanout)]
-    return _aggregate_node(context_set, entries)["digest"]
+        entries = _aggregate_level(context_set, _buckets(entries, fanout))
+    return _aggregate_level(context_set, [entries])[0]["digest"]
 
 
 def _buckets(entries: list[dict], fanout: int) -> list[list[dict]]:
+    """Content-defined buckets of about `fanout` entries: each level of the tree is ~fanout times smaller.
+
+    A bucket ends after an entry whose name hashes to 0 modulo `fanout` (probability
+    1/fanout) once it holds fanout/2 entries, and at 1.5 × fanout at the latest: the
+    buckets average close to the fan-out (8.6 for 8) where boundaries alone, cut at
+    the fan-out, averaged 2.7. An entry's name is its first file's, so a changed
+    file never moves a boundary; an added or removed name moves only the
+    boundaries near it.
+    """
+    smallest, largest = max(1, fanout // 2), fanout + fanout // 2
     buckets: list[list[dict]] = [[]]
     for entry in entries:
         buckets[-1].append(entry)
-        boundary = int(sha256_hex(entry["manifest"][0]["filename"])[:8], 16) % max(2, fanout // 2) == 0
-        if boundary or len(buckets[-1]) >= fanout:
+        size = len(buckets[-1])
+        boundary = size >= smallest and int(sha256_hex(entry["manifest"][0]["filename"])[:8], 16) % fanout == 0
+        if boundary or size >= largest:
             buckets.append([])
     return [b for b in buckets if b]
 
 
-def _aggregate_node(context_set: ContextSet, entries: list[dict]) -> dict:
-    manifest = [item for entry in entries for item in entry["manifest"]]
-    input_hashes = [entry["digest"].digest_hash for entry in entries]
-    cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, prompt_version())
-    stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
-    if stored is None:
-        generated = generate_aggregate_digest(
-            manifest=manifest,
-            digests=[entry["digest"].content for entry in entries],
-            subject=f"aggregate:{context_set.id}",
-            context_set_id=context_set.id,
-        )
-        stored = digest_cache.store_digest(
-            scope=context_set.cache_scope,
-            cache_key=cache_key,
-            kind=StoredDigest.Kind.AGGREGATE,
-            generated=generated,
-        )
+def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]]) -> list[dict]:
+    """One node per bucket: cached nodes at once, the others built in parallel threads."""
+    nodes: list[dict | None] = []
+    missing: list[tuple[int, list[dict], list[dict], str]] = []
+    for index, entries in enumerate(buckets):
+        manifest = [item for entry in entries for item in entry["manifest"]]
+        input_hashes = [entry["digest"].digest_hash for entry in entries]
+        cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, prompt_version())
+        stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
+        nodes.append({"manifest": manifest, "digest": stored} if stored else None)
+        if stored is None:
+            missing.append((index, entries, manifest, cache_key))
+    # Threads cannot see rows of a transaction still open in this one (a test's, a caller's).
+    parallel = len(missing) > 1 and not transaction.get_connection().in_atomic_block
+    if not parallel:
+        for index, entries, manifest, cache_key in missing:
+            nodes[index] = _build_node(context_set, entries, manifest, cache_key)
+        return nodes
+    workers = min(len(missing), settings.GROUNDWORK_LLM_MAX_IN_FLIGHT or AGGREGATE_THREADS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aggregate") as pool:
+        futures = {
+            pool.submit(_in_thread, contextvars.copy_context(), context_set, entries, manifest, cache_key): index
+            for index, entries, manifest, cache_key in missing
+        }
+        try:
+            for future, index in futures.items():
+                nodes[index] = future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return nodes
+
+
+def _in_thread(context: contextvars.Context, *args) -> dict:
+    """A node built in a pool thread: the caller's context (bulk priority), its own DB connection."""
+    try:
+        return context.run(_build_node, *args)
+    finally:
+        connections.close_all()
+
+
+def _build_node(context_set: ContextSet, entries: list[dict], manifest: list[dict], cache_key: str) -> dict:
+    generated = generate_aggregate_digest(
+        manifest=manifest,
+        digests=[entry["digest"].content for entry in entries],
+        subject=f"aggregate:{context_set.id}",
+        context_set_id=context_set.id,
+    )
+    stored = digest_cache.store_digest(
+        scope=context_set.cache_scope,
+        cache_key=cache_key,
+        kind=StoredDigest.Kind.AGGREGATE,
+        generated=generated,
+    )
     return {"manifest": manifest, "digest": stored}
