@@ -8,14 +8,17 @@ result is dropped, never shown. Celery tasks in tasks.py only call these.
 import contextvars
 import json
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import redis
 from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
+from redis.exceptions import LockError
 
-from . import digest_cache, library, provenance, signals
+from . import digest_cache, library, provenance, shared_redis, signals
 from .claims import claim
 from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
@@ -36,6 +39,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["CHUNKING_VERSION"]
 
 AGGREGATE_THREADS = 8  # Task B nodes of one level built at once when the provider has no in-flight limit
+NODE_WAIT_POLL_SECONDS = 0.2  # how often a worker waiting for another's Task B node looks for it
 
 
 # --- scheduling --------------------------------------------------------------
@@ -338,13 +342,15 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
             )
         except TaskFailed as exc:
             error = {"code": "digest_failed", "message": exc.reason, "stage": "digest"}
-    _write_file_digest(file, extracted_text_hash, stored, error)
+    written = _write_file_digest(file, extracted_text_hash, stored, error)
     after_file_digest(file.context_set_id, file.pk)
+    if written and stored is not None:
+        prebuild_first_level(file)
 
 
 def _write_file_digest(
     file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None
-) -> None:
+) -> bool:
     now = timezone.now()
     with transaction.atomic():
         if stored is not None:
@@ -367,8 +373,9 @@ def _write_file_digest(
         )
         if not written:
             logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
-            return
+            return False
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+        return True
 
 
 def after_file_digest(context_set_id, file_id=None) -> None:
@@ -418,7 +425,7 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     current aggregate was built from, it simply becomes current for the new
     revision (no Task B); otherwise it is stale until rebuilt.
     """
-    statuses = set(context_set.files.values_list("digest_status", flat=True).distinct())
+    statuses = set(context_set.files.order_by().values_list("digest_status", flat=True).distinct())
     fields = [
         "aggregate_digest_status",
         "aggregate_revision",
@@ -553,8 +560,11 @@ def _buckets(entries: list[dict], fanout: int) -> list[list[dict]]:
     return [b for b in buckets if b]
 
 
-def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]]) -> list[dict]:
-    """One node per bucket: cached nodes at once, the others built in parallel threads."""
+def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]], *, wait: bool = True) -> list[dict | None]:
+    """One node per bucket: cached nodes at once, the others built in parallel threads.
+
+    A node another worker is building is waited for, unless `wait` is False (then it is None).
+    """
     nodes: list[dict | None] = []
     missing: list[tuple[int, list[dict], list[dict], str]] = []
     for index, entries in enumerate(buckets):
@@ -569,7 +579,7 @@ def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]]) -> list
     parallel = len(missing) > 1 and not transaction.get_connection().in_atomic_block
     if not parallel:
         for index, entries, manifest, cache_key in missing:
-            nodes[index] = _build_node(context_set, entries, manifest, cache_key)
+            nodes[index] = _build_node(context_set, entries, manifest, cache_key, wait=wait)
         return nodes
     workers = min(len(missing), settings.GROUNDWORK_LLM_MAX_IN_FLIGHT or AGGREGATE_THREADS)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aggregate") as pool:
@@ -587,7 +597,7 @@ def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]]) -> list
     return nodes
 
 
-def _in_thread(context: contextvars.Context, *args) -> dict:
+def _in_thread(context: contextvars.Context, *args) -> dict | None:
     """A node built in a pool thread: the caller's context (bulk priority), its own DB connection."""
     try:
         return context.run(_build_node, *args)
@@ -595,17 +605,114 @@ def _in_thread(context: contextvars.Context, *args) -> dict:
         connections.close_all()
 
 
-def _build_node(context_set: ContextSet, entries: list[dict], manifest: list[dict], cache_key: str) -> dict:
-    generated = generate_aggregate_digest(
-        manifest=manifest,
-        digests=[entry["digest"].content for entry in entries],
-        subject=f"aggregate:{context_set.id}",
-        context_set_id=context_set.id,
-    )
-    stored = digest_cache.store_digest(
-        scope=context_set.cache_scope,
-        cache_key=cache_key,
-        kind=StoredDigest.Kind.AGGREGATE,
-        generated=generated,
-    )
+def _build_node(
+    context_set: ContextSet, entries: list[dict], manifest: list[dict], cache_key: str, *, wait: bool = True
+) -> dict | None:
+    """One Task B node, built by one worker at a time: another that needs it waits for its cache entry."""
+    scope = context_set.cache_scope
+    lock = _node_lock(scope, cache_key)
+    while not _acquire(lock):
+        if not wait:
+            return None
+        stored = digest_cache.cached_aggregate(scope, cache_key)
+        if stored is not None:
+            return {"manifest": manifest, "digest": stored}
+        time.sleep(NODE_WAIT_POLL_SECONDS)
+    try:
+        stored = digest_cache.cached_aggregate(scope, cache_key)  # built while this one waited
+        if stored is None:
+            generated = generate_aggregate_digest(
+                manifest=manifest,
+                digests=[entry["digest"].content for entry in entries],
+                subject=f"aggregate:{context_set.id}",
+                context_set_id=context_set.id,
+            )
+            stored = digest_cache.store_digest(
+                scope=scope, cache_key=cache_key, kind=StoredDigest.Kind.AGGREGATE, generated=generated
+            )
+    finally:
+        _release(lock)
     return {"manifest": manifest, "digest": stored}
+
+
+def _node_lock(scope: str, cache_key: str):
+    # Expires on its own if its worker dies: one node is at most a call and its repair, with retries.
+    seconds = 2 * settings.GROUNDWORK_LLM_TIMEOUT_SECONDS + settings.GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS
+    return shared_redis.client().lock(f"groundwork:aggregate-node:{scope}:{cache_key}", timeout=seconds)
+
+
+def _acquire(lock) -> bool:
+    try:
+        return lock.acquire(blocking=False)
+    except redis.RedisError:
+        return True  # no Redis: build it (at worst twice)
+
+
+def _release(lock) -> None:
+    try:
+        lock.release()
+    except (redis.RedisError, LockError):
+        pass
+
+
+# --- Task B's first level, while Task A still runs ------------------------------------
+
+_bucket_cache: dict[tuple, dict[str, tuple[str, ...]]] = {}  # (set, revision) → filename → its bucket
+
+
+def prebuild_first_level(file: ContextFile) -> None:
+    """Build the first-level Task B node of this file's bucket now when every file of it is ready.
+
+    The aggregate waits for every file, but its first level (about 1/fan-out of all
+    calls) need not: a bucket whose files are all ready is built here and cached while
+    other files are still being digested, and build_aggregate finds it cached (or
+    waits for it: one worker builds a node at a time, see _build_node). A failure is
+    left to build_aggregate. Buckets are those of the files expected to be inputs
+    (extracted, not failed); a file failing later can move later boundaries, and a
+    node built for a bucket that moved is not used.
+    """
+    fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
+    bucket = _first_level_bucket(file.context_set_id, file.filename, fanout)
+    if bucket is None:
+        return
+    files = {
+        f.filename: f
+        for f in ContextFile.objects.filter(context_set_id=file.context_set_id, filename__in=bucket).select_related(
+            "digest"
+        )
+    }
+    ready = [f for f in files.values() if f.digest_status == DigestStatus.READY and f.digest is not None]
+    if len(ready) != len(bucket):
+        return
+    entries = [
+        {"manifest": [{"filename": name, "format": files[name].format}], "digest": files[name].digest}
+        for name in bucket
+    ]
+    try:
+        _aggregate_level(file.context_set, [entries], wait=False)
+    except TaskFailed as exc:
+        logger.info("first-level aggregate of %s not built early: %s", file.filename, exc.reason)
+
+
+def _first_level_bucket(context_set_id, filename: str, fanout: int) -> tuple[str, ...] | None:
+    """The filenames of `filename`'s first-level bucket (None: the set needs no tree), per revision."""
+    revision = ContextSet.objects.filter(pk=context_set_id).values_list("revision", flat=True).first()
+    key = (context_set_id, revision, fanout, prompt_version())
+    if key not in _bucket_cache:
+        names = list(
+            ContextFile.objects.filter(context_set_id=context_set_id)
+            .exclude(digest_status=DigestStatus.ERROR)
+            .exclude(extracted_text_hash="")
+            .order_by("filename")
+            .values_list("filename", flat=True)
+        )
+        of_name: dict[str, tuple[str, ...]] = {}
+        if len(names) > fanout:
+            entries = [{"manifest": [{"filename": name}]} for name in names]
+            for bucket in _buckets(entries, fanout):
+                members = tuple(entry["manifest"][0]["filename"] for entry in bucket)
+                of_name.update(dict.fromkeys(members, members))
+        if len(_bucket_cache) >= 16:
+            _bucket_cache.pop(next(iter(_bucket_cache)))
+        _bucket_cache[key] = of_name
+    return _bucket_cache[key].get(filename)

@@ -11,6 +11,7 @@ a slot under the provider's limits (limiter: calls in flight, tokens a minute,
 
 import logging
 import random
+import threading
 import time
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from .base import LLMRequest, LLMResponse, Provider, ProviderError
 logger = logging.getLogger(__name__)
 
 _providers: dict[str, Provider] = {}
+_building = threading.Lock()
 
 MAX_BACKOFF_SECONDS = 60.0
 
@@ -83,7 +85,9 @@ def _sdk_provider(provider_class: type, api_key: str, base_url: str, model: str)
 def get_provider(name: str | None = None) -> Provider:
     name = name or settings.GROUNDWORK_LLM
     if name not in _providers:
-        _providers[name] = _build(name)
+        with _building:  # the llm worker's threads all start at once: one builds, the others wait
+            if name not in _providers:
+                _providers[name] = _build(name)
     return _providers[name]
 
 
