@@ -48,6 +48,7 @@ KEY_PREFIX = "groundwork:llm:"
 POLL_SECONDS = 0.1  # how often a waiting call looks again for a slot freed by another process
 LEASE_MARGIN_SECONDS = 30.0  # a lease outlives the call's own timeout by this much
 ADAPTIVE_TTL_MS = 600_000  # a lowered limit left alone this long is forgotten
+UNLIMITED = 1_000_000  # GROUNDWORK_LLM_MAX_IN_FLIGHT = 0 with a tokens-a-minute limit
 
 _priority: contextvars.ContextVar[str] = contextvars.ContextVar("groundwork_llm_priority", default=INTERACTIVE)
 _released = threading.Condition()  # wakes this process's waiters when one of its calls ends
@@ -191,22 +192,22 @@ def _keys(provider: str) -> dict[str, str]:
 
 
 def _limit() -> int:
-    return max(0, settings.GROUNDWORK_LLM_MAX_IN_FLIGHT)
+    return max(0, settings.GROUNDWORK_LLM_MAX_IN_FLIGHT) or UNLIMITED
 
 
 def acquire(provider: str, estimated_tokens: int) -> Slot:
     """Wait for a slot (and tokens) for one call to `provider`; release() it when the call ends."""
     priority = current_priority()
-    limit = _limit()
+    tpm = max(0, settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE)
     token = uuid.uuid4().hex
-    if not limit:
+    if settings.GROUNDWORK_LLM_MAX_IN_FLIGHT <= 0 and not tpm:
         return Slot(provider, token, priority, 0, 0.0, held=False)
+    limit = _limit()
     keys = _keys(provider)
     started = time.monotonic()
     budget = settings.GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS
     lease = settings.GROUNDWORK_LLM_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS
     reserve = min(max(0, settings.GROUNDWORK_LLM_INTERACTIVE_RESERVE), limit - 1)
-    tpm = max(0, settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE)
     args = [token, int(lease * 1000), limit, reserve, int(priority == BULK), estimated_tokens, tpm]
     margin_ms = int(POLL_SECONDS * 3000)
     while True:

@@ -100,6 +100,7 @@ def test_bulk_calls_leave_the_reserve_to_interactive_ones(settings):
 
 
 def test_tokens_a_minute_make_a_call_wait_for_the_bucket_to_refill(settings):
+    settings.GROUNDWORK_LLM_MAX_IN_FLIGHT = 0  # no limit on calls in flight: tokens alone
     settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE = 6000  # 100 a second
     first = hold(tokens=6000)
     limiter.release(first, used_tokens=6000)
