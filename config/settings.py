@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("GROUNDWORK_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -257,3 +258,27 @@ GROUNDWORK_NODE_SEARCH_RESULTS = env.int("GROUNDWORK_NODE_SEARCH_RESULTS", defau
 # of the prompt sheet (prompts/sheets/styles/<style>.md).
 GROUNDWORK_CONTEXT_REQUEST_SECONDS = env.float("GROUNDWORK_CONTEXT_REQUEST_SECONDS", default=300.0)
 GROUNDWORK_CHAT_STYLE = env.str("GROUNDWORK_CHAT_STYLE", default="plain")
+
+# --- Model calls at scale (issue 13) -------------------------------------------
+# Model-calling tasks run on a worker of their own (`llm` in the Procfile: a thread
+# pool, LLM_WORKER_CONCURRENCY threads, default 40), CPU work (extraction, dispatch)
+# on the prefork worker. `interactive` (research steps, chat tasks) is consumed
+# first, so an ingest's queue of digests never sits in front of a user.
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("interactive"), Queue("llm")]
+CELERY_TASK_ROUTES = {
+    "context.digest_file": {"queue": "llm"},
+    "context.build_aggregate": {"queue": "llm"},
+    "research.*": {"queue": "interactive"},
+    "conversation.*": {"queue": "interactive"},
+}
+CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "queue_order_strategy": "priority"}
+# The provider's limits, for every process together (Redis): calls in flight (0: no
+# limit), tokens a minute (input + output; 0: no limit), slots bulk work (an ingest's
+# digests) leaves to interactive calls, and how long a call may wait for the limits
+# and for 429s' retry-after in all before it fails.
+GROUNDWORK_LLM_MAX_IN_FLIGHT = env.int("GROUNDWORK_LLM_MAX_IN_FLIGHT", default=32)
+GROUNDWORK_LLM_TOKENS_PER_MINUTE = env.int("GROUNDWORK_LLM_TOKENS_PER_MINUTE", default=0)
+GROUNDWORK_LLM_INTERACTIVE_RESERVE = env.int("GROUNDWORK_LLM_INTERACTIVE_RESERVE", default=0)
+GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS = env.float("GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS", default=600.0)
+# A large parse pushes `context.updated` (the whole manifest) at most this often per set.
+GROUNDWORK_CONTEXT_PUSH_SECONDS = env.float("GROUNDWORK_CONTEXT_PUSH_SECONDS", default=0.5)

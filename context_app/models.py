@@ -194,6 +194,9 @@ class LLMCall(models.Model):
         RETRIED = "retried"
         INVALID = "invalid"
         FAILED = "failed"
+        # An attempt that failed and was retried (its answer, or final failure, is another row):
+        THROTTLED = "throttled"  # 429 / 529: the provider asked us to slow down
+        TRANSIENT = "transient"  # a timeout, a lost connection, a 5xx
 
     task = models.CharField(max_length=64, db_index=True)
     attempt = models.PositiveSmallIntegerField(default=1)  # 2 = the repair call
@@ -206,6 +209,8 @@ class LLMCall(models.Model):
     retries = models.PositiveSmallIntegerField(default=0)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error = models.TextField(blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)  # HTTP status of a failed attempt
+    waited_ms = models.PositiveIntegerField(default=0)  # waiting for a slot, tokens or a 429 cool-down
     # What the call was for, e.g. "file:<uuid>" or "aggregate:<context set uuid>".
     subject = models.CharField(max_length=128, blank=True)
     context_set = models.ForeignKey(

@@ -5,15 +5,20 @@ still current (the file's text hash, the set's aggregate inputs): a stale job's
 result is dropped, never shown. Celery tasks in tasks.py only call these.
 """
 
+import contextvars
 import json
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import redis
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
+from redis.exceptions import LockError
 
-from . import digest_cache, library, provenance, signals
+from . import digest_cache, library, provenance, shared_redis, signals
 from .claims import claim
 from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
@@ -24,13 +29,17 @@ from .extraction import (
     extract_document,
     sha256_hex,
 )
+from .llm import limiter
 from .llm.model_task import TaskFailed
 from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
-from .notify import notify_context_changed
+from .notify import notify_context_changed, notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["CHUNKING_VERSION"]
+
+AGGREGATE_THREADS = 8  # Task B nodes of one level built at once when the provider has no in-flight limit
+NODE_WAIT_POLL_SECONDS = 0.2  # how often a worker waiting for another's Task B node looks for it
 
 
 # --- scheduling --------------------------------------------------------------
@@ -67,11 +76,7 @@ def dispatch_parse(context_set_id) -> None:
         return
     restale_outdated_digests(context_set_id)
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
-    claimed = [
-        (file_id, text_hash)
-        for file_id, text_hash in _stale_extracted(context_set_id).values_list("id", "extracted_text_hash")
-        if _claim_file(file_id, text_hash)
-    ]
+    claimed = _claim_stale_files(context_set_id)
     from .tasks import digest_file
 
     for file_id, text_hash in claimed:
@@ -114,16 +119,20 @@ def _stale_extracted(context_set_id):
     )
 
 
-def _claim_file(file_id, text_hash: str) -> bool:
+def _claim_stale_files(context_set_id) -> list[tuple]:
+    """Every stale extracted file of the set → parsing, in one transaction (one statement, not one a file).
+
+    The rows are locked as they are read, so the text hash returned for each is the
+    one it was claimed with; a file another dispatch claimed first is not stale any more.
+    """
     now = timezone.now()
-    return claim(
-        ContextFile.objects.filter(pk=file_id, extracted_text_hash=text_hash),
-        field="digest_status",
-        from_=DigestStatus.STALE,
-        to=DigestStatus.PARSING,
-        parsing_started_at=now,
-        updated_at=now,
-    )
+    with transaction.atomic():
+        claimed = list(_stale_extracted(context_set_id).select_for_update().values_list("id", "extracted_text_hash"))
+        if claimed:
+            ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed], digest_status=DigestStatus.STALE).update(
+                digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now
+            )
+    return claimed
 
 
 def schedule_aggregate_if_due(context_set_id) -> None:
@@ -303,11 +312,14 @@ def extract_file(file_id, content_hash: str) -> None:
 # --- Task A ------------------------------------------------------------------
 
 
+@limiter.bulk()  # an ingest: its model calls yield to interactive ones (chat, research steps)
 def digest_file(file_id, extracted_text_hash: str) -> None:
     """Task A for one claimed file, unless the cache already holds its digest."""
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None or file.digest_status != DigestStatus.PARSING or file.extracted_text_hash != extracted_text_hash:
         logger.info("dropping stale digest job for file %s", file_id)
+        if file is not None:  # a retried job whose write went through: the aggregate may be due
+            schedule_aggregate_if_due(file.context_set_id)
         return
     text = FileText.objects.current().filter(file=file, extracted_text_hash=extracted_text_hash).first()
     if text is None:
@@ -335,13 +347,15 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
             )
         except TaskFailed as exc:
             error = {"code": "digest_failed", "message": exc.reason, "stage": "digest"}
-    _write_file_digest(file, extracted_text_hash, stored, error)
+    written = _write_file_digest(file, extracted_text_hash, stored, error)
     after_file_digest(file.context_set_id, file.pk)
+    if written and stored is not None:
+        prebuild_first_level(file)
 
 
 def _write_file_digest(
     file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None
-) -> None:
+) -> bool:
     now = timezone.now()
     with transaction.atomic():
         if stored is not None:
@@ -364,12 +378,13 @@ def _write_file_digest(
         )
         if not written:
             logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
-            return
+            return False
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+        return True
 
 
 def after_file_digest(context_set_id, file_id=None) -> None:
-    notify_context_changed(context_set_id)
+    notify_context_changed_soon(context_set_id)
     file = ContextFile.objects.filter(pk=file_id).only("filename", "digest_status").first() if file_id else None
     if file is not None:
         signals.file_digest_finished.send(
@@ -394,8 +409,18 @@ def aggregate_inputs(context_set: ContextSet) -> list[ContextFile]:
 
 
 def aggregate_inputs_hash(files: list[ContextFile]) -> str:
-    inputs = [[f.filename, f.format, f.digest_hash] for f in files]
-    return sha256_hex(json.dumps([prompt_version(), inputs], separators=(",", ":")))
+    return _inputs_hash([(f.filename, f.format, f.digest_hash) for f in files])
+
+
+def current_inputs_hash(context_set: ContextSet) -> str:
+    """aggregate_inputs_hash of the set as it is now, without loading a digest (three columns a file)."""
+    ready = context_set.files.filter(digest_status=DigestStatus.READY, digest__isnull=False).order_by("filename")
+    return _inputs_hash(ready.values_list("filename", "format", "digest_hash"))
+
+
+def _inputs_hash(inputs) -> str:
+    rows = [list(row) for row in inputs]
+    return sha256_hex(json.dumps([prompt_version(), rows], separators=(",", ":")))
 
 
 def refresh_aggregate_state(context_set: ContextSet) -> None:
@@ -405,7 +430,7 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     current aggregate was built from, it simply becomes current for the new
     revision (no Task B); otherwise it is stale until rebuilt.
     """
-    statuses = set(context_set.files.values_list("digest_status", flat=True))
+    statuses = set(context_set.files.order_by().values_list("digest_status", flat=True).distinct())
     fields = [
         "aggregate_digest_status",
         "aggregate_revision",
@@ -428,10 +453,14 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
         context_set.aggregate_digest_status = DigestStatus.ERROR
         context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
     else:
+        # Runs in the write transaction of every file's digest: the inputs hash is read
+        # (three columns a file, no digest) only once no file is left to parse.
         settled = not statuses & {DigestStatus.STALE, DigestStatus.PARSING}
-        current = context_set.aggregate_digest
-        inputs_hash = aggregate_inputs_hash(aggregate_inputs(context_set))
-        if settled and current is not None and context_set.aggregate_inputs_hash == inputs_hash:
+        if (
+            settled
+            and context_set.aggregate_digest_id is not None
+            and context_set.aggregate_inputs_hash == current_inputs_hash(context_set)
+        ):
             context_set.aggregate_digest_status = DigestStatus.READY
             context_set.aggregate_revision = context_set.revision
             context_set.aggregate_error = None
@@ -440,6 +469,7 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
     context_set.save(update_fields=fields)
 
 
+@limiter.bulk()
 def build_aggregate(context_set_id) -> None:
     """Task B over the ready files' digests, as a tree of cached calls when the set is large."""
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
@@ -468,7 +498,7 @@ def build_aggregate(context_set_id) -> None:
 def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> DigestStatus:
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
-        if aggregate_inputs_hash(aggregate_inputs(context_set)) != inputs_hash:
+        if current_inputs_hash(context_set) != inputs_hash:
             logger.info("dropped aggregate of %s: files changed while it was built", context_set_id)
             context_set.aggregate_digest_status = DigestStatus.STALE
         elif stored is not None:
@@ -502,43 +532,192 @@ def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | No
 def aggregate_tree(context_set: ContextSet, files: list[ContextFile]) -> StoredDigest:
     """One Task B for up to FANOUT files; above that, buckets aggregated level by level.
 
-    Bucket boundaries depend only on each entry's own name (content-defined), so
-    adding or changing one file changes one bucket per level and every other
-    node is a cache hit: O(log N) calls for one changed file.
+    Bucket boundaries depend only on the entries' names (content-defined), so
+    changing one file changes one bucket per level and every other node is a
+    cache hit: O(log N) calls for one changed file. The nodes of a level that are
+    not cached are built in parallel, each call under the provider's limits.
     """
     entries = [{"manifest": [{"filename": f.filename, "format": f.format}], "digest": f.digest} for f in files]
     fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
     while len(entries) > fanout:
-        entries = [_aggregate_node(context_set, bucket) for bucket in _buckets(entries, fanout)]
-    return _aggregate_node(context_set, entries)["digest"]
+        entries = _aggregate_level(context_set, _buckets(entries, fanout))
+    return _aggregate_level(context_set, [entries])[0]["digest"]
 
 
 def _buckets(entries: list[dict], fanout: int) -> list[list[dict]]:
+    """Content-defined buckets of about `fanout` entries: each level of the tree is ~fanout times smaller.
+
+    A bucket ends after an entry whose name hashes to 0 modulo `fanout` (probability
+    1/fanout) once it holds fanout/2 entries, and at 1.5 × fanout at the latest: the
+    buckets average close to the fan-out (8.6 for 8) where boundaries alone, cut at
+    the fan-out, averaged 2.7. An entry's name is its first file's, so a changed
+    file never moves a boundary; an added or removed name moves only the
+    boundaries near it.
+    """
+    smallest, largest = max(1, fanout // 2), fanout + fanout // 2
     buckets: list[list[dict]] = [[]]
     for entry in entries:
         buckets[-1].append(entry)
-        boundary = int(sha256_hex(entry["manifest"][0]["filename"])[:8], 16) % max(2, fanout // 2) == 0
-        if boundary or len(buckets[-1]) >= fanout:
+        size = len(buckets[-1])
+        boundary = size >= smallest and int(sha256_hex(entry["manifest"][0]["filename"])[:8], 16) % fanout == 0
+        if boundary or size >= largest:
             buckets.append([])
     return [b for b in buckets if b]
 
 
-def _aggregate_node(context_set: ContextSet, entries: list[dict]) -> dict:
-    manifest = [item for entry in entries for item in entry["manifest"]]
-    input_hashes = [entry["digest"].digest_hash for entry in entries]
-    cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, prompt_version())
-    stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
-    if stored is None:
-        generated = generate_aggregate_digest(
-            manifest=manifest,
-            digests=[entry["digest"].content for entry in entries],
-            subject=f"aggregate:{context_set.id}",
-            context_set_id=context_set.id,
-        )
-        stored = digest_cache.store_digest(
-            scope=context_set.cache_scope,
-            cache_key=cache_key,
-            kind=StoredDigest.Kind.AGGREGATE,
-            generated=generated,
-        )
+def _aggregate_level(context_set: ContextSet, buckets: list[list[dict]], *, wait: bool = True) -> list[dict | None]:
+    """One node per bucket: cached nodes at once, the others built in parallel threads.
+
+    A node another worker is building is waited for, unless `wait` is False (then it is None).
+    """
+    nodes: list[dict | None] = []
+    missing: list[tuple[int, list[dict], list[dict], str]] = []
+    for index, entries in enumerate(buckets):
+        manifest = [item for entry in entries for item in entry["manifest"]]
+        input_hashes = [entry["digest"].digest_hash for entry in entries]
+        cache_key = digest_cache.aggregate_cache_key(manifest, input_hashes, prompt_version())
+        stored = digest_cache.cached_aggregate(context_set.cache_scope, cache_key)
+        nodes.append({"manifest": manifest, "digest": stored} if stored else None)
+        if stored is None:
+            missing.append((index, entries, manifest, cache_key))
+    # Threads cannot see rows of a transaction still open in this one (a test's, a caller's).
+    parallel = len(missing) > 1 and not transaction.get_connection().in_atomic_block
+    if not parallel:
+        for index, entries, manifest, cache_key in missing:
+            nodes[index] = _build_node(context_set, entries, manifest, cache_key, wait=wait)
+        return nodes
+    workers = min(len(missing), settings.GROUNDWORK_LLM_MAX_IN_FLIGHT or AGGREGATE_THREADS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aggregate") as pool:
+        futures = {
+            pool.submit(_in_thread, contextvars.copy_context(), context_set, entries, manifest, cache_key): index
+            for index, entries, manifest, cache_key in missing
+        }
+        try:
+            for future, index in futures.items():
+                nodes[index] = future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return nodes
+
+
+def _in_thread(context: contextvars.Context, *args) -> dict | None:
+    """A node built in a pool thread: the caller's context (bulk priority), its own DB connection."""
+    try:
+        return context.run(_build_node, *args)
+    finally:
+        connections.close_all()
+
+
+def _build_node(
+    context_set: ContextSet, entries: list[dict], manifest: list[dict], cache_key: str, *, wait: bool = True
+) -> dict | None:
+    """One Task B node, built by one worker at a time: another that needs it waits for its cache entry."""
+    scope = context_set.cache_scope
+    lock = _node_lock(scope, cache_key)
+    while not _acquire(lock):
+        if not wait:
+            return None
+        stored = digest_cache.cached_aggregate(scope, cache_key)
+        if stored is not None:
+            return {"manifest": manifest, "digest": stored}
+        time.sleep(NODE_WAIT_POLL_SECONDS)
+    try:
+        stored = digest_cache.cached_aggregate(scope, cache_key)  # built while this one waited
+        if stored is None:
+            generated = generate_aggregate_digest(
+                manifest=manifest,
+                digests=[entry["digest"].content for entry in entries],
+                subject=f"aggregate:{context_set.id}",
+                context_set_id=context_set.id,
+            )
+            stored = digest_cache.store_digest(
+                scope=scope, cache_key=cache_key, kind=StoredDigest.Kind.AGGREGATE, generated=generated
+            )
+    finally:
+        _release(lock)
     return {"manifest": manifest, "digest": stored}
+
+
+def _node_lock(scope: str, cache_key: str):
+    # Expires on its own if its worker dies: one node is at most a call and its repair, with retries.
+    seconds = 2 * settings.GROUNDWORK_LLM_TIMEOUT_SECONDS + settings.GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS
+    return shared_redis.client().lock(f"groundwork:aggregate-node:{scope}:{cache_key}", timeout=seconds)
+
+
+def _acquire(lock) -> bool:
+    try:
+        return lock.acquire(blocking=False)
+    except redis.RedisError:
+        return True  # no Redis: build it (at worst twice)
+
+
+def _release(lock) -> None:
+    try:
+        lock.release()
+    except (redis.RedisError, LockError):
+        pass
+
+
+# --- Task B's first level, while Task A still runs ------------------------------------
+
+_bucket_cache: dict[tuple, dict[str, tuple[str, ...]]] = {}  # (set, revision) → filename → its bucket
+
+
+def prebuild_first_level(file: ContextFile) -> None:
+    """Build the first-level Task B node of this file's bucket now when every file of it is ready.
+
+    The aggregate waits for every file, but its first level (about 1/fan-out of all
+    calls) need not: a bucket whose files are all ready is built here and cached while
+    other files are still being digested, and build_aggregate finds it cached (or
+    waits for it: one worker builds a node at a time, see _build_node). A failure is
+    left to build_aggregate. Buckets are those of the files expected to be inputs
+    (extracted, not failed); a file failing later can move later boundaries, and a
+    node built for a bucket that moved is not used.
+    """
+    fanout = max(2, settings.GROUNDWORK_AGGREGATE_FANOUT)
+    bucket = _first_level_bucket(file.context_set_id, file.filename, fanout)
+    if bucket is None:
+        return
+    files = {
+        f.filename: f
+        for f in ContextFile.objects.filter(context_set_id=file.context_set_id, filename__in=bucket).select_related(
+            "digest"
+        )
+    }
+    ready = [f for f in files.values() if f.digest_status == DigestStatus.READY and f.digest is not None]
+    if len(ready) != len(bucket):
+        return
+    entries = [
+        {"manifest": [{"filename": name, "format": files[name].format}], "digest": files[name].digest}
+        for name in bucket
+    ]
+    try:
+        _aggregate_level(file.context_set, [entries], wait=False)
+    except TaskFailed as exc:
+        logger.info("first-level aggregate of %s not built early: %s", file.filename, exc.reason)
+
+
+def _first_level_bucket(context_set_id, filename: str, fanout: int) -> tuple[str, ...] | None:
+    """The filenames of `filename`'s first-level bucket (None: the set needs no tree), per revision."""
+    revision = ContextSet.objects.filter(pk=context_set_id).values_list("revision", flat=True).first()
+    key = (context_set_id, revision, fanout, prompt_version())
+    if key not in _bucket_cache:
+        names = list(
+            ContextFile.objects.filter(context_set_id=context_set_id)
+            .exclude(digest_status=DigestStatus.ERROR)
+            .exclude(extracted_text_hash="")
+            .order_by("filename")
+            .values_list("filename", flat=True)
+        )
+        of_name: dict[str, tuple[str, ...]] = {}
+        if len(names) > fanout:
+            entries = [{"manifest": [{"filename": name}]} for name in names]
+            for bucket in _buckets(entries, fanout):
+                members = tuple(entry["manifest"][0]["filename"] for entry in bucket)
+                of_name.update(dict.fromkeys(members, members))
+        if len(_bucket_cache) >= 16:
+            _bucket_cache.pop(next(iter(_bucket_cache)))
+        _bucket_cache[key] = of_name
+    return _bucket_cache[key].get(filename)

@@ -1,20 +1,33 @@
 """The JSON shapes of SPEC §2.6 (ContextFile fields of seed 000 §3.2), shared by API and websocket."""
 
+import uuid
+
 from django.urls import reverse
 
 from .models import ContextFile, ContextSet
 
+URL_NAMES = {
+    "preview_url": "context-file-preview",
+    "download_url": "context-file-download",
+    "digest_url": "context-file-digest",
+}
+_FILE_ID = uuid.UUID(int=0)
 
-def file_urls(file: ContextFile, session_id) -> dict:
+
+def file_urls(file: ContextFile, session_id, templates: dict[str, str] | None = None) -> dict:
+    if templates is not None:
+        return {key: template.replace(str(_FILE_ID), str(file.id)) for key, template in templates.items()}
     kwargs = {"sid": session_id, "fid": file.id}
-    return {
-        "preview_url": reverse("context-file-preview", kwargs=kwargs),
-        "download_url": reverse("context-file-download", kwargs=kwargs),
-        "digest_url": reverse("context-file-digest", kwargs=kwargs),
-    }
+    return {key: reverse(name, kwargs=kwargs) for key, name in URL_NAMES.items()}
 
 
-def serialize_file(file: ContextFile, session_id) -> dict:
+def url_templates(session_id) -> dict[str, str]:
+    """The session's file URLs with a placeholder id: a manifest of 1,000 files reverses 3 URLs, not 3,000."""
+    kwargs = {"sid": session_id, "fid": _FILE_ID}
+    return {key: reverse(name, kwargs=kwargs) for key, name in URL_NAMES.items()}
+
+
+def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | None = None) -> dict:
     return {
         "file_id": str(file.id),
         "filename": file.filename,
@@ -34,12 +47,13 @@ def serialize_file(file: ContextFile, session_id) -> dict:
         "digest_ref": str(file.digest_id) if file.digest_id else None,
         "last_change": file.last_change,
         "error": file.error,
-        **file_urls(file, session_id),
+        **file_urls(file, session_id, templates),
     }
 
 
 def serialize_manifest(context_set: ContextSet, files: list[ContextFile]) -> dict:
     session_id = context_set.session_id
+    templates = url_templates(session_id)
     return {
         "context_set_id": str(context_set.id),
         "session_id": str(session_id),
@@ -52,5 +66,5 @@ def serialize_manifest(context_set: ContextSet, files: list[ContextFile]) -> dic
         "aggregate_revision": context_set.aggregate_revision,
         "aggregate_error": context_set.aggregate_error,
         "last_diff": context_set.last_diff,
-        "files": [serialize_file(f, session_id) for f in files],
+        "files": [serialize_file(f, session_id, templates) for f in files],
     }

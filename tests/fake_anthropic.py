@@ -2,7 +2,7 @@
 
 By default it answers like a competent model: it runs the offline digest handlers
 on the request it received. Scripted behaviours, consumed one per request, make it
-fail in the ways real services do.
+fail in the ways real services do (("status", 429, {"retry-after": "1"}) sends headers too).
 """
 
 import json
@@ -68,7 +68,12 @@ class FakeAnthropic:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with fake.lock:
                     fake.requests.append(
-                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                        {
+                            "path": self.path,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": body,
+                            "at": time.monotonic(),
+                        }
                     )
                 if api_key_of(self.headers) != API_KEY:
                     return self._error(401, "authentication_error", "invalid API key")
@@ -84,9 +89,10 @@ class FakeAnthropic:
                 if kind == "delay":  # ("delay", seconds): answer late, past a short client timeout
                     time.sleep(behaviour[1])
                     kind = "answer"
-                if kind == "status":
+                if kind == "status":  # ("status", 429) or ("status", 429, {"retry-after": "2"}): headers too
                     kinds = {429: "rate_limit_error", 529: "overloaded_error", 400: "invalid_request_error"}
-                    return self._error(behaviour[1], kinds.get(behaviour[1], "api_error"), "scripted failure")
+                    headers = behaviour[2] if len(behaviour) > 2 else {}
+                    return self._error(behaviour[1], kinds.get(behaviour[1], "api_error"), "scripted failure", headers)
                 if kind == "text":
                     return self._message(body, behaviour[1])
                 if kind == "invalid_json":
@@ -129,15 +135,17 @@ class FakeAnthropic:
                     },
                 )
 
-            def _error(self, status: int, error_type: str, message: str):
-                self._json(status, {"type": "error", "error": {"type": error_type, "message": message}})
+            def _error(self, status: int, error_type: str, message: str, headers: dict | None = None):
+                self._json(status, {"type": "error", "error": {"type": error_type, "message": message}}, headers)
 
-            def _json(self, status: int, payload: dict):
+            def _json(self, status: int, payload: dict, headers: dict | None = None):
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
@@ -43,24 +45,67 @@ class LLMResponse:
 
 
 class ProviderError(Exception):
-    """A provider failed. `retryable` errors (429, 5xx, timeouts) are retried with backoff."""
+    """A provider failed. `retryable` errors (429, 5xx, timeouts) are retried with backoff.
 
-    def __init__(self, message: str, *, retryable: bool = False):
+    `status` is the HTTP status of an error answer; `retry_after` (seconds) is what the
+    service asked us to wait, from its `retry-after-ms` or `retry-after` header.
+    """
+
+    def __init__(
+        self, message: str, *, retryable: bool = False, status: int | None = None, retry_after: float | None = None
+    ):
         super().__init__(message)
         self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def rate_limited(self) -> bool:
+        """429 Too Many Requests or 529 Overloaded: the service asks every caller to slow down."""
+        return self.status in RATE_LIMIT_STATUSES
 
 
 # What the vendors' SDKs themselves retry: 408 timeout, 409 lock, 429 rate limit, any 5xx (529 overloaded).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+RATE_LIMIT_STATUSES = frozenset({429, 529})
+MAX_RETRY_AFTER_SECONDS = 3600.0
 
 
-def http_status_error(status: int, message: str) -> ProviderError:
+def http_status_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> ProviderError:
     """The ProviderError for an HTTP error answer, retryable when a retry can help."""
     try:
         line = f"{status} {HTTPStatus(status).phrase}"
     except ValueError:
         line = f"{status} Overloaded" if status == 529 else str(status)
-    return ProviderError(f"{line}: {message}"[:600], retryable=status in RETRYABLE_STATUSES or status >= 500)
+    retry_after = retry_after_seconds(headers or {})
+    if retry_after is not None:
+        message = f"{message} (retry-after {retry_after:g} s)"
+    return ProviderError(
+        f"{line}: {message}"[:600],
+        retryable=status in RETRYABLE_STATUSES or status >= 500,
+        status=status,
+        retry_after=retry_after,
+    )
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """`retry-after-ms`, else `retry-after` (seconds, or an HTTP date), as seconds; None when absent or unusable."""
+    headers = {k.lower(): v for k, v in headers.items()}
+    seconds = None
+    try:
+        if headers.get("retry-after-ms"):
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            value = headers["retry-after"].strip()
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if seconds is None or seconds != seconds:  # NaN
+        return None
+    return min(max(0.0, seconds), MAX_RETRY_AFTER_SECONDS)
 
 
 @contextmanager
@@ -77,7 +122,8 @@ def sdk_errors(sdk: ModuleType, status_message: Callable[[Exception], str]) -> I
     except sdk.APIConnectionError as exc:
         raise ProviderError(f"connection failed: {exc}", retryable=True) from exc
     except sdk.APIStatusError as exc:
-        raise http_status_error(exc.status_code, status_message(exc)) from exc
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        raise http_status_error(exc.status_code, status_message(exc), headers) from exc
     except sdk.APIError as exc:  # e.g. a response the SDK could not parse
         raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
 

@@ -4,11 +4,14 @@ settings.GROUNDWORK_LLM picks the provider: "offline" (context_app.llm.offline),
 "anthropic", "openai" (an OpenAI-compatible server), or the dotted path of a
 provider class built without arguments, e.g. "tests.scripted_provider.ScriptedProvider".
 A provider has a `name`, a `model` and `complete(LLMRequest) -> LLMResponse`
-(base.Provider); it raises ProviderError, retryable or not.
+(base.Provider); it raises ProviderError, retryable or not. Every call first takes
+a slot under the provider's limits (limiter: calls in flight, tokens a minute,
+429 cool-downs, shared by every process through Redis).
 """
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,12 +20,15 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from ..ir.tokens import estimate_tokens
 from ..models import LLMCall
+from . import limiter
 from .base import LLMRequest, LLMResponse, Provider, ProviderError
 
 logger = logging.getLogger(__name__)
 
 _providers: dict[str, Provider] = {}
+_building = threading.Lock()
 
 MAX_BACKOFF_SECONDS = 60.0
 
@@ -80,13 +86,16 @@ def _sdk_provider(provider_class: type, api_key: str, base_url: str, model: str)
 def get_provider(name: str | None = None) -> Provider:
     name = name or settings.GROUNDWORK_LLM
     if name not in _providers:
-        _providers[name] = _build(name)
+        with _building:  # the llm worker's threads all start at once: one builds, the others wait
+            if name not in _providers:
+                _providers[name] = _build(name)
     return _providers[name]
 
 
 def reset_providers() -> None:
-    """Forget built providers (tests and settings changes)."""
+    """Forget built providers and the limiter's counts (tests and settings changes)."""
     _providers.clear()
+    limiter.reset()
 
 
 def complete(
@@ -99,11 +108,26 @@ def complete(
     provider: Provider | None = None,
     before_call: Callable[[], None] | None = None,
 ) -> GatewayResult:
-    """One model call, retried on retryable provider errors; `before_call` runs before every try
-    (a caller's last word: it may raise to stop, e.g. a research run that was cancelled)."""
+    """One model call: a slot under the provider's limits (limiter), retries, an LLMCall row per attempt.
+
+    Each attempt that fails and is retried is a row of its own (`throttled` for a 429/529,
+    `transient` for a timeout, a lost connection or a 5xx); the answer (or the final
+    failure) is one more row whose `retries` counts them. A 429/529 that says when to come
+    back (retry-after) is waited out, at least that long, for up to
+    GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS in all, without using up
+    GROUNDWORK_LLM_MAX_RETRIES: a storm of them slows the calls down instead of failing them.
+
+    `before_call` runs before every try: a caller's last word, it may raise to stop
+    (e.g. a research run that was cancelled).
+    """
     provider = provider or get_provider()
-    retries = 0
+    retries = 0  # every retry, recorded on the answer's row
+    backoffs = 0  # retries that use up GROUNDWORK_LLM_MAX_RETRIES (no retry-after to go by)
+    rate_limit_waited = 0.0
     started = time.monotonic()
+    # Only a tokens-a-minute limit needs the estimate (counting words of a long prompt takes time).
+    tpm = settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE
+    estimated = estimate_tokens(request.system) + estimate_tokens(request.prompt) if tpm else 0
     record = dict(
         task=request.task,
         attempt=attempt,
@@ -117,22 +141,45 @@ def complete(
         if before_call is not None:
             before_call()
         try:
-            response = provider.complete(request)
-            break
-        except ProviderError as exc:
-            if exc.retryable and retries < settings.GROUNDWORK_LLM_MAX_RETRIES:
-                retries += 1
-                time.sleep(_backoff(retries))
-                continue
+            slot = limiter.acquire(provider.name, estimated)
+        except limiter.LimitWaitExceeded as exc:
             after = f" after {retries} retries" if retries else ""
             _record_failure(record, retries, started, str(exc))
             raise GatewayError(f"{provider.name}: {exc}{after}") from exc
+        attempt_started = time.monotonic()
+        try:
+            response = provider.complete(request)
+        except ProviderError as exc:
+            wait = None
+            if exc.retryable:
+                budget = settings.GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS - rate_limit_waited
+                if exc.rate_limited and exc.retry_after is not None:
+                    if exc.retry_after <= budget:  # else: longer than we wait in all, fail now
+                        wait = exc.retry_after + random.uniform(0, min(1.0, exc.retry_after / 4 + 0.05))
+                        rate_limit_waited += wait
+                elif backoffs < settings.GROUNDWORK_LLM_MAX_RETRIES:
+                    backoffs += 1
+                    wait = max(_backoff(backoffs), exc.retry_after or 0.0)
+            if exc.rate_limited:
+                limiter.throttled(slot, wait if wait is not None else _backoff(1))
+            limiter.release(slot, used_tokens=0 if exc.rate_limited else None)
+            if wait is None:
+                after = f" after {retries} retries" if retries else ""
+                _record_failure(record, retries, started, str(exc), slot=slot, status=exc.status)
+                raise GatewayError(f"{provider.name}: {exc}{after}") from exc
+            retries += 1
+            _record_retried_attempt(record, exc, attempt_started, slot)
+            time.sleep(wait)
+            continue
         except Exception as exc:
+            limiter.release(slot)
             # A provider bug (e.g. an offline handler crashing on an envelope) still gets
             # its LLMCall row, and callers see the one failure type they handle.
             logger.exception("%s provider raised unexpectedly on %s", provider.name, request.task)
-            _record_failure(record, retries, started, f"{type(exc).__name__}: {exc}")
+            _record_failure(record, retries, started, f"{type(exc).__name__}: {exc}", slot=slot)
             raise GatewayError(f"{provider.name}: internal error ({type(exc).__name__})") from exc
+        limiter.release(slot, used_tokens=response.input_tokens + response.output_tokens, succeeded=True)
+        break
     call = LLMCall.objects.create(
         **{**record, "model": response.model or provider.model},
         retries=retries,
@@ -140,17 +187,33 @@ def complete(
         input_tokens=response.input_tokens,
         output_tokens=response.output_tokens,
         latency_ms=_ms_since(started),
+        waited_ms=int(slot.waited * 1000),
     )
     return GatewayResult(response=response, call=call)
 
 
-def _record_failure(record: dict, retries: int, started: float, error: str) -> None:
+def _record_retried_attempt(record: dict, exc: ProviderError, attempt_started: float, slot: limiter.Slot) -> None:
+    LLMCall.objects.create(
+        **record,
+        outcome=LLMCall.Outcome.THROTTLED if exc.rate_limited else LLMCall.Outcome.TRANSIENT,
+        status_code=exc.status,
+        error=str(exc)[:2000],
+        latency_ms=_ms_since(attempt_started),
+        waited_ms=int(slot.waited * 1000),
+    )
+
+
+def _record_failure(
+    record: dict, retries: int, started: float, error: str, *, slot: limiter.Slot | None = None, status=None
+) -> None:
     LLMCall.objects.create(
         **record,
         retries=retries,
         outcome=LLMCall.Outcome.FAILED,
         error=error[:2000],
+        status_code=status,
         latency_ms=_ms_since(started),
+        waited_ms=int(slot.waited * 1000) if slot else 0,
     )
 
 

@@ -109,7 +109,10 @@ def test_retryable_statuses_are_retried_and_counted(fake_anthropic, statuses):
     result = gateway.complete(request())
     assert (result.call.outcome, result.call.retries) == ("retried", len(statuses))
     assert len(fake_anthropic.requests) == len(statuses) + 1
-    assert LLMCall.objects.count() == 1
+    # Every retry is a row of its own; the answer's row counts them.
+    attempts = LLMCall.objects.exclude(pk=result.call.pk).order_by("id")
+    expected = [("throttled" if status in (429, 529) else "transient", status) for status in statuses]
+    assert list(attempts.values_list("outcome", "status_code")) == expected
 
 
 def test_rate_limit_beyond_the_retry_budget_fails_and_is_recorded(fake_anthropic, settings):
@@ -117,10 +120,11 @@ def test_rate_limit_beyond_the_retry_budget_fails_and_is_recorded(fake_anthropic
     fake_anthropic.script(("status", 429), ("status", 429), ("status", 429), ("text", "never reached"))
     with pytest.raises(gateway.GatewayError, match=r"^anthropic: 429 Too Many Requests: .* after 2 retries$"):
         gateway.complete(request())
-    call = LLMCall.objects.get()
-    assert (call.outcome, call.retries) == ("failed", 2)
+    call = LLMCall.objects.get(outcome="failed")
+    assert call.retries == 2
     assert "429" in call.error
     assert len(fake_anthropic.requests) == 3
+    assert list(LLMCall.objects.exclude(pk=call.pk).values_list("outcome", "status_code")) == [("throttled", 429)] * 2
 
 
 def test_client_errors_fail_at_once(fake_anthropic):
@@ -155,8 +159,9 @@ def test_an_unreachable_server_is_retried_then_fails(fake_anthropic, settings):
     gateway.reset_providers()
     with pytest.raises(gateway.GatewayError, match="connection failed.* after 3 retries$"):
         gateway.complete(request())
-    call = LLMCall.objects.get()
+    call = LLMCall.objects.get(outcome="failed")
     assert (call.provider, call.outcome, call.retries) == ("anthropic", "failed", 3)
+    assert LLMCall.objects.filter(outcome="transient").count() == 3
     assert fake_anthropic.requests == []
 
 

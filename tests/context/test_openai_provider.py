@@ -28,7 +28,8 @@ def test_digest_through_an_ollama_style_server(fake_openai):
 def test_server_errors_are_retried(fake_openai):
     fake_openai.statuses = [503]
     generate_file_digest(filename="levels.txt", format="text", spans=SPANS)
-    call = LLMCall.objects.get()
+    retry, call = LLMCall.objects.order_by("id")
+    assert (retry.outcome, retry.status_code) == ("transient", 503)
     assert call.outcome == "retried" and call.retries == 1
 
 

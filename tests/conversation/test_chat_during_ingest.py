@@ -1,0 +1,53 @@
+"""A big ingest shares the model-call budget with the chat, and does not starve it (issue 13)."""
+
+import pytest
+
+from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
+from tests.factories import ContextApi, make_member, wait_until
+from tests.research.test_research_runs import VALVES
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+
+
+def test_a_chat_reply_arrives_while_two_hundred_files_are_parsing(scripted_llm, settings):
+    # One call in flight for everyone: the ingest's digests and the chat compete for it.
+    settings.GROUNDWORK_LLM_MAX_IN_FLIGHT = 1
+    api = ContextApi(make_member()[0])
+    sid = api.create_session(question="Did the valve programme pay off?")
+    api.upload(sid, {"valves.md": VALVES.encode()})
+    api.parse(sid)
+    api.settle(sid)
+
+    scripted_llm.delay = 0.05  # slow model calls: 200 files take ~10 s one at a time
+    for batch in range(2):  # Django takes up to 100 files a request (DATA_UPLOAD_MAX_NUMBER_FILES)
+        ingest = {
+            f"site-{i:03d}.txt": f"Site {i} replaced {i % 9 + 2} pumps in 2021.\n".encode()
+            for i in range(batch * 100, batch * 100 + 100)
+        }
+        assert api.upload(sid, ingest).status_code == 201
+    api.parse(sid)
+    context_set = ContextSet.objects.get(session_id=sid)
+    wait_until(
+        lambda: LLMCall.objects.filter(context_set=context_set, task="per_file_digest").count() >= 5,
+        message="the ingest's digests to be under way",
+    )
+
+    response = api.post(
+        "/api/research/conversation",
+        {"session_id": sid, "message": "How much did the valve programme cost?"},
+        format="json",
+    )
+
+    parsed = ContextFile.objects.filter(context_set=context_set, digest_status=DigestStatus.READY).count()
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["status"] == "ok" and "1.2 million euros" in answer["message"]["content"]
+    assert parsed < 201, "the reply came while files were still parsing"
+    context_set.refresh_from_db()
+    assert context_set.aggregate_digest_status != DigestStatus.READY
+    chat = LLMCall.objects.get(task="chat_turn")
+    assert chat.outcome == "ok"
+
+    manifest = api.settle(sid, timeout=180)  # the ingest still finishes, every file ready
+    assert {f["digest_status"] for f in manifest["files"]} == {"ready"}
+    assert manifest["aggregate_digest_status"] == "ready"
