@@ -105,10 +105,11 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     output = result.output
     if output["needs"] and may_request:
         return _ask_for_context(message, output["needs"], artifacts)
-    answer, citations, unsupported = grounded_answer(output["answer"], output["citations"], session, artifacts)
+    versions = source_versions(session)
+    answer, citations, unsupported = grounded_answer(output["answer"], output["citations"], artifacts, versions)
     if unsupported:
         logger.info("chat %s: dropped citations its text does not support: %s", message.pk, unsupported)
-    links = provenance.links_for(citations, source_versions(session))
+    links = provenance.links_for(citations, versions)
     with transaction.atomic():  # nobody sees the reply while its question still says "thinking"
         reply = ChatMessage.objects.create(
             conversation=message.conversation,
@@ -131,14 +132,21 @@ NO_SUPPORTED_ANSWER = "I found nothing in this session's material that supports 
 INLINE_CITATION = re.compile(r"\[((?:digest|report|findings|supply):[^\]\s]+)\]|([^\s(\[,]+::S[0-9]+)")
 
 
-def grounded_answer(answer: str, citations: list[str], session, artifacts) -> tuple[str, list[str], list[str]]:
+def grounded_answer(
+    answer: str, citations: list[str], artifacts, versions: dict[str, str]
+) -> tuple[str, list[str], list[str]]:
     """The answer with only the citations that exist and whose text supports it (context_app.grounding).
 
+    A SourceRef is checked against the span of the version its link will open
+    (`versions`, as source_versions pins them), an artifact key against the artifact.
     A sentence that marks only dropped citations goes; an answer that cited and kept
     none is not shown: it would be text the model invented.
     """
     allowed = known_citations(artifacts)
-    cited = {key: held_text(key, session, artifacts) or "" for key in dict.fromkeys(citations) if key in allowed}
+    asked = [key for key in dict.fromkeys(citations) if key in allowed]
+    artifact_texts = {artifact.key: artifact.text for artifact in artifacts}
+    span_texts = provenance.span_texts([key for key in asked if key not in artifact_texts], versions)
+    cited = {key: artifact_texts.get(key) or span_texts.get(key, "") for key in asked}
     kept, unsupported = grounding.supporting(answer, cited)
     invented = [key for key in citations if key not in allowed]
     if citations and not kept:
