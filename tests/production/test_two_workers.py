@@ -20,6 +20,7 @@ from tests.fake_anthropic import API_KEY, FakeAnthropic
 from tests.production import databases
 from tests.production.celery_workers import Worker, wait_ready
 from tests.production.s3_server import use_bucket
+from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.workers]
 
@@ -27,18 +28,6 @@ MODEL = "claude-test-model"
 HOSTS = ("w1@groundwork-test", "w2@groundwork-test")
 # Small enough that every upload is extracted by a worker, from the bucket.
 SYNC_EXTRACT_MAX_BYTES = 0
-VALVES = (
-    "# Valve programme\n\n"
-    "The valve programme replaced 42 gate valves in district 3 between March 2021 and June 2022.\n\n"
-    "After the replacement, water losses in district 3 fell by 18 percent.\n\n"
-    "## Budget\n\nThe programme cost 1.2 million euros, paid from the 2021 network budget.\n"
-)
-SURVEY = (
-    "Household survey, autumn 2022.\n\n"
-    "About 61 percent of households in district 3 reported fewer supply interruptions.\n\n"
-    "Residents may have confused planned works with leaks.\n"
-)
-QUESTION = "Did the valve programme reduce water losses, and how did maintenance staffing change?"
 
 
 @pytest.fixture(scope="module")
