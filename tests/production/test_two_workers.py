@@ -124,7 +124,12 @@ def test_a_30_file_parse_is_shared_by_both_workers(api, stack, capsys):
     assert [f["digest_status"] for f in manifest["files"]] == ["ready"] * 30
     assert manifest["aggregate_digest_status"] == "ready"
 
-    ran = tasks_since(stack, offsets)
+    # A file reads ready when its task commits; the task logs "succeeded" a moment later.
+    def all_digested():
+        ran = tasks_since(stack, offsets)
+        return ran if sum(task.name == "context.digest_file" for task in ran) >= 30 else None
+
+    ran = wait_until(all_digested, timeout=30, message="30 digest_file successes in the worker logs")
     by_name: dict[str, dict[str, int]] = {}
     for task in ran:
         by_name.setdefault(task.name, {}).setdefault(task.hostname, 0)
@@ -159,7 +164,12 @@ def test_a_research_run_is_shared_by_both_workers(api, stack, capsys):
     nodes = ResearchNode.objects.filter(run_id=rid).count()
     assert nodes >= 3, "the root and its children"
 
-    ran = tasks_since(stack, offsets)
+    # The run reads completed as soon as write_report commits; its task logs "succeeded" a moment later.
+    def reported():
+        ran = tasks_since(stack, offsets)
+        return ran if any(task.name == "research.write_report" for task in ran) else None
+
+    ran = wait_until(reported, timeout=30, message="write_report's success in a worker log")
     research = [task for task in ran if task.name.startswith("research.")]
     hosts = {task.hostname for task in research}
     assert hosts == set(HOSTS), [(task.name, task.hostname) for task in research]
