@@ -69,6 +69,8 @@ def test_a_teammate_sees_a_run_appear_and_its_tree_grow_without_reloading(browse
     # Every event was narrated once, in order, on both pages.
     seqs = watcher.eval_on_selector_all("#thought-stream li", "items => items.map(i => +i.dataset.seq)")
     assert seqs == list(range(1, len(seqs) + 1))
+    # The starter's stream may still be filling its last events from the API: wait for it, then compare.
+    starter.wait_for_function(f"document.querySelectorAll('#thought-stream li').length >= {len(seqs)}")
     assert len(seqs) == starter.locator("#thought-stream li").count()
     assert "Report ready:" in stream_text(watcher)
     watcher.screenshot(path=str(artifacts / "research-tab-teammate.png"), full_page=True)
