@@ -220,6 +220,20 @@ GROUNDWORK_DIGEST_INPUT_TOKENS = env.int("GROUNDWORK_DIGEST_INPUT_TOKENS", defau
 GROUNDWORK_LLM_TIMEOUT_SECONDS = env.float("GROUNDWORK_LLM_TIMEOUT_SECONDS", default=120.0)
 GROUNDWORK_LLM_MAX_RETRIES = env.int("GROUNDWORK_LLM_MAX_RETRIES", default=3)
 GROUNDWORK_LLM_BACKOFF_SECONDS = env.float("GROUNDWORK_LLM_BACKOFF_SECONDS", default=1.0)
+# What a model call costs, in US dollars per million tokens, by "provider:model"
+# ("provider:*" prices a provider's other models): input, output, cache_read,
+# cache_write, and batch_discount (the share a batch API call is billed at). The
+# defaults are the vendors' list prices of 2026-11; GROUNDWORK_LLM_PRICES (JSON of
+# the same shape) overrides or adds entries. context_app.llm.pricing reads it.
+GROUNDWORK_LLM_PRICES = {
+    "anthropic:claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "cache_read": 0.30, "cache_write": 3.75},
+    "anthropic:claude-haiku-4-5": {"input": 1.0, "output": 5.0, "cache_read": 0.10, "cache_write": 1.25},
+    "anthropic:claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_read": 0.50, "cache_write": 6.25},
+    "openai:gpt-4o-mini": {"input": 0.15, "output": 0.60, "cache_read": 0.075, "cache_write": 0.15},
+    "openai:gpt-4o": {"input": 2.50, "output": 10.0, "cache_read": 1.25, "cache_write": 2.50},
+    "offline:*": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
+} | env.json("GROUNDWORK_LLM_PRICES", default={})
+GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", default=0.5)
 
 PROMPTS_DIR = BASE_DIR / "prompts"
 CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.4"

@@ -205,6 +205,10 @@ class LLMCall(models.Model):
     prompt_version = models.CharField(max_length=32, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
+    # Prompt caching (input_tokens excludes both): read from the cache, and written to it.
+    cache_read_input_tokens = models.PositiveIntegerField(default=0)
+    cache_creation_input_tokens = models.PositiveIntegerField(default=0)
+    batch = models.BooleanField(default=False)  # answered through a batch API (billed at its discount)
     latency_ms = models.PositiveIntegerField(default=0)
     retries = models.PositiveSmallIntegerField(default=0)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)

@@ -39,9 +39,13 @@ class LLMRequest:
 @dataclass(frozen=True)
 class LLMResponse:
     text: str
-    input_tokens: int
+    input_tokens: int  # uncached input: what the provider bills at the full input price
     output_tokens: int
     model: str
+    # Prompt caching: input read from the provider's cache, and input written to it
+    # (Anthropic's cache_read_input_tokens / cache_creation_input_tokens; billed apart).
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
 
 
 class ProviderError(Exception):

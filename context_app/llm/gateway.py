@@ -186,6 +186,8 @@ def complete(
         outcome=LLMCall.Outcome.RETRIED if retries else LLMCall.Outcome.OK,
         input_tokens=response.input_tokens,
         output_tokens=response.output_tokens,
+        cache_read_input_tokens=response.cache_read_input_tokens,
+        cache_creation_input_tokens=response.cache_creation_input_tokens,
         latency_ms=_ms_since(started),
         waited_ms=int(slot.waited * 1000),
     )
