@@ -18,6 +18,8 @@ class ResearchSession(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200)
     question = models.TextField(blank=True)
+    # Dollars the session's model calls may cost in all; null = settings.GROUNDWORK_SESSION_SPENDING_CAP_USD.
+    spending_cap_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

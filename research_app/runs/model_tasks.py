@@ -13,13 +13,16 @@ from collections.abc import Sequence
 
 from django.db.models import F
 
+from context_app import spending
 from context_app.ir.types import Source
+from context_app.llm import gateway
+from context_app.llm.base import LLMRequest
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskResult, run_model_task
 from context_app.models import LLMCall
 from context_app.selectors import context_set_id_of
 
 from ..models import ResearchRun
-from .events import ensure_status
+from .events import RunStopped, ensure_status
 
 PROMPT_VERSION = "research-v1"
 
@@ -75,18 +78,46 @@ def run_task(
     while_status: str = ResearchRun.Status.RUNNING,
 ) -> TaskResult:
     """A research task for a run: its tokens count against the run's budget; no call is made
-    unless the run is still `while_status` (a cancelled run's step stops with RunStopped)."""
+    unless the run is still `while_status` (a cancelled run's step stops with RunStopped), nor one
+    that could pass the run's token budget or its session's spending cap (the run fails, saying which)."""
+    context_set_id = context_set_id_of(run.session_id)
 
     def count_tokens(call: LLMCall) -> None:
         ResearchRun.objects.filter(pk=run.pk).update(
             tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens
         )
 
+    def before_call(request: LLMRequest) -> None:
+        ensure_status(run.pk, while_status, task.name)
+        stop_if_over_limits(run.pk, context_set_id, request, task.name)
+
     return run_model_task(
         task,
         EnvelopePrompt(inputs, evidence),
         subject=subject,
-        context_set_id=context_set_id_of(run.session_id),
+        context_set_id=context_set_id,
+        run_id=run.pk,
         on_call=count_tokens,
-        before_call=lambda: ensure_status(run.pk, while_status, task.name),
+        before_call=before_call,
     )
+
+
+def stop_if_over_limits(run_id, context_set_id, request: LLMRequest, doing: str) -> None:
+    """Before a call: when it could pass the run's token budget or the session's spending cap,
+    the run ends `failed` with the reason (event `run_failed` with its `limit`) and the step stops."""
+    from .engine import fail_run  # the engine runs these tasks
+
+    run = ResearchRun.objects.only("token_budget", "tokens_used").get(pk=run_id)
+    most = spending.request_tokens(request)
+    if run.tokens_used + most > run.token_budget:
+        reason = (
+            f"token budget reached: {run.tokens_used} of {run.token_budget} tokens used, "
+            f"and the next call ({doing.lower()}) may use up to {most}"
+        )
+        fail_run(run_id, reason, limit="token_budget")
+        raise RunStopped(run_id, doing)
+    provider = gateway.get_provider()
+    over_cap = spending.over_cap_reason(context_set_id, provider.name, provider.model, request)
+    if over_cap is not None:
+        fail_run(run_id, over_cap, limit="spending_cap")
+        raise RunStopped(run_id, doing)
