@@ -191,6 +191,18 @@ class DigestCacheEntry(models.Model):
         verbose_name_plural = "digest cache entries"
 
 
+class SpendingHold(models.Model):
+    """The most a model call in progress may cost, held against its session's spending cap until its
+    LLMCall row is written (context_app.spending). A worker that dies mid-call leaves its hold to expire."""
+
+    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="+")
+    amount_usd = models.DecimalField(max_digits=12, decimal_places=6)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"${self.amount_usd} held until {self.expires_at:%H:%M:%S}"
+
+
 class DigestCacheHit(models.Model):
     """A file made ready from the digest cache: the model calls it did not make, for the cost ledger.
 

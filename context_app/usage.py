@@ -35,13 +35,13 @@ class Tally:
     unpriced_calls: int = 0
     unpriced_models: set[str] = field(default_factory=set)
 
-    def add(self, group: dict, *, batch: bool = False, count_field: str = "calls") -> None:
-        self.calls += group[count_field]
+    def add(self, group: dict, *, batch: bool = False) -> None:
+        self.calls += group["calls"]
         for kind in TOKEN_KINDS:
             self.tokens[kind] += group[kind] or 0
         cost = call_cost(group["provider"], group["model"], batch=batch, **{k: group[k] or 0 for k in TOKEN_KINDS})
         if cost is None:
-            self.unpriced_calls += group[count_field]
+            self.unpriced_calls += group["calls"]
             self.unpriced_models.add(f"{group['provider']}:{group['model']}")
         else:
             self.cost += cost

@@ -84,6 +84,9 @@ class ResearchRun(models.Model):
     max_nodes = models.PositiveSmallIntegerField()
     token_budget = models.PositiveIntegerField()
     tokens_used = models.PositiveIntegerField(default=0)
+    # The most the run's calls in progress may still use (prompt + output allowance each), held
+    # against token_budget so parallel nodes cannot pass it together (runs/model_tasks.py).
+    tokens_reserved = models.PositiveIntegerField(default=0)
     # ContextBundle (seed 001 §3.2): {session_context_id, revision, files[], aggregate_digest}.
     context_bundle = models.JSONField(null=True, blank=True)
     # {status, files_total, files_ready, files_error} (seed 001 §9.1).

@@ -126,9 +126,38 @@ def complete(
     `before_call(request)` runs before every try: a caller's last word, it may raise to stop
     (e.g. a research run that was cancelled, or whose token budget the call could pass).
     A call that could take its session past the session's spending cap is not made
-    (SpendingCapReached, no LLMCall row: nothing was sent).
+    (SpendingCapReached, no LLMCall row: nothing was sent); one that may holds its most
+    against the cap until its row is written (context_app.spending).
     """
     provider = provider or get_provider()
+    try:
+        with spending.held_within_cap(context_set_id, provider.name, provider.model, request):
+            return _attempts(
+                request,
+                prompt_version=prompt_version,
+                subject=subject,
+                context_set_id=context_set_id,
+                run_id=run_id,
+                attempt=attempt,
+                provider=provider,
+                before_call=before_call,
+            )
+    except spending.OverSpendingCap as exc:
+        raise SpendingCapReached(str(exc)) from exc
+
+
+def _attempts(
+    request: LLMRequest,
+    *,
+    prompt_version: str,
+    subject: str,
+    context_set_id,
+    run_id,
+    attempt: int,
+    provider: Provider,
+    before_call: Callable[[LLMRequest], None] | None,
+) -> GatewayResult:
+    """complete's tries, until an answer or a failure for good."""
     retries = 0  # every retry, recorded on the answer's row
     backoffs = 0  # retries that use up GROUNDWORK_LLM_MAX_RETRIES (no retry-after to go by)
     rate_limit_waited = 0.0
@@ -149,10 +178,6 @@ def complete(
     while True:
         if before_call is not None:
             before_call(request)
-        if context_set_id is not None:
-            over_cap = spending.over_cap_reason(context_set_id, provider.name, provider.model, request)
-            if over_cap is not None:
-                raise SpendingCapReached(over_cap)
         try:
             slot = limiter.acquire(provider.name, estimated)
         except limiter.LimitWaitExceeded as exc:

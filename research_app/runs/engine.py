@@ -637,6 +637,9 @@ def resume_run(run_id) -> None:
     run = ResearchRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return
+    # The calls of the steps re-delivered take their token reservations anew (runs/model_tasks.py):
+    # a dead worker's would otherwise keep a part of the budget for good.
+    ResearchRun.objects.filter(pk=run_id).update(tokens_reserved=0)
     if run.status == Status.QUEUED:
         _enqueue("bind_run", run.pk)
     elif run.status == Status.BINDING and _context_settled(run):

@@ -11,10 +11,15 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils import timezone
 
+from context_app import spending
+from context_app.llm.base import LLMRequest
 from context_app.llm.pricing import call_cost, prompt_caching_saving
-from context_app.models import ContextSet, DigestCacheHit, LLMCall
-from research_app.models import ResearchRun
+from context_app.models import ContextSet, DigestCacheHit, LLMCall, SpendingHold
+from research_app.models import ResearchRun, ResearchSession, RunEvent
+from research_app.runs.events import RunStopped
+from research_app.runs.model_tasks import TokenReservation
 from tests.factories import ContextApi, make_member
 
 pytestmark = pytest.mark.django_db
@@ -141,8 +146,10 @@ def test_session_usage_is_the_sum_of_its_llm_call_rows_by_task_and_by_run(api, p
         assert line["saved"]["prompt_caching"] == dollars(caching_saved(task_rows)), task
     # The batch call is billed at the discount: the digest line is not the full-price sum.
     digests = [r for r in rows if r.task == "per_file_digest"]
-    full_price = sum((call_cost(r.provider, r.model, input_tokens=r.input_tokens, output_tokens=r.output_tokens)
-                      for r in digests), Decimal(0))
+    full_price = sum(
+        (call_cost(r.provider, r.model, input_tokens=r.input_tokens, output_tokens=r.output_tokens) for r in digests),
+        Decimal(0),
+    )
     assert Decimal(by_task["per_file_digest"]["cost"]) < full_price
 
     (run_line,) = usage["by_run"]
@@ -268,3 +275,59 @@ def test_admin_lists_llm_calls_filtered_by_session_with_their_cost(api, priced, 
     assert everything.context["cl"].result_count == len(rows)
     by_outcome = client.get(reverse("admin:context_app_llmcall_changelist"), {"session": sid, "outcome": "failed"})
     assert by_outcome.context["cl"].result_count == 1
+
+
+def request_of(prompt_words: int, max_tokens: int) -> LLMRequest:
+    return LLMRequest(task="chat_turn", system="", prompt="word " * prompt_words, max_tokens=max_tokens)
+
+
+def test_calls_in_parallel_cannot_pass_the_spending_cap_together(api, priced):
+    sid = api.create_session()
+    context_set = ContextSet.objects.get(session_id=sid)
+    request = request_of(100, 1_000)  # sonnet: at most ~$0.0154 each
+    most = call_cost(
+        "anthropic", "claude-sonnet-4-5", input_tokens=spending.prompt_tokens(request), output_tokens=1_000
+    )
+    ResearchSession.objects.filter(pk=sid).update(spending_cap_usd=(most * 3 / 2).quantize(Decimal("0.0001")))
+
+    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+        # A second call while the first is in progress: both could pass the cap, so it is refused.
+        with pytest.raises(spending.OverSpendingCap, match="held by calls in progress"):
+            with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+                pass
+    assert not SpendingHold.objects.exists(), "the hold ends with its call"
+    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+        pass  # the first call is over (and cost nothing recorded): the next one may go
+
+    # A hold left by a worker that died mid-call stops counting once the longest call is over.
+    SpendingHold.objects.create(context_set=context_set, amount_usd=most, expires_at=timezone.now())
+    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+        pass
+
+
+def test_a_runs_calls_in_parallel_cannot_pass_its_token_budget_together(api):
+    sid = api.create_session()
+    run = ResearchRun.objects.create(
+        session_id=sid,
+        question="Q?",
+        max_depth=1,
+        max_children=2,
+        max_nodes=3,
+        token_budget=10_000,
+        status=ResearchRun.Status.RUNNING,
+    )
+    first = TokenReservation(run.pk, "NODE_FINDINGS")
+    first.take(6_000)
+    with pytest.raises(RunStopped):
+        TokenReservation(run.pk, "NODE_QUERIES").take(6_000)  # another node's call, while the first is made
+    run.refresh_from_db()
+    assert run.status == ResearchRun.Status.FAILED
+    assert run.error == (
+        "token budget reached: 0 of 10000 tokens used, and the next call (node_queries) may use up to 6000"
+    )
+    event = RunEvent.objects.get(run=run, type="run_failed")
+    assert event.payload == {"error": run.error, "limit": "token_budget"}
+
+    first.settle(LLMCall(input_tokens=3_000, output_tokens=500))
+    run.refresh_from_db()
+    assert (run.tokens_used, run.tokens_reserved) == (3_500, 0)

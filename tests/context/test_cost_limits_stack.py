@@ -8,16 +8,15 @@ from decimal import Decimal
 
 import pytest
 
-from context_app.llm.pricing import call_cost
 from context_app.models import ContextSet, DigestCacheHit, LLMCall
 from research_app.models import ResearchRun
+from tests.context.test_cost_ledger import cost_of, dollars
 from tests.factories import ContextApi, make_member
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 
 FILES = {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()}
-TOKENS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 @pytest.fixture
@@ -30,17 +29,6 @@ def priced(settings):
 @pytest.fixture
 def api():
     return ContextApi(make_member()[0])
-
-
-def cost_of(calls) -> Decimal:
-    return sum(
-        (call_cost(c.provider, c.model, batch=c.batch, **{k: getattr(c, k) for k in TOKENS}) for c in calls),
-        Decimal(0),
-    )
-
-
-def dollars(amount: Decimal) -> str:
-    return str(amount.quantize(Decimal("0.000001")))
 
 
 def parsed_session(api, files=FILES) -> str:
@@ -135,8 +123,9 @@ def test_a_spending_cap_stops_digests_runs_and_chat_before_their_calls(api, pric
     assert run["status"] == "failed" and "spending cap" in run["error"], run
     assert [e["payload"].get("limit") for e in events_of(api, rid) if e["type"] == "run_failed"] == ["spending_cap"]
 
-    chat = api.post("/api/research/conversation", {"session_id": sid, "message": "What did the valves cost?"},
-                    format="json")
+    chat = api.post(
+        "/api/research/conversation", {"session_id": sid, "message": "What did the valves cost?"}, format="json"
+    )
     assert chat.status_code == 200, chat.content
     answer = chat.json()
     assert answer["status"] == "failed" and "spending cap" in answer["error"], answer
