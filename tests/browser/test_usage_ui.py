@@ -3,7 +3,7 @@
 import pytest
 
 from context_app.models import LLMCall
-from tests.browser.test_context_ui import login, open_session, wait_status
+from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, open_session, wait_status
 from tests.browser.test_research_ui import run_to_completion, session_id  # noqa: F401  (fixture)
 from tests.factories import make_member
 
@@ -61,3 +61,6 @@ def test_the_usage_panel_shows_the_ledger_after_a_parse_and_after_a_run(
     assert task_calls(page, "report") == "1"
     assert page.locator("#usage-total td").first.inner_text() == "Total"
     page.screenshot(path=str(artifacts / "usage-after-run.png"), full_page=True)
+
+    page.set_viewport_size({"width": 400, "height": 800})  # a phone: the open table scrolls inside its panel
+    assert_no_horizontal_scroll(page)
