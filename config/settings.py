@@ -234,6 +234,9 @@ GROUNDWORK_LLM_PRICES = {
     "offline:*": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
 } | env.json("GROUNDWORK_LLM_PRICES", default={})
 GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", default=0.5)
+# Dollars a session's model calls may cost in all unless the session sets its own
+# (PATCH spending_cap_usd); unset = no cap. context_app.spending enforces it.
+GROUNDWORK_SESSION_SPENDING_CAP_USD = env.float("GROUNDWORK_SESSION_SPENDING_CAP_USD", default=None)
 
 PROMPTS_DIR = BASE_DIR / "prompts"
 CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.4"

@@ -1,6 +1,8 @@
 from django.contrib import admin
 
-from .models import ContextFile, ContextSet, DigestCacheEntry, LibraryRecord, LLMCall, StoredDigest
+from .llm.pricing import call_cost
+from .models import ContextFile, ContextSet, DigestCacheEntry, DigestCacheHit, LibraryRecord, LLMCall, StoredDigest
+from .usage import money
 
 
 class ReadOnlyTabularInline(admin.TabularInline):
@@ -74,6 +76,27 @@ class DigestCacheEntryAdmin(admin.ModelAdmin):
     list_select_related = ("digest",)
 
 
+class SessionFilter(admin.SimpleListFilter):
+    """Calls of one session (through its context set): the sessions that made calls, newest first."""
+
+    title = "session"
+    parameter_name = "session"
+    MAX_LISTED = 100  # older sessions: ?session=<session id> still filters
+
+    def lookups(self, request, model_admin):
+        sets = (
+            ContextSet.objects.filter(pk__in=LLMCall.objects.values("context_set_id"))
+            .select_related("session")
+            .order_by("-session__created_at")[: self.MAX_LISTED]
+        )
+        return [(str(context_set.session_id), context_set.session.title) for context_set in sets]
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        return queryset.filter(context_set__session_id=self.value())
+
+
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
     list_display = (
@@ -86,11 +109,34 @@ class LLMCallAdmin(admin.ModelAdmin):
         "retries",
         "input_tokens",
         "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "cost",
         "latency_ms",
     )
-    list_filter = ("task", "provider", "outcome", "prompt_version")
+    list_filter = (SessionFilter, "task", "outcome", "provider", "batch", "prompt_version")
     search_fields = ("subject", "error")
     date_hierarchy = "created_at"
+
+    @admin.display(description="cost (USD)")
+    def cost(self, call: LLMCall) -> str:
+        dollars = call_cost(
+            call.provider,
+            call.model,
+            batch=call.batch,
+            **{kind: getattr(call, kind) for kind in LLMCall.TOKEN_KINDS},
+        )
+        return "unpriced" if dollars is None else money(dollars)
+
+
+@admin.register(DigestCacheHit)
+class DigestCacheHitAdmin(admin.ModelAdmin):
+    """Files made ready from the digest cache, with the calls and tokens they did not spend."""
+
+    list_display = ("created_at", "context_set", "task", "provider", "model", "subject", "calls", "input_tokens")
+    list_filter = ("task", "provider")
+    search_fields = ("subject",)
+    readonly_fields = [f.name for f in DigestCacheHit._meta.fields]
 
 
 @admin.register(LibraryRecord)

@@ -9,11 +9,11 @@ import json
 
 from django.db import IntegrityError, transaction
 
-from .digests.generate import GeneratedDigest
+from .digests.generate import PER_FILE_DIGEST, GeneratedDigest
 from .digests.relabel import digest_hash, relabel_digest
 from .extraction import sha256_hex
 from .llm.gateway import get_provider
-from .models import DigestCacheEntry, StoredDigest
+from .models import ContextFile, DigestCacheEntry, DigestCacheHit, LLMCall, StoredDigest
 
 
 def provider_identity() -> str:
@@ -35,15 +35,21 @@ def aggregate_cache_key(manifest: list[dict], input_hashes: list[str], prompt_ve
     return sha256_hex(payload)
 
 
-def cached_file_digest(scope: str, cache_key: str, filename: str) -> StoredDigest | None:
-    """The cached digest for this key, relabelled to `filename` when it was built under another name."""
-    entry = DigestCacheEntry.objects.select_related("digest").filter(scope=scope, cache_key=cache_key).first()
+def cached_file_digest(file: ContextFile, cache_key: str) -> StoredDigest | None:
+    """The cached digest for this key, relabelled to the file's name when it was built under another;
+    a hit is recorded for the file's session with the calls it did not make (the cost ledger)."""
+    entry = (
+        DigestCacheEntry.objects.select_related("digest")
+        .filter(scope=file.context_set.cache_scope, cache_key=cache_key)
+        .first()
+    )
     if entry is None:
         return None
     DigestCacheEntry.objects.filter(pk=entry.pk).update(hits=entry.hits + 1)
-    if entry.filename == filename:
+    record_hit(file, entry.digest)
+    if entry.filename == file.filename:
         return entry.digest
-    content = relabel_digest(entry.digest.content, entry.filename, filename)
+    content = relabel_digest(entry.digest.content, entry.filename, file.filename)
     return StoredDigest.objects.create(
         kind=StoredDigest.Kind.FILE,
         content=content,
@@ -52,6 +58,21 @@ def cached_file_digest(scope: str, cache_key: str, filename: str) -> StoredDiges
         provider=entry.digest.provider,
         model=entry.digest.model,
         validation_report=entry.digest.validation_report,
+        usage=entry.digest.usage,
+    )
+
+
+def record_hit(file: ContextFile, digest: StoredDigest) -> DigestCacheHit:
+    usage = digest.usage
+    return DigestCacheHit.objects.create(
+        context_set_id=file.context_set_id,
+        digest=digest,
+        task=PER_FILE_DIGEST.recorded_as,
+        provider=digest.provider,
+        model=digest.model,
+        subject=f"file:{file.pk}",
+        calls=usage.get("calls", 0),
+        **{kind: usage.get(kind, 0) for kind in LLMCall.TOKEN_KINDS},
     )
 
 
@@ -76,6 +97,7 @@ def store_digest(
         provider=generated.provider,
         model=generated.model,
         validation_report=generated.dropped,
+        usage=generated.usage,
     )
     try:
         # Two workers may race on the same content: the first entry wins, both digests stay valid.

@@ -165,6 +165,9 @@ class StoredDigest(models.Model):
     model = models.CharField(max_length=128)
     # What validation removed: [{"where": ..., "reason": ...}]
     validation_report = models.JSONField(default=list, blank=True)
+    # What the model calls whose answers make this digest cost: {calls, input_tokens, output_tokens,
+    # cache_read_input_tokens, cache_creation_input_tokens} (a cache hit saves exactly that).
+    usage = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -188,6 +191,42 @@ class DigestCacheEntry(models.Model):
         verbose_name_plural = "digest cache entries"
 
 
+class SpendingHold(models.Model):
+    """The most a model call in progress may cost, held against its session's spending cap until its
+    LLMCall row is written (context_app.spending). A worker that dies mid-call leaves its hold to expire."""
+
+    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="+")
+    amount_usd = models.DecimalField(max_digits=12, decimal_places=6)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"${self.amount_usd} held until {self.expires_at:%H:%M:%S}"
+
+
+class DigestCacheHit(models.Model):
+    """A file made ready from the digest cache: the model calls it did not make, for the cost ledger.
+
+    The tokens are the cached digest's `usage` as of the hit, so the ledger prices
+    what was saved with the same table as what was spent.
+    """
+
+    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="digest_cache_hits")
+    digest = models.ForeignKey(StoredDigest, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    task = models.CharField(max_length=64)  # the task the hit stands in for: per_file_digest
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    subject = models.CharField(max_length=128, blank=True)  # "file:<uuid>"
+    calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cache_read_input_tokens = models.PositiveIntegerField(default=0)
+    cache_creation_input_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.task} cache hit for {self.subject}"
+
+
 class LLMCall(models.Model):
     class Outcome(models.TextChoices):
         OK = "ok"
@@ -197,6 +236,8 @@ class LLMCall(models.Model):
         # An attempt that failed and was retried (its answer, or final failure, is another row):
         THROTTLED = "throttled"  # 429 / 529: the provider asked us to slow down
         TRANSIENT = "transient"  # a timeout, a lost connection, a 5xx
+
+    TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
     task = models.CharField(max_length=64, db_index=True)
     attempt = models.PositiveSmallIntegerField(default=1)  # 2 = the repair call
@@ -220,6 +261,9 @@ class LLMCall(models.Model):
     context_set = models.ForeignKey(
         ContextSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_calls"
     )
+    # The research run the call worked for (research_app.ResearchRun's id; no foreign key: context_app
+    # does not depend on research_app). Its ledger is one indexed filter.
+    run_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -30,6 +30,7 @@ from .extraction import (
     sha256_hex,
 )
 from .llm import limiter
+from .llm.gateway import SpendingCapReached
 from .llm.model_task import TaskFailed
 from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
 from .notify import notify_context_changed, notify_context_changed_soon
@@ -262,7 +263,7 @@ def file_cache_key(file: ContextFile) -> str:
 
 
 def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
-    cached = digest_cache.cached_file_digest(file.context_set.cache_scope, file_cache_key(file), file.filename)
+    cached = digest_cache.cached_file_digest(file, file_cache_key(file))
     if cached is None:
         file.digest_status = DigestStatus.STALE
         file.digest = None
@@ -327,7 +328,7 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
         return
     scope = file.context_set.cache_scope
     cache_key = file_cache_key(file)
-    stored = digest_cache.cached_file_digest(scope, cache_key, file.filename)
+    stored = digest_cache.cached_file_digest(file, cache_key)
     error = None
     if stored is None:
         try:
@@ -346,7 +347,9 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
                 filename=file.filename,
             )
         except TaskFailed as exc:
-            error = {"code": "digest_failed", "message": exc.reason, "stage": "digest"}
+            # The session's spending cap stopped the call before it was made: say so, not "failed".
+            code = "spending_cap" if isinstance(exc.__cause__, SpendingCapReached) else "digest_failed"
+            error = {"code": code, "message": exc.reason, "stage": "digest"}
     written = _write_file_digest(file, extracted_text_hash, stored, error)
     after_file_digest(file.context_set_id, file.pk)
     if written and stored is not None:

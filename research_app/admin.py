@@ -27,7 +27,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(ResearchSession)
 class ResearchSessionAdmin(admin.ModelAdmin):
-    list_display = ("title", "team", "created_by", "created_at")
+    list_display = ("title", "team", "spending_cap_usd", "created_by", "created_at")
     list_filter = ("team",)
     search_fields = ("title", "question")
     list_select_related = ("team", "created_by")

@@ -18,6 +18,8 @@ class ResearchSession(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="sessions")
     title = models.CharField(max_length=200)
     question = models.TextField(blank=True)
+    # Dollars the session's model calls may cost in all; null = settings.GROUNDWORK_SESSION_SPENDING_CAP_USD.
+    spending_cap_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -82,6 +84,9 @@ class ResearchRun(models.Model):
     max_nodes = models.PositiveSmallIntegerField()
     token_budget = models.PositiveIntegerField()
     tokens_used = models.PositiveIntegerField(default=0)
+    # The most the run's calls in progress may still use (prompt + output allowance each), held
+    # against token_budget so parallel nodes cannot pass it together (runs/model_tasks.py).
+    tokens_reserved = models.PositiveIntegerField(default=0)
     # ContextBundle (seed 001 §3.2): {session_context_id, revision, files[], aggregate_digest}.
     context_bundle = models.JSONField(null=True, blank=True)
     # {status, files_total, files_ready, files_error} (seed 001 §9.1).

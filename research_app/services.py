@@ -1,5 +1,7 @@
 """Teams and research sessions."""
 
+from decimal import Decimal
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
@@ -60,3 +62,10 @@ def set_ui_debug(user, ui_debug: bool):
     preference.ui_debug = ui_debug
     preference.save(update_fields=["ui_debug"])
     return preference
+
+
+def set_spending_cap(session: ResearchSession, cap: Decimal | None) -> ResearchSession:
+    """The dollars the session's model calls may cost in all; None falls back to the deployment's default."""
+    session.spending_cap_usd = cap
+    session.save(update_fields=["spending_cap_usd", "updated_at"])
+    return session

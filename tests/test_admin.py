@@ -21,7 +21,15 @@ EXPECTED = {
         "nodecontextslice",
         "runevent",
     },
-    "context_app": {"contextset", "contextfile", "storeddigest", "digestcacheentry", "llmcall", "libraryrecord"},
+    "context_app": {
+        "contextset",
+        "contextfile",
+        "storeddigest",
+        "digestcacheentry",
+        "digestcachehit",
+        "llmcall",
+        "libraryrecord",
+    },
     "conversation_app": {"conversation", "chatmessage", "contextrequest", "contextsupply"},
 }
 
@@ -32,6 +40,8 @@ def test_admin_lists_every_model_with_rows(client):
     api.upload(sid, {"notes.md": b"# Valves\n\nGate valves were replaced in 2022."})
     api.parse(sid)
     api.settle(sid)
+    # The same file in another session is answered by the digest cache: a hit to list.
+    api.upload(api.create_session(title="Again"), {"notes.md": b"# Valves\n\nGate valves were replaced in 2022."})
     # A completed run, so runs, nodes, their context slices and events have rows to show.
     response = api.post(f"/api/sessions/{sid}/runs", {"question": "When were the valves replaced?"}, format="json")
     assert response.status_code == 201, response.content

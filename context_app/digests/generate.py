@@ -14,6 +14,7 @@ from django.conf import settings
 from ..ir.tokens import estimate_tokens
 from ..llm.base import Provider
 from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task
+from ..models import LLMCall
 from .envelopes import aggregate_envelope, per_file_envelope
 from .validation import check_aggregate_digest, check_per_file_digest, sources_of
 
@@ -45,6 +46,8 @@ class GeneratedDigest:
     model: str = ""
     prompt_version: str = ""
     repaired: bool = False  # a repair call was made (whether or not it fixed everything)
+    # Calls and tokens of every model call made for it (repairs and windows too): what a cache hit saves.
+    usage: dict = field(default_factory=dict)
 
 
 class DigestFailed(TaskFailed):
@@ -61,6 +64,7 @@ def generate_file_digest(
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     """Task A for one file; a file too large for one model input is digested in windows and merged."""
+    calls: list[LLMCall] = []
     parts = []
     for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS):
         span_ids = {span["span_id"] for span in window}
@@ -75,12 +79,24 @@ def generate_file_digest(
                     subject=subject,
                     context_set_id=context_set_id,
                     provider=provider,
+                    on_call=calls.append,
                 )
             )
         )
     if len(parts) == 1:
-        return parts[0]
-    return merge_window_digests(parts, filename=filename, format=format, span_ids={s["span_id"] for s in spans})
+        digest = parts[0]
+    else:
+        digest = merge_window_digests(parts, filename=filename, format=format, span_ids={s["span_id"] for s in spans})
+    digest.usage = usage_of(calls)
+    return digest
+
+
+def usage_of(calls: list[LLMCall]) -> dict:
+    """The calls' count and tokens by kind, as StoredDigest.usage keeps them."""
+    return {
+        "calls": len(calls),
+        **{kind: sum(getattr(call, kind) for call in calls) for kind in LLMCall.TOKEN_KINDS},
+    }
 
 
 def span_windows(filename: str, format: str, spans: list[dict], max_tokens: int) -> list[list[dict]]:
@@ -146,7 +162,8 @@ def generate_aggregate_digest(
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     allowed: set[str] = set().union(*(sources_of(digest) for digest in digests))
-    return _generated(
+    calls: list[LLMCall] = []
+    digest = _generated(
         run_model_task(
             AGGREGATE_DIGEST,
             TextPrompt(aggregate_envelope(manifest, digests)),
@@ -154,8 +171,11 @@ def generate_aggregate_digest(
             subject=subject,
             context_set_id=context_set_id,
             provider=provider,
+            on_call=calls.append,
         )
     )
+    digest.usage = usage_of(calls)
+    return digest
 
 
 def _generated(result: TaskResult) -> GeneratedDigest:

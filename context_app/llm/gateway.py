@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from .. import spending
 from ..ir.tokens import estimate_tokens
 from ..models import LLMCall
 from . import limiter
@@ -41,6 +42,10 @@ class GatewayResult:
 
 class GatewayError(Exception):
     """The call failed for good (after retries); the message is safe to show."""
+
+
+class SpendingCapReached(GatewayError):
+    """The call was not made: it could take the session past its spending cap (context_app.spending)."""
 
 
 def _build(name: str) -> Provider:
@@ -104,9 +109,10 @@ def complete(
     prompt_version: str = "",
     subject: str = "",
     context_set_id=None,
+    run_id=None,
     attempt: int = 1,
     provider: Provider | None = None,
-    before_call: Callable[[], None] | None = None,
+    before_call: Callable[[LLMRequest], None] | None = None,
 ) -> GatewayResult:
     """One model call: a slot under the provider's limits (limiter), retries, an LLMCall row per attempt.
 
@@ -117,10 +123,41 @@ def complete(
     GROUNDWORK_LLM_RATE_LIMIT_WAIT_SECONDS in all, without using up
     GROUNDWORK_LLM_MAX_RETRIES: a storm of them slows the calls down instead of failing them.
 
-    `before_call` runs before every try: a caller's last word, it may raise to stop
-    (e.g. a research run that was cancelled).
+    `before_call(request)` runs before every try: a caller's last word, it may raise to stop
+    (e.g. a research run that was cancelled, or whose token budget the call could pass).
+    A call that could take its session past the session's spending cap is not made
+    (SpendingCapReached, no LLMCall row: nothing was sent); one that may holds its most
+    against the cap until its row is written (context_app.spending).
     """
     provider = provider or get_provider()
+    try:
+        with spending.held_within_cap(context_set_id, provider.name, provider.model, request):
+            return _attempts(
+                request,
+                prompt_version=prompt_version,
+                subject=subject,
+                context_set_id=context_set_id,
+                run_id=run_id,
+                attempt=attempt,
+                provider=provider,
+                before_call=before_call,
+            )
+    except spending.OverSpendingCap as exc:
+        raise SpendingCapReached(str(exc)) from exc
+
+
+def _attempts(
+    request: LLMRequest,
+    *,
+    prompt_version: str,
+    subject: str,
+    context_set_id,
+    run_id,
+    attempt: int,
+    provider: Provider,
+    before_call: Callable[[LLMRequest], None] | None,
+) -> GatewayResult:
+    """complete's tries, until an answer or a failure for good."""
     retries = 0  # every retry, recorded on the answer's row
     backoffs = 0  # retries that use up GROUNDWORK_LLM_MAX_RETRIES (no retry-after to go by)
     rate_limit_waited = 0.0
@@ -136,10 +173,11 @@ def complete(
         prompt_version=prompt_version,
         subject=subject,
         context_set_id=context_set_id,
+        run_id=run_id,
     )
     while True:
         if before_call is not None:
-            before_call()
+            before_call(request)
         try:
             slot = limiter.acquire(provider.name, estimated)
         except limiter.LimitWaitExceeded as exc:

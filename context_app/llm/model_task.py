@@ -112,12 +112,14 @@ def run_model_task(
     check: Callable[[str], Checked] | None = None,
     subject: str = "",
     context_set_id=None,
+    run_id=None,
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
-    before_call: Callable[[], None] | None = None,
+    before_call: Callable[[LLMRequest], None] | None = None,
 ) -> TaskResult:
     """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
-    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop."""
+    `before_call(request)` runs before every call (the repair and the gateway's retries too) and may raise
+    to stop. `run_id` records the research run the calls work for (the run's cost ledger)."""
     provider = provider or gateway.get_provider()
     check = check or (lambda text: schema_check(task.schema, text))
     version = task.prompt_version()
@@ -129,6 +131,7 @@ def run_model_task(
                 prompt_version=version,
                 subject=subject,
                 context_set_id=context_set_id,
+                run_id=run_id,
                 attempt=number,
                 provider=provider,
                 before_call=before_call,

@@ -56,3 +56,35 @@ def call_cost(
     if batch:
         cost *= Decimal(str(settings.GROUNDWORK_LLM_BATCH_DISCOUNT))
     return cost
+
+
+def prompt_caching_saving(
+    provider: str,
+    model: str,
+    *,
+    cache_read_input_tokens: int = 0,
+    cache_creation_input_tokens: int = 0,
+    batch: bool = False,
+) -> Decimal | None:
+    """Dollars prompt caching saved against sending the same tokens uncached; None when unpriced.
+
+    A cache read costs cache_read instead of input; a cache write costs cache_write
+    instead of input (a premium, so it counts against the saving):
+    reads × (input − cache_read) − writes × (cache_write − input). Negative when the
+    writes were never read back often enough to pay for themselves.
+    """
+    price = price_of(provider, model)
+    if price is None:
+        return None
+    saving = (
+        cache_read_input_tokens * (price.input - price.cache_read)
+        - cache_creation_input_tokens * (price.cache_write - price.input)
+    ) / MILLION
+    if batch:
+        saving *= Decimal(str(settings.GROUNDWORK_LLM_BATCH_DISCOUNT))
+    return saving
+
+
+def call_estimate(provider: str, model: str, *, input_tokens: int, max_output_tokens: int) -> Decimal | None:
+    """The most a call can cost before it is made: every input token uncached, the whole output allowance."""
+    return call_cost(provider, model, input_tokens=input_tokens, output_tokens=max_output_tokens)

@@ -163,11 +163,14 @@ def _fingerprint(request) -> str:
         for upload in request.FILES.getlist(field)
     ]
     data = request.data
-    fields = {
-        name: data.getlist(name) if hasattr(data, "getlist") else data[name]
-        for name in data
-        if name not in request.FILES
-    }
+    if not isinstance(data, Mapping):  # a JSON list or bare value: the view refuses it, 400; never a 500 here
+        fields = {"": data}
+    else:
+        fields = {
+            name: data.getlist(name) if hasattr(data, "getlist") else data[name]
+            for name in data
+            if name not in request.FILES
+        }
     return idempotency.request_fingerprint(
         request.method, request.path, request.headers.get("If-Match", ""), fields, files
     )

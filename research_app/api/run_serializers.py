@@ -2,6 +2,8 @@
 
 from django.urls import reverse
 
+from context_app.usage import run_usage
+
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..runs.events import event_json
 from ..runs.report import report_json
@@ -42,6 +44,7 @@ def serialize_run(run: ResearchRun) -> dict:
             "token_budget": run.token_budget,
         },
         "tokens_used": run.tokens_used,
+        "usage": run_usage(run.pk),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "error": run.error,
         "context_processing": run.context_processing,

@@ -1,4 +1,7 @@
+from decimal import Decimal
+
 from django.db.models import Count
+from rest_framework import serializers
 
 from context_app.models import DigestStatus
 
@@ -12,6 +15,16 @@ class PreferencesBody(Body):
 
     invalid_message = 'body must be {"ui_debug": true|false}'
     ui_debug = Boolean()
+
+
+class SessionPatchBody(Body):
+    """PATCH /api/sessions/{sid}: the session's spending cap in dollars (null: the deployment's default)."""
+
+    refuse_unknown = True
+    invalid_message = 'body must be {"spending_cap_usd": dollars ≥ 0 (e.g. "2.50") or null}'
+    spending_cap_usd = serializers.DecimalField(
+        max_digits=12, decimal_places=4, min_value=Decimal(0), allow_null=True
+    )
 
 
 class NewSessionBody(Body):
@@ -51,6 +64,8 @@ def serialize_session(session: ResearchSession, detail: bool = False) -> dict:
         "context_revision": session.context_set.revision,
     }
     if detail:
+        cap = session.spending_cap_usd
+        data["spending_cap_usd"] = str(cap) if cap is not None else None
         data["context_processing"] = context_processing(session)
         data["runs"] = [serialize_run_summary(run) for run in session.runs.all()]
     return data

@@ -15,6 +15,7 @@ urlpatterns = [
     path("me/preferences", views.preferences, name="preferences"),
     path("sessions", views.sessions, name="sessions"),
     path("sessions/<str:sid>", views.session_detail, name="session-detail"),
+    path("sessions/<str:sid>/usage", views.session_usage, name="session-usage"),
     path("sessions/<str:sid>/runs", run_views.session_runs, name="session-runs"),
     path("runs/<str:rid>", run_views.run_detail, name="run-detail"),
     path("runs/<str:rid>/", include(run_patterns)),

@@ -4,10 +4,12 @@ Each view: decorators for auth, idempotency and access; the body calls one servi
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
+from context_app import usage
+
 from .. import services
 from ..selectors import sessions_visible_to
 from .decorators import idempotent, with_body, with_session
-from .serializers import NewSessionBody, PreferencesBody, serialize_session
+from .serializers import NewSessionBody, PreferencesBody, SessionPatchBody, serialize_session
 
 
 @api_view(["GET", "POST"])
@@ -34,7 +36,18 @@ def preferences(request, body=None):
     return Response({"ui_debug": preference.ui_debug})
 
 
+@api_view(["GET", "PATCH"])
+@idempotent
+@with_session
+@with_body(SessionPatchBody)
+def session_detail(request, session, body=None):
+    if request.method == "PATCH":
+        session = services.set_spending_cap(session, body["spending_cap_usd"])
+    return Response(serialize_session(session, detail=True))
+
+
 @api_view(["GET"])
 @with_session
-def session_detail(request, session):
-    return Response(serialize_session(session, detail=True))
+def session_usage(request, session):
+    """The session's cost ledger (SPEC §8 Usage): per task and per run, spent and saved."""
+    return Response(usage.session_usage(session.context_set))

@@ -599,10 +599,12 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
     return run
 
 
-def fail_run(run_id, reason: str) -> bool:
+def fail_run(run_id, reason: str, *, limit: str | None = None) -> bool:
     """End an open run as failed: its reason stored and told (`run_failed`), its open nodes cancelled.
 
-    A run already finished (completed, cancelled, failed) is left as it is; returns whether this call ended it.
+    `limit` names the limit that stopped it before a call could pass it ("token_budget",
+    "spending_cap"), told in the event. A run already finished (completed, cancelled,
+    failed) is left as it is; returns whether this call ended it.
     """
     with transaction.atomic():
         if not claim(
@@ -614,7 +616,7 @@ def fail_run(run_id, reason: str) -> bool:
         ):
             return False
         _close_open_work(run_id, Status.FAILED)
-        emit(run_id, "run_failed", error=reason)
+        emit(run_id, "run_failed", error=reason, **({"limit": limit} if limit else {}))
         announce(run_id)
     return True
 
@@ -635,6 +637,9 @@ def resume_run(run_id) -> None:
     run = ResearchRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return
+    # The calls of the steps re-delivered take their token reservations anew (runs/model_tasks.py):
+    # a dead worker's would otherwise keep a part of the budget for good.
+    ResearchRun.objects.filter(pk=run_id).update(tokens_reserved=0)
     if run.status == Status.QUEUED:
         _enqueue("bind_run", run.pk)
     elif run.status == Status.BINDING and _context_settled(run):

@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db.models import F
+from django.db.models.functions import Greatest
 
+from context_app import spending
 from context_app.ir.types import Source
-from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskResult, run_model_task
+from context_app.llm import gateway
+from context_app.llm.base import LLMRequest
+from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, TaskResult, run_model_task
 from context_app.models import LLMCall
 from context_app.selectors import context_set_id_of
 
 from ..models import ResearchRun
-from .events import ensure_status
+from .events import RunStopped, ensure_status
 
 PROMPT_VERSION = "research-v1"
 
@@ -75,18 +79,79 @@ def run_task(
     while_status: str = ResearchRun.Status.RUNNING,
 ) -> TaskResult:
     """A research task for a run: its tokens count against the run's budget; no call is made
-    unless the run is still `while_status` (a cancelled run's step stops with RunStopped)."""
+    unless the run is still `while_status` (a cancelled run's step stops with RunStopped), nor one
+    that could pass the run's token budget or its session's spending cap: the run fails, saying
+    which (`run_failed` with its `limit`), and the step stops with RunStopped."""
+    reservation = TokenReservation(run.pk, task.name)
 
-    def count_tokens(call: LLMCall) -> None:
-        ResearchRun.objects.filter(pk=run.pk).update(
-            tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens
+    def before_call(request: LLMRequest) -> None:
+        ensure_status(run.pk, while_status, task.name)
+        reservation.take(spending.request_tokens(request))
+
+    try:
+        return run_model_task(
+            task,
+            EnvelopePrompt(inputs, evidence),
+            subject=subject,
+            context_set_id=context_set_id_of(run.session_id),
+            run_id=run.pk,
+            on_call=reservation.settle,
+            before_call=before_call,
         )
+    except TaskFailed as exc:
+        if isinstance(exc.__cause__, gateway.SpendingCapReached):
+            _stop(run.pk, str(exc.__cause__), "spending_cap", task.name)
+        raise
+    finally:
+        reservation.release()
 
-    return run_model_task(
-        task,
-        EnvelopePrompt(inputs, evidence),
-        subject=subject,
-        context_set_id=context_set_id_of(run.session_id),
-        on_call=count_tokens,
-        before_call=lambda: ensure_status(run.pk, while_status, task.name),
-    )
+
+class TokenReservation:
+    """The most one call of a run may use, held against the run's token budget while it is made.
+
+    One conditional UPDATE takes it (tokens used + reserved + this ≤ budget), so nodes
+    running in parallel cannot pass the budget together; the call's real tokens replace
+    it once answered. A retry of the same call takes it anew.
+    """
+
+    def __init__(self, run_id, doing: str):
+        self.run_id, self.doing, self.held = run_id, doing, 0
+
+    def take(self, tokens: int) -> None:
+        self.release()  # a retry: the try before it has ended
+        room = F("tokens_used") + F("tokens_reserved") + tokens
+        runs = ResearchRun.objects.filter(pk=self.run_id, token_budget__gte=room)
+        if not runs.update(tokens_reserved=F("tokens_reserved") + tokens):
+            run = ResearchRun.objects.only("token_budget", "tokens_used").get(pk=self.run_id)
+            reason = (
+                f"token budget reached: {run.tokens_used} of {run.token_budget} tokens used, "
+                f"and the next call ({self.doing.lower()}) may use up to {tokens}"
+            )
+            _stop(self.run_id, reason, "token_budget", self.doing)
+        self.held = tokens
+
+    def settle(self, call: LLMCall) -> None:
+        """The call answered: its real tokens count, its reservation ends."""
+        ResearchRun.objects.filter(pk=self.run_id).update(
+            tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens,
+            tokens_reserved=_less_reserved(self.held),
+        )
+        self.held = 0
+
+    def release(self) -> None:
+        if self.held:
+            ResearchRun.objects.filter(pk=self.run_id).update(tokens_reserved=_less_reserved(self.held))
+            self.held = 0
+
+
+def _less_reserved(tokens: int):
+    # Never below 0: a resume clears the reservations of the calls it re-delivers (engine.resume_run).
+    return Greatest(F("tokens_reserved") - tokens, 0)
+
+
+def _stop(run_id, reason: str, limit: str, doing: str) -> None:
+    """A limit stops the run before the call that could pass it: failed, with the reason and the limit."""
+    from .engine import fail_run  # the engine runs these tasks
+
+    fail_run(run_id, reason, limit=limit)
+    raise RunStopped(run_id, doing)

@@ -324,5 +324,5 @@ def test_run_detail_and_report_read_the_changed_sources_in_one_query(api):
             counts[(rid, path.endswith("report"))] = len(queries)
             assert sum("context_app_filetext" in q["sql"] for q in queries.captured_queries) == 1, path
     assert ResearchNode.objects.filter(run_id=large).count() > ResearchNode.objects.filter(run_id=small).count()
-    # The token with its user, the run, its nodes with their slices (detail only), the changed sources.
-    assert counts[(small, False)] == counts[(large, False)] == 4 and counts[(small, True)] == counts[(large, True)] == 3
+    # The token with its user, the run, its nodes with their slices and its usage (detail only), the changed sources.
+    assert counts[(small, False)] == counts[(large, False)] == 5 and counts[(small, True)] == counts[(large, True)] == 3

@@ -1,0 +1,82 @@
+// The usage panel (issue 14): the session's model calls, tokens and money by task,
+// with what the digest cache and prompt caching saved, and the selected run's share
+// in the Research tab. Read from GET /api/sessions/{sid}/usage, again after each
+// parse update (the context socket) and each run status change (the runs socket).
+// Everything shown goes in with textContent.
+(function () {
+  "use strict";
+
+  const { el, requestJson } = Groundwork;
+  const $ = (id) => document.getElementById(id);
+  const sid = JSON.parse($("bootstrap").textContent).session.session_id;
+  const REFRESH_AFTER_MS = 400; // a parse sends a burst of updates: one read after it settles
+  const number = new Intl.NumberFormat();
+  let usage = null;
+  let timer = null;
+
+  const dollars = (amount) => (amount === null || amount === undefined ? "—" : `$${amount}`);
+  const tokens = (line) =>
+    line.input_tokens + line.output_tokens + line.cache_read_input_tokens + line.cache_creation_input_tokens;
+
+  function cells(label, line) {
+    return [
+      el("td", { text: label }),
+      el("td", { text: number.format(line.calls) }),
+      el("td", { text: number.format(line.input_tokens) }),
+      el("td", { text: number.format(line.output_tokens) }),
+      el("td", { text: number.format(line.cache_read_input_tokens) }),
+      el("td", { text: number.format(line.cache_creation_input_tokens) }),
+      el("td", { text: dollars(line.cost) }),
+      el("td", {
+        text: dollars(line.saved.total),
+        title: `digest cache: ${line.saved.digest_cache.calls} calls, ${dollars(line.saved.digest_cache.cost)}; `
+          + `prompt caching: ${dollars(line.saved.prompt_caching)}`,
+      }),
+    ];
+  }
+
+  function render() {
+    if (!usage) return;
+    const total = usage.total;
+    $("usage-summary").textContent =
+      `${number.format(total.calls)} calls · ${number.format(tokens(total))} tokens · ${dollars(total.cost)}`
+      + ` · saved ${dollars(total.saved.total)}`;
+    $("usage-rows").replaceChildren(...usage.by_task.map((line) => el("tr", { "data-task": line.task }, cells(line.task, line))));
+    $("usage-total").replaceChildren(el("tr", {}, cells("Total", total)));
+    const notes = [];
+    if (usage.unpriced_models.length) notes.push(`Not in the price table (no cost shown): ${usage.unpriced_models.join(", ")}.`);
+    if (usage.spending_cap.cap !== null) notes.push(`Spending cap: ${dollars(usage.spending_cap.cap)}.`);
+    $("usage-notes").textContent = notes.join(" ");
+    renderRun();
+  }
+
+  function renderRun() {
+    const select = $("run-select");
+    const runId = select && select.value;
+    const line = usage && runId ? usage.by_run.find((run) => run.run_id === runId) : null;
+    const shown = $("run-usage");
+    shown.hidden = !runId;
+    shown.textContent = !runId ? "" : line
+      ? `This run: ${number.format(line.calls)} calls · ${number.format(tokens(line))} tokens · ${dollars(line.cost)}`
+      : "This run: no model calls yet";
+  }
+
+  async function refresh() {
+    try {
+      usage = await requestJson("GET", `/api/sessions/${sid}/usage`);
+      render();
+    } catch (error) {
+      $("usage-summary").textContent = `usage unavailable: ${error.message}`;
+    }
+  }
+
+  function refreshSoon() {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, REFRESH_AFTER_MS);
+  }
+
+  $("run-select").addEventListener("change", renderRun);
+  Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, { onOpen: refreshSoon, onMessage: refreshSoon });
+  Groundwork.liveSocket(`/ws/sessions/${sid}/runs/`, { onOpen: refreshSoon, onMessage: refreshSoon });
+  refresh();
+})();
