@@ -14,7 +14,14 @@
   let usage = null;
   let timer = null;
 
-  const dollars = (amount) => (amount === null || amount === undefined ? "—" : `$${amount}`);
+  // The API gives six decimals (a digest can cost a fraction of a cent); people read cents,
+  // and four places only while an amount is under one.
+  function dollars(amount) {
+    if (amount === null || amount === undefined) return "—";
+    const value = Number(amount);
+    if (value === 0) return "$0.00";
+    return `$${value.toFixed(Math.abs(value) < 1 ? 4 : 2)}`;
+  }
   const tokens = (line) =>
     line.input_tokens + line.output_tokens + line.cache_read_input_tokens + line.cache_creation_input_tokens;
 
