@@ -234,6 +234,10 @@ GROUNDWORK_LLM_PRICES = {
     "offline:*": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
 } | env.json("GROUNDWORK_LLM_PRICES", default={})
 GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", default=0.5)
+# Anthropic prompt caching: each request marks its stable prefix (the system prompt,
+# an envelope's context) with cache_control. Off only to measure it (bench/prompt_cache_bench.py)
+# or for a gateway in front of the API that refuses the marker.
+GROUNDWORK_LLM_PROMPT_CACHE = env.bool("GROUNDWORK_LLM_PROMPT_CACHE", default=True)
 
 PROMPTS_DIR = BASE_DIR / "prompts"
 CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.4"
