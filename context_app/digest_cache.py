@@ -55,6 +55,10 @@ def cached_file_digest(scope: str, cache_key: str, filename: str) -> StoredDiges
     )
 
 
+def is_cached(scope: str, cache_key: str) -> bool:
+    return DigestCacheEntry.objects.filter(scope=scope, cache_key=cache_key).exists()
+
+
 def cached_aggregate(scope: str, cache_key: str) -> StoredDigest | None:
     entry = DigestCacheEntry.objects.select_related("digest").filter(scope=scope, cache_key=cache_key).first()
     return entry.digest if entry else None

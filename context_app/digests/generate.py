@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from ..ir.tokens import estimate_tokens
-from ..llm.base import Provider
-from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task
+from ..llm.base import LLMRequest, Provider
+from ..llm.gateway import GatewayResult
+from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task, task_request
 from .envelopes import aggregate_envelope, per_file_envelope
 from .validation import check_aggregate_digest, check_per_file_digest, sources_of
 
@@ -61,26 +62,54 @@ def generate_file_digest(
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     """Task A for one file; a file too large for one model input is digested in windows and merged."""
-    parts = []
-    for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS):
-        span_ids = {span["span_id"] for span in window}
-        parts.append(
-            _generated(
-                run_model_task(
-                    PER_FILE_DIGEST,
-                    TextPrompt(per_file_envelope(filename, format, window)),
-                    check=lambda text, ids=span_ids: check_per_file_digest(
-                        text, filename=filename, format=format, span_ids=ids
-                    ),
-                    subject=subject,
-                    context_set_id=context_set_id,
-                    provider=provider,
-                )
-            )
-        )
+    parts = [
+        _window_digest(filename, format, window, subject=subject, context_set_id=context_set_id, provider=provider)
+        for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS)
+    ]
     if len(parts) == 1:
         return parts[0]
     return merge_window_digests(parts, filename=filename, format=format, span_ids={s["span_id"] for s in spans})
+
+
+def file_digest_request(filename: str, format: str, spans: list[dict], provider: Provider) -> LLMRequest | None:
+    """Task A's one request for a file that fits one model input (what a batch sends); None for a larger file."""
+    if len(span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS)) != 1:
+        return None
+    return task_request(PER_FILE_DIGEST, TextPrompt(per_file_envelope(filename, format, spans)), provider, None)
+
+
+def file_digest_from_answer(
+    answer: GatewayResult, *, filename: str, format: str, spans: list[dict], subject: str, context_set_id, provider
+) -> GeneratedDigest:
+    """Task A for a file of one window whose first answer came from a batch: checked as any answer is,
+    with the same one repair call (made at once, not batched) when it is invalid."""
+    return _window_digest(
+        filename, format, spans, subject=subject, context_set_id=context_set_id, provider=provider, answer=answer
+    )
+
+
+def _window_digest(
+    filename: str,
+    format: str,
+    window: list[dict],
+    *,
+    subject: str,
+    context_set_id,
+    provider: Provider | None,
+    answer: GatewayResult | None = None,
+) -> GeneratedDigest:
+    span_ids = {span["span_id"] for span in window}
+    return _generated(
+        run_model_task(
+            PER_FILE_DIGEST,
+            TextPrompt(per_file_envelope(filename, format, window)),
+            check=lambda text: check_per_file_digest(text, filename=filename, format=format, span_ids=span_ids),
+            subject=subject,
+            context_set_id=context_set_id,
+            provider=provider,
+            first_answer=answer,
+        )
+    )
 
 
 def span_windows(filename: str, format: str, spans: list[dict], max_tokens: int) -> list[list[dict]]:

@@ -11,7 +11,7 @@ import anthropic
 from django.conf import settings
 
 from ..ir.adapters import anthropic_system, to_anthropic
-from .base import LLMRequest, LLMResponse, sdk_errors
+from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
 from .output_schema import sent_schema
 
 
@@ -51,6 +51,31 @@ class AnthropicProvider:
             cache_read_input_tokens=usage.cache_read_input_tokens or 0,
             cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
         )
+
+    def submit_batch(self, requests: dict[str, LLMRequest]) -> str:
+        """Send requests through the Message Batches API (billed at half price); its batch id.
+
+        Each keeps its parameters (output format, cache breakpoints); `requests` maps a
+        custom_id (letters, digits, _ and -) to the request."""
+        with sdk_errors(anthropic, _message):
+            batch = self.client.messages.batches.create(
+                requests=[{"custom_id": custom_id, "params": self.params(r)} for custom_id, r in requests.items()]
+            )
+        return batch.id
+
+    def batch_results(self, batch_id: str) -> dict[str, LLMResponse | ProviderError] | None:
+        """None while the batch is processing; then each custom_id's answer, or why it has none."""
+        with sdk_errors(anthropic, _message):
+            if self.client.messages.batches.retrieve(batch_id).processing_status != "ended":
+                return None
+            results: dict[str, LLMResponse | ProviderError] = {}
+            for item in self.client.messages.batches.results(batch_id):
+                if item.result.type == "succeeded":
+                    results[item.custom_id] = self.response(item.result.message)
+                else:  # errored, canceled, expired
+                    error = getattr(getattr(getattr(item.result, "error", None), "error", None), "message", "")
+                    results[item.custom_id] = ProviderError(f"batch request {item.result.type} {error}".strip())
+        return results
 
     def _messages(self, request: LLMRequest, *, cache: bool) -> list[dict[str, Any]]:
         if request.envelope is None:

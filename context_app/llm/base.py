@@ -156,3 +156,11 @@ class Provider(Protocol):
     model: str
 
     def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+class BatchProvider(Provider, Protocol):
+    """A provider with a batch API (anthropic): requests answered later, at a discount."""
+
+    def submit_batch(self, requests: dict[str, LLMRequest]) -> str: ...
+
+    def batch_results(self, batch_id: str) -> dict[str, LLMResponse | ProviderError] | None: ...

@@ -119,14 +119,19 @@ def run_model_task(
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
     before_call: Callable[[], None] | None = None,
+    first_answer: gateway.GatewayResult | None = None,
 ) -> TaskResult:
     """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
-    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop."""
+    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop.
+    `first_answer`, an answer already received (a batch's), stands for the first call: the same checks,
+    the same one repair call."""
     provider = provider or gateway.get_provider()
     check = check or (lambda text: schema_check(task.schema, text))
     version = task.prompt_version()
 
     def attempt(number: int, repair_note: str | None) -> tuple[gateway.GatewayResult, Checked]:
+        if number == 1 and first_answer is not None:
+            return answered(first_answer)
         try:
             result = gateway.complete(
                 task_request(task, prompt, provider, repair_note),
@@ -139,6 +144,9 @@ def run_model_task(
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(task, f"model call failed: {exc}") from exc
+        return answered(result)
+
+    def answered(result: gateway.GatewayResult) -> tuple[gateway.GatewayResult, Checked]:
         if on_call is not None:
             on_call(result.call)
         checked = check(result.response.text)
