@@ -19,6 +19,7 @@ as always.
 from __future__ import annotations
 
 import logging
+import uuid
 
 from django.conf import settings
 from django.db import transaction
@@ -34,6 +35,10 @@ from .notify import notify_context_changed
 
 logger = logging.getLogger(__name__)
 
+# Requests per batch: full-size Task A requests (GROUNDWORK_DIGEST_INPUT_TOKENS, 60,000 tokens,
+# about 240 kB) keep a batch under the Message Batches API's 256 MB; a larger parse sends several.
+MAX_BATCH_REQUESTS = 500
+
 def submit_if_due(context_set_id, claimed: list[tuple]) -> list[tuple]:
     """Send the claimed files' Task A as one batch when the set wants it; the (file id, text hash)
     pairs left for a call each (all of them when no batch was sent)."""
@@ -47,11 +52,21 @@ def submit_if_due(context_set_id, claimed: list[tuple]) -> list[tuple]:
     requests, batched, left = _batch_requests(context_set, claimed, provider)
     if len(requests) < minimum:
         return claimed
+    custom_ids = list(requests)
+    for start in range(0, len(custom_ids), MAX_BATCH_REQUESTS):
+        chunk = custom_ids[start : start + MAX_BATCH_REQUESTS]
+        if not _submit(context_set, provider, {c: requests[c] for c in chunk}, {c: batched[c] for c in chunk}):
+            left += [(uuid.UUID(batched[c]["file_id"]), batched[c]["extracted_text_hash"]) for c in chunk]
+    return left
+
+
+def _submit(context_set: ContextSet, provider, requests: dict[str, LLMRequest], batched: dict[str, dict]) -> bool:
+    """One batch sent and its files marked queued in it; False when the provider refused it."""
     try:
         batch_id = provider.submit_batch(requests)
     except ProviderError as exc:  # the batch API is unavailable: the files are parsed one call each
-        logger.warning("batch of %d Task A requests for %s not accepted: %s", len(requests), context_set_id, exc)
-        return claimed
+        logger.warning("batch of %d Task A requests for %s not accepted: %s", len(requests), context_set.pk, exc)
+        return False
     with transaction.atomic():
         batch = LLMBatch.objects.create(
             context_set=context_set,
@@ -61,8 +76,8 @@ def submit_if_due(context_set_id, claimed: list[tuple]) -> list[tuple]:
             requests=batched,
         )
         ContextFile.objects.filter(pk__in=[entry["file_id"] for entry in batched.values()]).update(llm_batch=batch)
-    logger.info("Task A of %d files of %s queued in batch %s", len(requests), context_set_id, batch_id)
-    return left
+    logger.info("Task A of %d files of %s queued in batch %s", len(requests), context_set.pk, batch_id)
+    return True
 
 
 def _batch_requests(context_set: ContextSet, claimed: list[tuple], provider) -> tuple[dict, dict, list[tuple]]:
