@@ -28,7 +28,7 @@ def api(fake_anthropic, settings):
 
 def uploaded(api: ContextApi, *, batch_ingest: bool) -> str:
     sid = api.create_session()
-    ContextSet.objects.filter(session_id=sid).update(batch_ingest=batch_ingest)
+    assert api.patch(f"/api/sessions/{sid}/context", {"batch_ingest": batch_ingest}, format="json").status_code == 200
     assert api.upload(sid, FILES).status_code == 201
     return sid
 
