@@ -69,6 +69,7 @@ bench: bootstrap
 	$(BIN)/python bench/run_bench.py
 	$(BIN)/python bench/grounding_bench.py
 	$(BIN)/python bench/llm_scale_bench.py
+	$(BIN)/python bench/prompt_cache_bench.py
 
 clean:
 	rm -rf $(VENV) var

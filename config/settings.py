@@ -237,6 +237,16 @@ GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", defau
 # Dollars a session's model calls may cost in all unless the session sets its own
 # (PATCH spending_cap_usd); unset = no cap. context_app.spending enforces it.
 GROUNDWORK_SESSION_SPENDING_CAP_USD = env.float("GROUNDWORK_SESSION_SPENDING_CAP_USD", default=None)
+# Anthropic prompt caching: each request marks its stable prefix (the system prompt,
+# an envelope's context) with cache_control. Off only to measure it (bench/prompt_cache_bench.py)
+# or for a gateway in front of the API that refuses the marker.
+GROUNDWORK_LLM_PROMPT_CACHE = env.bool("GROUNDWORK_LLM_PROMPT_CACHE", default=True)
+# Batch ingest (context_app.batch_ingest): a parse of at least this many files needing a
+# model call, in a context set opted in (ContextSet.batch_ingest), sends its Task A calls
+# through the provider's batch API (anthropic: half price, answers within 24 h). 0: off.
+# Celery beat polls submitted batches every GROUNDWORK_LLM_BATCH_POLL_SECONDS.
+GROUNDWORK_LLM_BATCH_MIN_FILES = env.int("GROUNDWORK_LLM_BATCH_MIN_FILES", default=0)
+GROUNDWORK_LLM_BATCH_POLL_SECONDS = env.float("GROUNDWORK_LLM_BATCH_POLL_SECONDS", default=60.0)
 
 PROMPTS_DIR = BASE_DIR / "prompts"
 CONTEXT_PREPROCESS_PROMPT_VERSION = "v1.4"
@@ -285,10 +295,15 @@ CELERY_TASK_QUEUES = [Queue("celery"), Queue("interactive"), Queue("llm")]
 CELERY_TASK_ROUTES = {
     "context.digest_file": {"queue": "llm"},
     "context.build_aggregate": {"queue": "llm"},
+    "context.poll_llm_batches": {"queue": "llm"},
     "research.*": {"queue": "interactive"},
     "conversation.*": {"queue": "interactive"},
 }
 CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "queue_order_strategy": "priority"}
+# Celery beat (`beat` in the Procfile): periodic work.
+CELERY_BEAT_SCHEDULE = {
+    "poll-llm-batches": {"task": "context.poll_llm_batches", "schedule": GROUNDWORK_LLM_BATCH_POLL_SECONDS},
+}
 # The provider's limits, for every process together (Redis): calls in flight (0: no
 # limit), tokens a minute (input + output; 0: no limit), slots bulk work (an ingest's
 # digests) leaves to interactive calls, and how long a call may wait for the limits

@@ -1,7 +1,16 @@
 from django.contrib import admin
 
 from .llm.pricing import call_cost
-from .models import ContextFile, ContextSet, DigestCacheEntry, DigestCacheHit, LibraryRecord, LLMCall, StoredDigest
+from .models import (
+    ContextFile,
+    ContextSet,
+    DigestCacheEntry,
+    DigestCacheHit,
+    LibraryRecord,
+    LLMBatch,
+    LLMCall,
+    StoredDigest,
+)
 from .usage import money
 
 
@@ -30,12 +39,25 @@ class ContextSetAdmin(admin.ModelAdmin):
         "aggregate_digest_status",
         "aggregate_revision",
         "auto_parse",
+        "batch_ingest",
         "updated_at",
     )
-    list_filter = ("aggregate_digest_status", "auto_parse")
+    list_filter = ("aggregate_digest_status", "auto_parse", "batch_ingest")
     list_select_related = ("session",)
     readonly_fields = ("id", "aggregate_digest", "aggregate_inputs_hash", "last_diff", "updated_at")
     inlines = [ContextFileInline]
+
+
+@admin.register(LLMBatch)
+class LLMBatchAdmin(admin.ModelAdmin):
+    """Task A batches (batch_ingest): read-only, the provider holds them."""
+
+    list_display = ("provider_batch_id", "context_set", "provider", "model", "status", "created_at", "ended_at")
+    list_filter = ("status", "provider")
+    readonly_fields = [f.name for f in LLMBatch._meta.fields] + ["requests"]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(ContextFile)

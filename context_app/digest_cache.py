@@ -76,6 +76,10 @@ def record_hit(file: ContextFile, digest: StoredDigest) -> DigestCacheHit:
     )
 
 
+def is_cached(scope: str, cache_key: str) -> bool:
+    return DigestCacheEntry.objects.filter(scope=scope, cache_key=cache_key).exists()
+
+
 def cached_aggregate(scope: str, cache_key: str) -> StoredDigest | None:
     entry = DigestCacheEntry.objects.select_related("digest").filter(scope=scope, cache_key=cache_key).first()
     return entry.digest if entry else None

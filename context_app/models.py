@@ -34,6 +34,9 @@ class ContextSet(models.Model):
     revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
     auto_parse = models.BooleanField(default=False)
+    # Task A of a large parse through the provider's batch API (half price, answers within
+    # 24 h) when GROUNDWORK_LLM_BATCH_MIN_FILES is set: context_app.batch_ingest.
+    batch_ingest = models.BooleanField(default=False)
     # Set by Parse now / a run start; cleared when the set has settled. Files whose
     # extraction finishes meanwhile are parsed too.
     parse_requested = models.BooleanField(default=False)
@@ -77,6 +80,8 @@ class ContextFile(models.Model):
     last_change = models.CharField(max_length=16, choices=Change.choices, default=Change.NEW)
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
+    # Parsing, its Task A queued in this provider batch: not stuck while the batch runs (up to 24 h).
+    llm_batch = models.ForeignKey("LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")]
@@ -225,6 +230,30 @@ class DigestCacheHit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} cache hit for {self.subject}"
+
+class LLMBatch(models.Model):
+    """Task A calls sent together through a provider's batch API, polled until they end (batch_ingest)."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted"  # the provider is answering; poll_batches asks again
+        ENDED = "ended"  # its answers were taken (each one an LLMCall with batch=True)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="llm_batches")
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    provider_batch_id = models.CharField(max_length=128, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SUBMITTED, db_index=True)
+    # {custom_id: {"file_id", "extracted_text_hash"}}: what each request was for.
+    requests = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "LLM batch"
+
+    def __str__(self) -> str:
+        return f"batch {self.provider_batch_id} ({self.status}, {len(self.requests)} requests)"
 
 
 class LLMCall(models.Model):

@@ -9,6 +9,7 @@ import contextvars
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -20,7 +21,7 @@ from redis.exceptions import LockError
 
 from . import digest_cache, library, provenance, shared_redis, signals
 from .claims import claim
-from .digests.generate import generate_aggregate_digest, generate_file_digest, prompt_version
+from .digests.generate import GeneratedDigest, generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
     CHUNKING_VERSION,
     ExtractedDocument,
@@ -32,7 +33,7 @@ from .extraction import (
 from .llm import limiter
 from .llm.gateway import SpendingCapReached
 from .llm.model_task import TaskFailed
-from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
+from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, LLMBatch, StoredDigest
 from .notify import notify_context_changed, notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,10 @@ def dispatch_parse(context_set_id) -> None:
     restale_outdated_digests(context_set_id)
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
     claimed = _claim_stale_files(context_set_id)
+    from .batch_ingest import submit_if_due
     from .tasks import digest_file
+
+    claimed = submit_if_due(context_set_id, claimed)  # a large parse's Task A may go as one batch
 
     for file_id, text_hash in claimed:
         digest_file.delay(str(file_id), text_hash)
@@ -131,7 +135,7 @@ def _claim_stale_files(context_set_id) -> list[tuple]:
         claimed = list(_stale_extracted(context_set_id).select_for_update().values_list("id", "extracted_text_hash"))
         if claimed:
             ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed], digest_status=DigestStatus.STALE).update(
-                digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now
+                digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now, llm_batch=None
             )
     return claimed
 
@@ -194,7 +198,9 @@ def _settle(context_set_id) -> None:
 def recover_stuck_files(context_set_id=None) -> set:
     """Files left `parsing` by a worker that died go back to the queue; returns the sets touched."""
     cutoff = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS)
-    stuck = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, parsing_started_at__lt=cutoff)
+    stuck = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, parsing_started_at__lt=cutoff).exclude(
+        llm_batch__status=LLMBatch.Status.SUBMITTED  # queued in a batch: answered within 24 h (batch_ingest)
+    )
     if context_set_id is not None:
         stuck = stuck.filter(context_set_id=context_set_id)
     touched = set()
@@ -326,30 +332,46 @@ def digest_file(file_id, extracted_text_hash: str) -> None:
     if text is None:
         logger.info("dropping digest job for file %s: its text changed", file_id)
         return
-    scope = file.context_set.cache_scope
-    cache_key = file_cache_key(file)
-    stored = digest_cache.cached_file_digest(file, cache_key)
+    stored = digest_cache.cached_file_digest(file, file_cache_key(file))
     error = None
     if stored is None:
-        try:
-            generated = generate_file_digest(
+        stored, error = store_file_digest(
+            file,
+            lambda: generate_file_digest(
                 filename=file.filename,
                 format=file.format,
                 spans=text.spans,
                 subject=f"file:{file.id}",
                 context_set_id=file.context_set_id,
-            )
-            stored = digest_cache.store_digest(
-                scope=scope,
-                cache_key=cache_key,
-                kind=StoredDigest.Kind.FILE,
-                generated=generated,
-                filename=file.filename,
-            )
-        except TaskFailed as exc:
-            # The session's spending cap stopped the call before it was made: say so, not "failed".
-            code = "spending_cap" if isinstance(exc.__cause__, SpendingCapReached) else "digest_failed"
-            error = {"code": code, "message": exc.reason, "stage": "digest"}
+            ),
+        )
+    finish_file_digest(file, extracted_text_hash, stored, error)
+
+
+def store_file_digest(
+    file: ContextFile, generate: Callable[[], GeneratedDigest]
+) -> tuple[StoredDigest | None, dict | None]:
+    """Task A's digest (`generate` makes it) in the digest cache; or the file's error when there is none."""
+    try:
+        generated = generate()
+    except TaskFailed as exc:
+        # The session's spending cap stopped the call before it was made: say so, not "failed".
+        code = "spending_cap" if isinstance(exc.__cause__, SpendingCapReached) else "digest_failed"
+        return None, {"code": code, "message": exc.reason, "stage": "digest"}
+    stored = digest_cache.store_digest(
+        scope=file.context_set.cache_scope,
+        cache_key=file_cache_key(file),
+        kind=StoredDigest.Kind.FILE,
+        generated=generated,
+        filename=file.filename,
+    )
+    return stored, None
+
+
+def finish_file_digest(
+    file: ContextFile, extracted_text_hash: str, stored: StoredDigest | None, error: dict | None
+) -> None:
+    """Write Task A's outcome to the file (if it is still the one parsed), then what follows a digest."""
     written = _write_file_digest(file, extracted_text_hash, stored, error)
     after_file_digest(file.context_set_id, file.pk)
     if written and stored is not None:

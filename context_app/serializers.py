@@ -4,7 +4,7 @@ import uuid
 
 from django.urls import reverse
 
-from .models import ContextFile, ContextSet
+from .models import ContextFile, ContextSet, DigestStatus
 
 URL_NAMES = {
     "preview_url": "context-file-preview",
@@ -27,6 +27,14 @@ def url_templates(session_id) -> dict[str, str]:
     return {key: reverse(name, kwargs=kwargs) for key, name in URL_NAMES.items()}
 
 
+QUEUED_IN_BATCH = "queued in batch"
+
+
+def digest_detail(file: ContextFile) -> str:
+    """What the status alone does not say: a file parsing in a provider batch (batch_ingest) waits for it."""
+    return QUEUED_IN_BATCH if file.digest_status == DigestStatus.PARSING and file.llm_batch_id else ""
+
+
 def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | None = None) -> dict:
     return {
         "file_id": str(file.id),
@@ -43,6 +51,7 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "page_count": file.page_count,
         "prompt_version": file.prompt_version,
         "digest_status": file.digest_status,
+        "digest_detail": digest_detail(file),
         "digest_hash": file.digest_hash,
         "digest_ref": str(file.digest_id) if file.digest_id else None,
         "last_change": file.last_change,
@@ -60,6 +69,7 @@ def serialize_manifest(context_set: ContextSet, files: list[ContextFile]) -> dic
         "revision": context_set.revision,
         "updated_at": context_set.updated_at.isoformat(),
         "auto_parse": context_set.auto_parse,
+        "batch_ingest": context_set.batch_ingest,
         "parse_requested": context_set.parse_requested,
         "aggregate_digest_status": context_set.aggregate_digest_status,
         "aggregate_digest_ref": (str(context_set.aggregate_digest_id) if context_set.aggregate_digest_id else None),

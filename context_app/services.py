@@ -122,14 +122,22 @@ def request_parse(context_set: ContextSet, *, expected_revision: int | None = No
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
-def set_auto_parse(
-    context_set: ContextSet, auto_parse: bool, *, expected_revision: int | None = None
+def set_options(
+    context_set: ContextSet,
+    *,
+    auto_parse: bool | None = None,
+    batch_ingest: bool | None = None,
+    expected_revision: int | None = None,
 ) -> MutationResult:
+    """Auto-parse, and batch ingest (Task A of a large parse as one provider batch: batch_ingest), where given."""
+    given = {"auto_parse": auto_parse, "batch_ingest": batch_ingest}
+    options = {name: value for name, value in given.items() if value is not None}
     # A settings change, not a content change: the revision stays (see docs/decisions.md).
     with transaction.atomic():
         context_set = _lock(context_set, expected_revision)
-        context_set.auto_parse = auto_parse
-        context_set.save(update_fields=["auto_parse", "updated_at"])
+        for name, value in options.items():
+            setattr(context_set, name, value)
+        context_set.save(update_fields=[*options, "updated_at"])
         transaction.on_commit(lambda: pipeline.after_change(context_set.id))
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 

@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import OperationalError
 
-from . import notify, pipeline
+from . import batch_ingest, notify, pipeline
 from .llm.gateway import get_provider
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,12 @@ def digest_file(file_id: str, extracted_text_hash: str) -> None:
 @shared_task(name="context.build_aggregate", **RETRY_ON_DB_LOCK)
 def build_aggregate(context_set_id: str) -> None:
     pipeline.build_aggregate(context_set_id)
+
+
+@shared_task(name="context.poll_llm_batches")
+def poll_llm_batches() -> None:
+    """Celery beat: take the answers of provider batches that have ended (batch_ingest)."""
+    batch_ingest.poll_batches()
 
 
 @shared_task(name="context.push_context")

@@ -93,6 +93,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
                 inputs,
                 evidence_sources(artifacts),
                 instructions=baseline_prompt(session, message, history, supplied),
+                cache_context=True,  # the session's files, sent again every turn
             ),
             subject=f"chat:{message.pk}",
             context_set_id=context_set_id_of(session.pk),

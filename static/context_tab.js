@@ -246,7 +246,7 @@
               el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
             file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
             actions),
-          el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, text: chipLabel })),
+          el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, title: file.digest_detail || undefined, text: chipLabel })),
         );
       }),
     );

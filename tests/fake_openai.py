@@ -1,4 +1,9 @@
-"""A fake OpenAI-compatible Chat Completions server on loopback (what Ollama, vLLM and LM Studio speak)."""
+"""A fake OpenAI-compatible Chat Completions server on loopback (what Ollama, vLLM and LM Studio speak).
+
+`json_schema` says what it does with `response_format` {"type": "json_schema"}: "accept" it
+(OpenAI, recent Ollama and vLLM), or "reject" it with a 400 as servers without
+structured outputs do.
+"""
 
 import json
 import threading
@@ -16,6 +21,7 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.statuses: list[int] = []  # scripted error statuses, consumed first
         self.texts: list[str] = []  # scripted answers, consumed before the offline handlers answer
+        self.json_schema = "accept"  # or "reject": a 400 for response_format json_schema
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -42,6 +48,9 @@ class FakeOpenAI:
                     return self._json(
                         fake.statuses.pop(0), {"error": {"message": "scripted failure", "type": "server_error"}}
                     )
+                if fake.json_schema == "reject" and body.get("response_format", {}).get("type") == "json_schema":
+                    message = "response_format type json_schema is not supported by this server"
+                    return self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
                 system, user = _system_and_user(body["messages"])
                 text = fake.texts.pop(0) if fake.texts else _offline_answer(system, user)
                 self._json(

@@ -1,10 +1,18 @@
 """The request bodies of the context endpoints (the JSON they answer with is context_app/serializers.py)."""
 
+from rest_framework.exceptions import ValidationError
+
 from research_app.api.bodies import Body, Boolean
 
 
-class AutoParseBody(Body):
-    """PATCH /api/sessions/{sid}/context"""
+class ContextOptionsBody(Body):
+    """PATCH /api/sessions/{sid}/context: one option or both."""
 
-    invalid_message = 'body must be {"auto_parse": true|false}'
-    auto_parse = Boolean()
+    invalid_message = 'body must be {"auto_parse"?: true|false, "batch_ingest"?: true|false}'
+    auto_parse = Boolean(required=False)
+    batch_ingest = Boolean(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise ValidationError("no option")
+        return super().validate(attrs)

@@ -13,7 +13,7 @@ from research_app.api.errors import error
 from .. import provenance, selectors, services
 from ..models import ContextFile, StoredDigest
 from ..serializers import file_urls, serialize_file
-from .serializers import AutoParseBody
+from .serializers import ContextOptionsBody
 
 UPLOAD_PARSERS = [MultiPartParser, FormParser]
 
@@ -23,13 +23,11 @@ UPLOAD_PARSERS = [MultiPartParser, FormParser]
 @idempotent
 @with_session
 @with_revision
-@with_body(AutoParseBody)
+@with_body(ContextOptionsBody)
 def context(request, session, expected_revision, body=None):
     context_set = session.context_set
     if request.method == "PATCH":
-        manifest = services.set_auto_parse(
-            context_set, body["auto_parse"], expected_revision=expected_revision
-        ).manifest
+        manifest = services.set_options(context_set, **body, expected_revision=expected_revision).manifest
     else:
         manifest = selectors.manifest_of(context_set)
     response = Response(manifest)

@@ -7,13 +7,15 @@ consecutive spans and merged here.
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from ..ir.tokens import estimate_tokens
-from ..llm.base import Provider
-from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task
+from ..llm.base import LLMRequest, Provider
+from ..llm.gateway import GatewayResult
+from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task, task_request
 from ..models import LLMCall
 from .envelopes import aggregate_envelope, per_file_envelope
 from .validation import check_aggregate_digest, check_per_file_digest, sources_of
@@ -65,24 +67,18 @@ def generate_file_digest(
 ) -> GeneratedDigest:
     """Task A for one file; a file too large for one model input is digested in windows and merged."""
     calls: list[LLMCall] = []
-    parts = []
-    for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS):
-        span_ids = {span["span_id"] for span in window}
-        parts.append(
-            _generated(
-                run_model_task(
-                    PER_FILE_DIGEST,
-                    TextPrompt(per_file_envelope(filename, format, window)),
-                    check=lambda text, ids=span_ids: check_per_file_digest(
-                        text, filename=filename, format=format, span_ids=ids
-                    ),
-                    subject=subject,
-                    context_set_id=context_set_id,
-                    provider=provider,
-                    on_call=calls.append,
-                )
-            )
+    parts = [
+        _window_digest(
+            filename,
+            format,
+            window,
+            subject=subject,
+            context_set_id=context_set_id,
+            provider=provider,
+            on_call=calls.append,
         )
+        for window in span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS)
+    ]
     if len(parts) == 1:
         digest = parts[0]
     else:
@@ -97,6 +93,59 @@ def usage_of(calls: list[LLMCall]) -> dict:
         "calls": len(calls),
         **{kind: sum(getattr(call, kind) for call in calls) for kind in LLMCall.TOKEN_KINDS},
     }
+
+
+def file_digest_request(filename: str, format: str, spans: list[dict], provider: Provider) -> LLMRequest | None:
+    """Task A's one request for a file that fits one model input (what a batch sends); None for a larger file."""
+    if len(span_windows(filename, format, spans, settings.GROUNDWORK_DIGEST_INPUT_TOKENS)) != 1:
+        return None
+    return task_request(PER_FILE_DIGEST, TextPrompt(per_file_envelope(filename, format, spans)), provider, None)
+
+
+def file_digest_from_answer(
+    answer: GatewayResult, *, filename: str, format: str, spans: list[dict], subject: str, context_set_id, provider
+) -> GeneratedDigest:
+    """Task A for a file of one window whose first answer came from a batch: checked as any answer is,
+    with the same one repair call (made at once, not batched) when it is invalid."""
+    calls: list[LLMCall] = []
+    digest = _window_digest(
+        filename,
+        format,
+        spans,
+        subject=subject,
+        context_set_id=context_set_id,
+        provider=provider,
+        on_call=calls.append,
+        answer=answer,
+    )
+    digest.usage = usage_of(calls)
+    return digest
+
+
+def _window_digest(
+    filename: str,
+    format: str,
+    window: list[dict],
+    *,
+    subject: str,
+    context_set_id,
+    provider: Provider | None,
+    on_call: Callable[[LLMCall], None],
+    answer: GatewayResult | None = None,
+) -> GeneratedDigest:
+    span_ids = {span["span_id"] for span in window}
+    return _generated(
+        run_model_task(
+            PER_FILE_DIGEST,
+            TextPrompt(per_file_envelope(filename, format, window)),
+            check=lambda text: check_per_file_digest(text, filename=filename, format=format, span_ids=span_ids),
+            subject=subject,
+            context_set_id=context_set_id,
+            provider=provider,
+            on_call=on_call,
+            first_answer=answer,
+        )
+    )
 
 
 def span_windows(filename: str, format: str, spans: list[dict], max_tokens: int) -> list[list[dict]]:

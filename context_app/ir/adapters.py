@@ -6,10 +6,17 @@ anchors are identical across providers; binaries are the envelope's included
 attachments, already routed for the model class when the envelope was built.
 
 Shapes follow the providers' documented formats:
-  Anthropic Messages  {"model", "max_tokens", "system", "messages": [{"role": "user", "content": [blocks]}]}
+  Anthropic Messages  {"model", "max_tokens", "system": [{"type": "text", "text", "cache_control"}],
+      "messages": [{"role": "user", "content": [blocks]}]}
       blocks: {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data"}}
               {"type": "image", "source": {"type": "base64", "media_type", "data"}}
-              {"type": "text", "text"}
+              {"type": "text", "text", "cache_control"?}  the context: index and chunks
+              {"type": "text", "text"}  the task
+      Prompt caching: the stable prefix comes first and ends in a cache_control
+      breakpoint: the system prompt, and, when the caller says the same context
+      comes again (`cache_context`: a conversation's files, turn after turn), the
+      binaries and the context text. The task text, which changes from call to
+      call, follows. The text blocks joined are render_text(envelope).
   OpenAI Chat Completions  {"model", "max_completion_tokens",
       "messages": [{"role": "system", "content"}, {"role": "user", "content": [parts]}]}
       parts: {"type": "text", "text"}, {"type": "image_url", "image_url": {"url": "data:<mime>;base64,<data>"}}
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import render_text
+from .render import PART_SEPARATOR, render_parts, render_text
 from .types import AttachmentManifest, ContextEnvelope
 
 # Where binaries go relative to the text (seed 004 RenderPreferences.contentOrder):
@@ -33,7 +40,34 @@ def _included(envelope: ContextEnvelope) -> list[AttachmentManifest]:
     return [a for a in envelope.attachments if a.included and a.data]
 
 
-def to_anthropic(envelope: ContextEnvelope, *, system: str, model: str, max_tokens: int) -> dict[str, Any]:
+# Anthropic prompt caching: a block with this marker ends a prefix the API may cache (at most 4 per request).
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+
+
+def _text_block(text: str, *, cached: bool) -> dict[str, Any]:
+    block = {"type": "text", "text": text}
+    return {**block, "cache_control": CACHE_BREAKPOINT} if cached else block
+
+
+def anthropic_system(system: str, *, cache: bool = True) -> list[dict[str, Any]]:
+    """The system prompt as one text block, cacheable (none when it is empty: the API refuses empty blocks)."""
+    return [_text_block(system, cached=cache)] if system else []
+
+
+def to_anthropic(
+    envelope: ContextEnvelope,
+    *,
+    system: str,
+    model: str,
+    max_tokens: int,
+    cache: bool = True,
+    cache_context: bool = False,
+) -> dict[str, Any]:
+    """`cache`: mark the system prompt for prompt caching; `cache_context`: the context too.
+
+    A cache write costs more than plain input (1.25x at Anthropic's prices), so a
+    context is marked only where it is sent again: a research step's search results
+    are read once, a conversation's files every turn."""
     content: list[dict[str, Any]] = []
     for attachment in _included(envelope):
         source = {"type": "base64", "media_type": attachment.mime_type, "data": attachment.data}
@@ -41,11 +75,13 @@ def to_anthropic(envelope: ContextEnvelope, *, system: str, model: str, max_toke
             content.append({"type": "document", "source": {**source, "media_type": "application/pdf"}})
         else:
             content.append({"type": "image", "source": source})
-    content.append({"type": "text", "text": render_text(envelope)})
+    *context, task = render_parts(envelope)
+    content.append(_text_block(PART_SEPARATOR.join(context) + PART_SEPARATOR, cached=cache and cache_context))
+    content.append(_text_block(task, cached=False))
     return {
         "model": model,
         "max_tokens": max_tokens,
-        "system": system,
+        "system": anthropic_system(system, cache=cache),
         "messages": [{"role": "user", "content": content}],
     }
 

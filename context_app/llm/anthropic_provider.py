@@ -1,11 +1,18 @@
-"""Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted."""
+"""Anthropic Messages API through the official SDK. Retries are the gateway's, so they are counted.
+
+Every request marks its stable prefix for prompt caching (ir.adapters: the system
+prompt, and an envelope's context where it comes again) and, when the task has a JSON Schema, sends an
+accepted copy of it as the output format (structured outputs: `output_config`).
+"""
 
 from typing import Any
 
 import anthropic
+from django.conf import settings
 
-from ..ir.adapters import to_anthropic
-from .base import LLMRequest, LLMResponse, sdk_errors
+from ..ir.adapters import anthropic_system, to_anthropic
+from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
+from .output_schema import sent_schema
 
 
 class AnthropicProvider:
@@ -17,24 +24,70 @@ class AnthropicProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         with sdk_errors(anthropic, _message):
-            message = self.client.messages.create(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                system=request.system,
-                messages=self._messages(request),
-            )
+            message = self.client.messages.create(**self.params(request))
+        return self.response(message)
+
+    def params(self, request: LLMRequest) -> dict[str, Any]:
+        """The Messages API parameters of a request (a batch sends the same ones)."""
+        cache = settings.GROUNDWORK_LLM_PROMPT_CACHE
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "system": anthropic_system(request.system, cache=cache),
+            "messages": self._messages(request, cache=cache),
+        }
+        if request.output_schema is not None:
+            params["output_config"] = {"format": {"type": "json_schema", "schema": sent_schema(request.output_schema)}}
+        return params
+
+    def response(self, message: anthropic.types.Message) -> LLMResponse:
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        usage = message.usage
         return LLMResponse(
             text=text,
-            input_tokens=message.usage.input_tokens,
-            output_tokens=message.usage.output_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
             model=message.model or self.model,
+            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
         )
 
-    def _messages(self, request: LLMRequest) -> list[dict[str, Any]]:
+    def submit_batch(self, requests: dict[str, LLMRequest]) -> str:
+        """Send requests through the Message Batches API (billed at half price); its batch id.
+
+        Each keeps its parameters (output format, cache breakpoints); `requests` maps a
+        custom_id (letters, digits, _ and -) to the request."""
+        with sdk_errors(anthropic, _message):
+            batch = self.client.messages.batches.create(
+                requests=[{"custom_id": custom_id, "params": self.params(r)} for custom_id, r in requests.items()]
+            )
+        return batch.id
+
+    def batch_results(self, batch_id: str) -> dict[str, LLMResponse | ProviderError] | None:
+        """None while the batch is processing; then each custom_id's answer, or why it has none."""
+        with sdk_errors(anthropic, _message):
+            if self.client.messages.batches.retrieve(batch_id).processing_status != "ended":
+                return None
+            results: dict[str, LLMResponse | ProviderError] = {}
+            for item in self.client.messages.batches.results(batch_id):
+                if item.result.type == "succeeded":
+                    results[item.custom_id] = self.response(item.result.message)
+                else:  # errored, canceled, expired
+                    error = getattr(getattr(getattr(item.result, "error", None), "error", None), "message", "")
+                    results[item.custom_id] = ProviderError(f"batch request {item.result.type} {error}".strip())
+        return results
+
+    def _messages(self, request: LLMRequest, *, cache: bool) -> list[dict[str, Any]]:
         if request.envelope is None:
             return [{"role": "user", "content": request.prompt}]
-        body = to_anthropic(request.envelope, system=request.system, model=self.model, max_tokens=request.max_tokens)
+        body = to_anthropic(
+            request.envelope,
+            system=request.system,
+            model=self.model,
+            max_tokens=request.max_tokens,
+            cache=cache,
+            cache_context=request.cache_context,
+        )
         return body["messages"]
 
     def count_tokens(self, system: str, prompt: str) -> int | None:

@@ -28,12 +28,31 @@ class LLMRequest:
     # When set, providers send it in their own shape (document/image blocks, image parts);
     # `prompt` is then its rendered text, for providers that only read text.
     envelope: ContextEnvelope | None = None
+    # The task's full JSON Schema (prompts/schemas): providers that constrain their output
+    # send an accepted copy of it (output_schema.sent_schema); validation still uses all of it.
+    output_schema: dict | None = None
+    # The envelope's context is sent again in later calls (a conversation's files): providers
+    # with prompt caching mark it, as they always mark the system prompt.
+    cache_context: bool = False
 
     @classmethod
     def from_envelope(
-        cls, task: str, system: str, envelope: ContextEnvelope, *, max_tokens: int = DEFAULT_MAX_TOKENS
+        cls,
+        task: str,
+        system: str,
+        envelope: ContextEnvelope,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        cache_context: bool = False,
     ) -> LLMRequest:
-        return cls(task=task, system=system, prompt=render_text(envelope), max_tokens=max_tokens, envelope=envelope)
+        return cls(
+            task=task,
+            system=system,
+            prompt=render_text(envelope),
+            max_tokens=max_tokens,
+            envelope=envelope,
+            cache_context=cache_context,
+        )
 
 
 @dataclass(frozen=True)
@@ -137,3 +156,11 @@ class Provider(Protocol):
     model: str
 
     def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+class BatchProvider(Provider, Protocol):
+    """A provider with a batch API (anthropic): requests answered later, at a discount."""
+
+    def submit_batch(self, requests: dict[str, LLMRequest]) -> str: ...
+
+    def batch_results(self, batch_id: str) -> dict[str, LLMResponse | ProviderError] | None: ...

@@ -165,16 +165,7 @@ def _attempts(
     # Only a tokens-a-minute limit needs the estimate (counting words of a long prompt takes time).
     tpm = settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE
     estimated = estimate_tokens(request.system) + estimate_tokens(request.prompt) if tpm else 0
-    record = dict(
-        task=request.task,
-        attempt=attempt,
-        provider=provider.name,
-        model=provider.model,
-        prompt_version=prompt_version,
-        subject=subject,
-        context_set_id=context_set_id,
-        run_id=run_id,
-    )
+    record = _record(request, provider, prompt_version, subject, context_set_id, attempt, run_id=run_id)
     while True:
         if before_call is not None:
             before_call(request)
@@ -219,17 +210,61 @@ def _attempts(
         limiter.release(slot, used_tokens=response.input_tokens + response.output_tokens, succeeded=True)
         break
     call = LLMCall.objects.create(
-        **{**record, "model": response.model or provider.model},
+        **_answered(record, response),
         retries=retries,
         outcome=LLMCall.Outcome.RETRIED if retries else LLMCall.Outcome.OK,
-        input_tokens=response.input_tokens,
-        output_tokens=response.output_tokens,
-        cache_read_input_tokens=response.cache_read_input_tokens,
-        cache_creation_input_tokens=response.cache_creation_input_tokens,
         latency_ms=_ms_since(started),
         waited_ms=int(slot.waited * 1000),
     )
     return GatewayResult(response=response, call=call)
+
+
+def record_batch_answer(
+    request: LLMRequest,
+    answer: LLMResponse | ProviderError,
+    *,
+    provider: Provider,
+    prompt_version: str = "",
+    subject: str = "",
+    context_set_id=None,
+) -> GatewayResult:
+    """A request answered through a batch API (batch_ingest), recorded as complete() records a call,
+    with batch=True (billed at GROUNDWORK_LLM_BATCH_DISCOUNT). A request the batch did not answer
+    is a failed row, and GatewayError."""
+    record = {**_record(request, provider, prompt_version, subject, context_set_id, 1), "batch": True}
+    if isinstance(answer, ProviderError):
+        LLMCall.objects.create(**record, outcome=LLMCall.Outcome.FAILED, error=str(answer)[:2000])
+        raise GatewayError(f"{provider.name}: {answer}")
+    call = LLMCall.objects.create(**_answered(record, answer), outcome=LLMCall.Outcome.OK)
+    return GatewayResult(response=answer, call=call)
+
+
+def _record(
+    request: LLMRequest, provider: Provider, prompt_version: str, subject: str, context_set_id, attempt: int, run_id=None
+):
+    """The fields of every LLMCall row of a request."""
+    return dict(
+        task=request.task,
+        attempt=attempt,
+        provider=provider.name,
+        model=provider.model,
+        prompt_version=prompt_version,
+        subject=subject,
+        context_set_id=context_set_id,
+        run_id=run_id,
+    )
+
+
+def _answered(record: dict, response: LLMResponse) -> dict:
+    """The row's fields with what an answer says: the model that answered, its tokens by kind."""
+    return {
+        **record,
+        "model": response.model or record["model"],
+        "input_tokens": response.input_tokens,
+        "output_tokens": response.output_tokens,
+        "cache_read_input_tokens": response.cache_read_input_tokens,
+        "cache_creation_input_tokens": response.cache_creation_input_tokens,
+    }
 
 
 def _record_retried_attempt(record: dict, exc: ProviderError, attempt_started: float, slot: limiter.Slot) -> None:

@@ -14,7 +14,7 @@ a message a user can read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from ..models import LLMCall
 from . import gateway
 from .base import LLMRequest, Provider
 from .output import Checked, json_path, parse_model_json
-from .prompts import schema_validator, system_prompt
+from .prompts import load_schema, schema_validator, system_prompt
 from .task_envelope import task_text
 
 REPAIR_ECHO_CHARS = 20_000  # how much of the invalid answer the repair note repeats
@@ -85,12 +85,14 @@ class EnvelopePrompt:
     """An IR envelope: evidence as ranked chunks cut to GROUNDWORK_RESEARCH_INPUT_TOKENS, inputs as INPUT_JSON.
 
     `instructions` replaces the task's own words above INPUT_JSON (the chat renders
-    them from its prompt sheet); a repair note is added to them.
+    them from its prompt sheet); a repair note is added to them. `cache_context`: the
+    same evidence comes again in later calls (prompt caching marks it, see ir.adapters).
     """
 
     inputs: dict
     evidence: Sequence[Source] = ()
     instructions: str | None = None
+    cache_context: bool = False
 
     def request(self, task: ModelTask, provider: Provider, repair_note: str | None) -> LLMRequest:
         instructions = task.instructions if self.instructions is None else self.instructions
@@ -102,7 +104,9 @@ class EnvelopePrompt:
             capabilities=capabilities_for(provider.name),
         )
         fitted = fit_to_budget(envelope, settings.GROUNDWORK_RESEARCH_INPUT_TOKENS)
-        return LLMRequest.from_envelope(task.recorded_as, task.system(), fitted, max_tokens=_max_tokens())
+        return LLMRequest.from_envelope(
+            task.recorded_as, task.system(), fitted, max_tokens=_max_tokens(), cache_context=self.cache_context
+        )
 
 
 def run_model_task(
@@ -116,18 +120,23 @@ def run_model_task(
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
     before_call: Callable[[LLMRequest], None] | None = None,
+    first_answer: gateway.GatewayResult | None = None,
 ) -> TaskResult:
     """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
     `before_call(request)` runs before every call (the repair and the gateway's retries too) and may raise
-    to stop. `run_id` records the research run the calls work for (the run's cost ledger)."""
+    to stop. `run_id` records the research run the calls work for (the run's cost ledger).
+    `first_answer`, an answer already received (a batch's), stands for the first call: the same checks,
+    the same one repair call."""
     provider = provider or gateway.get_provider()
     check = check or (lambda text: schema_check(task.schema, text))
     version = task.prompt_version()
 
     def attempt(number: int, repair_note: str | None) -> tuple[gateway.GatewayResult, Checked]:
+        if number == 1 and first_answer is not None:
+            return answered(first_answer)
         try:
             result = gateway.complete(
-                prompt.request(task, provider, repair_note),
+                task_request(task, prompt, provider, repair_note),
                 prompt_version=version,
                 subject=subject,
                 context_set_id=context_set_id,
@@ -138,6 +147,9 @@ def run_model_task(
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(task, f"model call failed: {exc}") from exc
+        return answered(result)
+
+    def answered(result: gateway.GatewayResult) -> tuple[gateway.GatewayResult, Checked]:
         if on_call is not None:
             on_call(result.call)
         checked = check(result.response.text)
@@ -158,6 +170,11 @@ def run_model_task(
         reasons = "; ".join(checked.errors[:3])
         raise TaskFailed(task, f"the model's answer was invalid after a repair: {reasons}")
     return TaskResult(output=checked.output, dropped=checked.dropped, call=result.call, repaired=True)
+
+
+def task_request(task: ModelTask, prompt: TaskPrompt, provider: Provider, repair_note: str | None) -> LLMRequest:
+    """The prompt's request, carrying the task's JSON Schema for providers that constrain their output to it."""
+    return replace(prompt.request(task, provider, repair_note), output_schema=load_schema(task.schema))
 
 
 def repair_note(errors: list[str], previous: str) -> str:

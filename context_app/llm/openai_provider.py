@@ -2,14 +2,22 @@
 
 Local servers speak the same protocol at their own base URL, e.g. Ollama at
 http://localhost:11434/v1. Retries are the gateway's, so they are counted.
+
+Structured outputs: a task's JSON Schema goes as `response_format` json_schema
+(an accepted copy, output_schema.sent_schema). Servers differ: OpenAI and recent
+Ollama and vLLM constrain the answer to it, some versions refuse the parameter
+with a 400. After such a refusal this provider asks that server in plain words
+instead (the schema in the system prompt) for the rest of the process.
 """
 
+import json
 from typing import Any
 
 import openai
 
 from ..ir.adapters import to_openai
 from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
+from .output_schema import sent_schema
 
 
 class OpenAICompatibleProvider:
@@ -21,14 +29,30 @@ class OpenAICompatibleProvider:
         self.client = openai.OpenAI(
             api_key=api_key or "not-needed", base_url=base_url or None, max_retries=0, timeout=timeout
         )
+        self.accepts_json_schema = True  # until the server refuses response_format json_schema
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        if request.output_schema is not None and self.accepts_json_schema:
+            try:
+                return self._complete(request, structured=True)
+            except ProviderError as exc:
+                if not refuses_json_schema(exc):
+                    raise
+                self.accepts_json_schema = False  # this server refuses the parameter: ask in words from now on
+        return self._complete(request, structured=False)
+
+    def _complete(self, request: LLMRequest, *, structured: bool) -> LLMResponse:
+        params: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens}
+        system = request.system
+        if structured:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.task, "schema": sent_schema(request.output_schema)},
+            }
+        elif request.output_schema is not None:
+            system = f"{system}\n\n{json_instructions(request.output_schema)}"
         with sdk_errors(openai, lambda exc: exc.message):
-            completion = self.client.chat.completions.create(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                messages=self._messages(request),
-            )
+            completion = self.client.chat.completions.create(**params, messages=self._messages(request, system))
         if not completion.choices:
             raise ProviderError("response had no choices", retryable=True)
         usage = completion.usage
@@ -39,9 +63,21 @@ class OpenAICompatibleProvider:
             model=completion.model or self.model,
         )
 
-    def _messages(self, request: LLMRequest) -> list[dict[str, Any]]:
+    def _messages(self, request: LLMRequest, system: str) -> list[dict[str, Any]]:
         if request.envelope is None:
-            return [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}]
+            return [{"role": "system", "content": system}, {"role": "user", "content": request.prompt}]
         # Only the messages: the limit stays max_tokens, the parameter the text path sends too.
-        body = to_openai(request.envelope, system=request.system, model=self.model, max_tokens=request.max_tokens)
+        body = to_openai(request.envelope, system=system, model=self.model, max_tokens=request.max_tokens)
         return body["messages"]
+
+
+def refuses_json_schema(exc: ProviderError) -> bool:
+    """A 400 that names the parameter (a context too long is a 400 too, and not this)."""
+    return exc.status == 400 and any(word in str(exc) for word in ("response_format", "json_schema"))
+
+
+def json_instructions(schema: dict) -> str:
+    """The plain-words request for a server without structured outputs."""
+    return "Answer with one JSON object, and nothing else, that matches this JSON Schema:\n" + json.dumps(
+        sent_schema(schema), separators=(",", ":")
+    )

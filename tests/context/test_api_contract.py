@@ -129,6 +129,18 @@ def test_every_context_mutation_with_a_stale_if_match_is_412_and_changes_nothing
     )
 
 
+def test_context_options_are_patched_one_or_both_without_a_new_revision(api, session_with_file):
+    sid, _fid = session_with_file
+    base = f"/api/sessions/{sid}/context"
+    before = api.manifest(sid)
+    assert (before["auto_parse"], before["batch_ingest"]) == (False, False)  # batch ingest is opt-in
+
+    opted_in = api.patch(base, {"batch_ingest": True}, format="json").json()
+    assert (opted_in["auto_parse"], opted_in["batch_ingest"], opted_in["revision"]) == (False, True, before["revision"])
+    both = api.patch(base, {"auto_parse": True, "batch_ingest": False}, format="json").json()
+    assert (both["auto_parse"], both["batch_ingest"]) == (True, False)
+
+
 def test_upload_limit_is_413(api, settings):
     settings.GROUNDWORK_MAX_UPLOAD_BYTES = 1000
     sid = api.create_session()

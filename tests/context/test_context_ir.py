@@ -45,7 +45,7 @@ from context_app.ir import (
     to_provider,
 )
 from context_app.ir.budget import SUMMARY_PREFIX
-from context_app.ir.render import NO_CONTENT_NOTE, OMITTED_MARKER, TRUNCATED_MARKER
+from context_app.ir.render import NO_CONTENT_NOTE, OMITTED_MARKER, TRUNCATED_MARKER, render_task
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "src:1a2b3c4d"
@@ -564,12 +564,13 @@ def _routed_envelope(caps):
 
 def test_anthropic_adapter_shape():
     envelope = _routed_envelope("D1")
-    body = to_anthropic(envelope, system="Be precise.", model="claude-x", max_tokens=1024)
+    body = to_anthropic(envelope, system="Be precise.", model="claude-x", max_tokens=1024, cache_context=True)
     assert set(body) == {"model", "max_tokens", "system", "messages"}
-    assert body["system"] == "Be precise." and body["max_tokens"] == 1024
+    assert body["system"] == [{"type": "text", "text": "Be precise.", "cache_control": {"type": "ephemeral"}}]
+    assert body["max_tokens"] == 1024
     (message,) = body["messages"]
     assert set(message) == {"role", "content"} and message["role"] == "user"
-    document, image, text = message["content"]
+    document, image, context, task = message["content"]
     assert document == {
         "type": "document",
         "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(PDF_BYTES).decode()},
@@ -578,14 +579,23 @@ def test_anthropic_adapter_shape():
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG_BYTES).decode()},
     }
-    assert text == {"type": "text", "text": render_text(envelope)}
+    # The stable prefix (binaries, then the context) ends in a cache breakpoint; the task follows.
+    assert context["cache_control"] == {"type": "ephemeral"} and "cache_control" not in task
+    assert context["text"] + task["text"] == render_text(envelope)
+    assert task == {"type": "text", "text": render_task(envelope.task)}
+    # A context read once (the default) is not worth a cache write; without caching, nothing is marked.
+    read_once = to_anthropic(envelope, system="s", model="m", max_tokens=1)
+    assert "cache_control" not in read_once["messages"][0]["content"][2]
+    uncached = to_anthropic(envelope, system="s", model="m", max_tokens=1, cache=False, cache_context=True)
+    assert "cache_control" not in json.dumps(uncached)
 
 
 def test_adapters_send_only_included_attachments():
     envelope = _routed_envelope("D1")
     fitted = fit_to_budget(envelope, stage_costs(envelope)[3])
     assert [b["type"] for b in to_anthropic(fitted, system="s", model="m", max_tokens=1)["messages"][0]["content"]] == [
-        "text"
+        "text",
+        "text",
     ]
     assert [list(p) for p in to_gemini(fitted, system="s")["contents"][0]["parts"]] == [["text"]]
 
@@ -621,9 +631,8 @@ def test_gemini_adapter_shape():
 
 def test_to_provider_dispatches_and_rejects_unknown():
     envelope = _routed_envelope("T0")
-    assert to_provider("anthropic", envelope, system="s", model="m")["messages"][0]["content"] == [
-        {"type": "text", "text": render_text(envelope)}
-    ]
+    content = to_provider("anthropic", envelope, system="s", model="m")["messages"][0]["content"]
+    assert "".join(block["text"] for block in content) == render_text(envelope)
     assert to_provider("gemini", envelope, system="")["contents"][0]["parts"] == [{"text": render_text(envelope)}]
     with pytest.raises(ValueError, match="no adapter"):
         to_provider("mistral", envelope, system="s")

@@ -19,6 +19,7 @@ from context_app.ir import (
 from context_app.llm import gateway
 from context_app.llm.base import LLMRequest
 from context_app.models import LLMCall
+from tests.fake_anthropic import text_of
 
 pytestmark = pytest.mark.django_db
 
@@ -70,15 +71,15 @@ def test_anthropic_gets_the_pdf_as_a_document_block_before_the_text(fake_anthrop
 
     assert result.response.text == '{"summary": "ok"}'
     [sent] = fake_anthropic.message_requests()
-    assert (sent["body"]["system"], sent["body"]["max_tokens"]) == ("SYSTEM PROMPT", 700)
+    assert sent["body"]["system"][0]["text"] == "SYSTEM PROMPT" and sent["body"]["max_tokens"] == 700
     [message] = sent["body"]["messages"]
     assert message["role"] == "user"
     assert message["content"][0] == {
         "type": "document",
         "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(PDF_BYTES).decode()},
     }
-    assert message["content"][-1] == {"type": "text", "text": render_text(envelope)}
-    assert len(message["content"]) == 2
+    assert [block["type"] for block in message["content"]] == ["document", "text", "text"]  # context, task
+    assert text_of(message["content"]) == render_text(envelope)
     call = LLMCall.objects.get()
     assert (call.task, call.provider, call.outcome) == ("report", "anthropic", "ok")
     assert call.input_tokens == result.response.input_tokens > 0
@@ -91,8 +92,10 @@ def test_anthropic_text_only_envelope_sends_a_single_text_block(fake_anthropic):
     gateway.complete(LLMRequest.from_envelope("report", "SYSTEM PROMPT", envelope))
 
     [sent] = fake_anthropic.message_requests()
-    assert sent["body"]["messages"] == [{"role": "user", "content": [{"type": "text", "text": render_text(envelope)}]}]
-    assert "The reservoir held 1.2 million m3" in sent["body"]["messages"][0]["content"][0]["text"]
+    [message] = sent["body"]["messages"]
+    assert [block["type"] for block in message["content"]] == ["text", "text"]  # context, task
+    assert text_of(message["content"]) == render_text(envelope)
+    assert "The reservoir held 1.2 million m3" in message["content"][0]["text"]
 
 
 def test_anthropic_gets_images_as_image_blocks(fake_anthropic):
@@ -104,12 +107,12 @@ def test_anthropic_gets_images_as_image_blocks(fake_anthropic):
     gateway.complete(LLMRequest.from_envelope("report", "SYSTEM PROMPT", envelope))
 
     [sent] = fake_anthropic.message_requests()
-    image, text = sent["body"]["messages"][0]["content"]
+    image, *texts = sent["body"]["messages"][0]["content"]
     assert image == {
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()},
     }
-    assert text == {"type": "text", "text": render_text(envelope)}
+    assert text_of(texts) == render_text(envelope)
 
 
 # --- openai-compatible ------------------------------------------------------------

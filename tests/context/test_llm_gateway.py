@@ -81,7 +81,7 @@ def test_anthropic_call_is_sent_as_the_sdk_sends_it_and_recorded(fake_anthropic)
     assert sent["path"] == "/v1/messages"
     assert api_key_of(sent["headers"]) == "test-key"
     assert sent["body"]["model"] == "claude-test-model"
-    assert sent["body"]["system"] == "SYSTEM PROMPT"
+    assert sent["body"]["system"] == [{"type": "text", "text": "SYSTEM PROMPT", "cache_control": {"type": "ephemeral"}}]
     assert sent["body"]["messages"] == [{"role": "user", "content": ECHO}]
     assert sent["body"]["max_tokens"] == 1000
 

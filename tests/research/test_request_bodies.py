@@ -34,8 +34,9 @@ def test_bad_bodies_keep_their_messages(api):
         response = api.patch("/api/me/preferences", body, format="json")
         assert response.status_code == 400 and response.json() == {"error": 'body must be {"ui_debug": true|false}'}
     sid = api.create_session()
-    response = api.patch(f"/api/sessions/{sid}/context", {"auto_parse": "yes"}, format="json")
-    assert response.json() == {"error": 'body must be {"auto_parse": true|false}'}
+    for body in ({"auto_parse": "yes"}, {"batch_ingest": 1}, {}):
+        response = api.patch(f"/api/sessions/{sid}/context", body, format="json")
+        assert response.json() == {"error": 'body must be {"auto_parse"?: true|false, "batch_ingest"?: true|false}'}
     for body in ({}, [], {"title": " "}, {"title": None}, {"title": 7}):
         response = api.post("/api/sessions", body, format="json")
         assert response.status_code == 400 and response.json() == {"error": "title is required"}, body
