@@ -49,6 +49,9 @@ class ContextSet(models.Model):
     # {filename: FileText version} the aggregate digest's SourceRefs were written against.
     aggregate_versions = models.JSONField(default=dict, blank=True)
     last_diff = models.JSONField(default=dict, blank=True)
+    # Numbers every manifest read of the set (selectors.manifest_of): pushes from several
+    # processes reach a page out of order, and the page keeps the highest number.
+    manifest_seq = models.PositiveBigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"ContextSet {self.id} (rev {self.revision})"
