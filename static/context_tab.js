@@ -158,6 +158,14 @@
   async function openPreview(fileId, spanId) {
     const file = fileById(fileId);
     if (!file) return flash("That file is no longer in this context.", true);
+    // The raw text is the user's own file, not a debug view: without the parsed-context
+    // pane it opens in the page's source dialog.
+    if (!state.uiDebug) {
+      return Groundwork.openSourceDialog(file.filename, async () => {
+        const preview = await api("GET", file.preview_url);
+        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null };
+      }, sid);
+    }
     state.selectedFileId = fileId;
     state.highlight = spanId || null;
     if (!state.preview || state.preview.file_id !== fileId || state.preview.spans_hash !== file.spans_hash) {
