@@ -55,21 +55,26 @@
     return data;
   }
 
-  // A file's spans, the one given highlighted (the target of a source click).
+  // A file's spans, the one given highlighted (the target of a source click). A CSV's
+  // rows spans show the header's column names above their rows, so a cited run of
+  // rows reads as a table wherever it is scrolled to.
   function spanList(spans, highlight) {
+    const header = spans.find((span) => span.locator === "header");
     return spans.map((span) => el("div", {
       class: `preview-span${span.span_id === highlight ? " highlight" : ""}`,
       id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
     },
     el("span", { class: "span-id", text: span.span_id }),
     span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
+    header && /^rows /.test(span.locator || "") ? el("p", { class: "span-columns", text: header.text }) : null,
     el("p", { class: "span-text", text: span.text })));
   }
 
   function scrollToHighlight(container) {
     const target = container.querySelector(".preview-span.highlight");
     if (target) {
-      target.scrollIntoView({ block: "center" });
+      // A run of rows taller than the view starts at its top (its column names), not its middle.
+      target.scrollIntoView({ block: target.offsetHeight > container.clientHeight ? "start" : "center" });
       target.focus({ preventScroll: true });
     }
   }
