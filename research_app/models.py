@@ -82,6 +82,7 @@ class ResearchRun(models.Model):
     max_nodes = models.PositiveSmallIntegerField()
     token_budget = models.PositiveIntegerField()
     tokens_used = models.PositiveIntegerField(default=0)
+    model_calls = models.PositiveIntegerField(default=0)  # with tokens_used: the progress line's "so far"
     # ContextBundle (seed 001 §3.2): {session_context_id, revision, files[], aggregate_digest}.
     context_bundle = models.JSONField(null=True, blank=True)
     # {status, files_total, files_ready, files_error} (seed 001 §9.1).

@@ -42,6 +42,7 @@ def serialize_run(run: ResearchRun) -> dict:
             "token_budget": run.token_budget,
         },
         "tokens_used": run.tokens_used,
+        "model_calls": run.model_calls,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "error": run.error,
         "context_processing": run.context_processing,

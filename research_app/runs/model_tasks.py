@@ -79,7 +79,7 @@ def run_task(
 
     def count_tokens(call: LLMCall) -> None:
         ResearchRun.objects.filter(pk=run.pk).update(
-            tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens
+            tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens, model_calls=F("model_calls") + 1
         )
 
     return run_model_task(
@@ -90,3 +90,10 @@ def run_task(
         on_call=count_tokens,
         before_call=lambda: ensure_status(run.pk, while_status, task.name),
     )
+
+
+def run_usage(run_id) -> dict:
+    """The run's model calls and tokens so far (counted by run_task), for the page's progress line;
+    node and run ends carry it in their events."""
+    calls, tokens = ResearchRun.objects.values_list("model_calls", "tokens_used").get(pk=run_id)
+    return {"calls": calls, "tokens": tokens}

@@ -1,6 +1,9 @@
 """The session page as a daily tool (issue 16), in headless Chromium against the real stack."""
 
+import csv
+import re
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -10,7 +13,20 @@ from context_app.models import ContextSet
 from context_app.notify import context_group_name
 from context_app.selectors import manifest_of
 from research_app.models import Team
-from tests.browser.test_context_ui import ALPHA, BETA, GAMMA, login, open_session, upload, wait_status
+from tests.browser.test_context_ui import (  # noqa: F401  (member, session_id, observable_parsing: fixtures)
+    ALPHA,
+    BETA,
+    GAMMA,
+    assert_no_horizontal_scroll,
+    login,
+    member,
+    observable_parsing,
+    open_session,
+    session_id,
+    upload,
+    wait_status,
+)
+from tests.browser.test_research_ui import open_research
 from tests.factories import make_member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,25 +41,6 @@ new MutationObserver(() => {
   if (window.__banners[window.__banners.length - 1] !== text) window.__banners.push(text);
 }).observe(document.getElementById('banner'), {childList: true, subtree: true, characterData: true});
 """
-
-
-@pytest.fixture(autouse=True)
-def observable_parsing(scripted_llm):
-    scripted_llm.delay = 0.3  # a Parsing chip and a parse counter live long enough to be seen
-    return scripted_llm
-
-
-@pytest.fixture
-def member():
-    user, _team = make_member()
-    return user
-
-
-@pytest.fixture
-def session_id(member):
-    from research_app.services import create_session
-
-    return str(create_session(user=member, title="Leak study", question="Did the valves pay off?").pk)
 
 
 def banner(page) -> str:
@@ -141,3 +138,228 @@ def test_preview_opens_the_raw_text_with_the_parsed_context_pane_off(
     assert texts and "42 valves were installed" in " ".join(texts), texts
     page.click("#source-dialog-close")
     dialog.wait_for(state="hidden")
+
+
+DATA_CSV = Path(__file__).parents[1] / "fixtures" / "data.csv"
+MEMO = (
+    "Rollout Budget Memo\n\nThe rollout costs 4.2 million euros in 2024.\n\n"
+    "Next Steps\n\nThe board must approve the budget by March 2024.\n"
+)
+
+
+def upload_bytes(page, name: str, data: bytes, mime: str):
+    page.set_input_files("#file-input", [{"name": name, "mimeType": mime, "buffer": data}])
+
+
+def digest_claims(page, filename: str) -> list[str]:
+    page.click(f'button[aria-label="View digest of {filename}"]')
+    page.locator("#digest-view h3", has_text=filename).wait_for()
+    page.wait_for_selector("#digest-view .fact")
+    return page.locator("#digest-view .fact > p").all_inner_texts()
+
+
+def test_offline_facts_are_statements_and_a_csv_digest_states_its_table(
+    browser, live_server_url, member, session_id, artifacts
+):
+    with open(DATA_CSV, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload_bytes(page, "data.csv", DATA_CSV.read_bytes(), "text/csv")
+    wait_status(page, "data.csv", "stale")
+    upload_bytes(page, "memo.txt", MEMO.encode(), "text/plain")
+    wait_status(page, "memo.txt", "stale")
+    page.click("#parse-now")
+    wait_banner(page, "+2 new, ~0 changed, -0 deleted — digests up to date")
+
+    memo_claims = digest_claims(page, "memo.txt")
+    assert "Rollout Budget Memo" not in memo_claims and "Next Steps" not in memo_claims, memo_claims
+    assert all(claim.endswith(".") for claim in memo_claims), memo_claims
+
+    claims = digest_claims(page, "data.csv")
+    assert claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    bursts = [int(row["bursts"]) for row in rows]
+    assert any(claim.startswith(f"bursts ranges from {min(bursts)} (row ") and f"is {sum(bursts)}," in claim
+               for claim in claims), claims
+    page.screenshot(path=str(artifacts / "session-csv-digest.png"), full_page=True)
+
+    # A CSV fact's source opens its rows (not the header), the column names shown above them.
+    page.locator("#digest-view .fact .source-link").first.click()
+    highlighted = page.locator("#digest-view .preview-span.highlight")
+    highlighted.wait_for()
+    assert highlighted.locator(".span-locator").inner_text().startswith("rows ")
+    columns = highlighted.locator(".span-columns")
+    assert columns.inner_text() == "district, year, losses_percent, bursts"
+    assert columns.is_visible() and in_view(page, "#digest-view .preview-span.highlight .span-columns")
+
+
+def in_view(page, selector: str) -> bool:
+    return page.evaluate(
+        """(selector) => {
+            const box = document.querySelector(selector).getBoundingClientRect();
+            return box.top >= 0 && box.bottom <= window.innerHeight;
+        }""",
+        selector,
+    )
+
+
+def test_a_csv_reference_in_a_report_opens_the_rows_it_cites(browser, live_server_url, member, artifacts):
+    from context_app import services as context_services
+    from research_app.services import create_session
+
+    session = create_session(user=member, title="Burst records", question="How many bursts did Harbour record?")
+    context_services.upload_files(
+        ContextSet.objects.get(session=session), [context_services.Upload("data.csv", DATA_CSV.read_bytes())]
+    )
+    page = login(browser, live_server_url, member)
+    page.goto(f"{live_server_url}/sessions/{session.pk}/")
+    page.wait_for_function("document.body.dataset.live === 'connected'")
+    page.click("#tab-research")
+    page.click("#start-run")
+    page.wait_for_function("document.getElementById('run-state').dataset.status === 'completed'", timeout=60_000)
+    reference = page.locator('#report-view .references li:has(.source-link[data-source^="data.csv::"])').first
+    reference.wait_for()
+    reference.locator(".source-link").click()
+    highlighted = page.locator("#source-dialog .preview-span.highlight")
+    highlighted.wait_for()
+    assert highlighted.locator(".span-locator").inner_text().startswith("rows "), highlighted.inner_text()
+    assert highlighted.locator(".span-columns").inner_text() == "district, year, losses_percent, bursts"
+    assert in_view(page, "#source-dialog .preview-span.highlight .span-columns")
+    page.screenshot(path=str(artifacts / "session-csv-reference.png"))
+
+
+# Every text the progress line shows, and every count of tree nodes, as they happen.
+PROGRESS_RECORDER = """
+window.__progress = [];
+window.__nodeCounts = [];
+new MutationObserver(() => {
+  const text = document.getElementById('run-progress').textContent;
+  if (text && window.__progress[window.__progress.length - 1] !== text) window.__progress.push(text);
+  const nodes = document.querySelectorAll('#node-tree li[data-node]').length;
+  if (window.__nodeCounts[window.__nodeCounts.length - 1] !== nodes) window.__nodeCounts.push(nodes);
+}).observe(document.getElementById('research-tab'), {childList: true, subtree: true, characterData: true});
+"""
+NODES_LINE = re.compile(
+    r"^Nodes: (\d+) done · (\d+) open · limit (\d+) · (\d+) model calls? · ([\d,]+) tokens · \d+:\d\d elapsed$"
+)
+
+
+def session_with_valves_and_survey(member) -> str:
+    from context_app import services as context_services
+    from research_app.services import create_session
+    from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
+
+    session = create_session(user=member, title="Valve review", question=QUESTION)
+    context_services.upload_files(
+        ContextSet.objects.get(session=session),
+        [context_services.Upload("valves.md", VALVES.encode()), context_services.Upload("survey.txt", SURVEY.encode())],
+    )
+    return str(session.pk)
+
+
+def wait_run_status(page, status: str):
+    page.wait_for_function(f"document.getElementById('run-state').dataset.status === '{status}'", timeout=60_000)
+
+
+def test_a_run_shows_its_progress_as_it_goes(browser, live_server_url, member, artifacts):
+    sid = session_with_valves_and_survey(member)
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, sid)
+    page.evaluate(PROGRESS_RECORDER)
+    page.click("#start-run")
+    wait_run_status(page, "completed")
+    page.wait_for_selector("#report-view .report-section")
+    progress = page.evaluate("window.__progress")
+    counters = [text for text in progress if text.startswith("Parsing context: ")]
+    assert any(re.match(r"Parsing context: [12]/2 files · \d+:\d\d elapsed", text) for text in counters), progress
+    lines = [NODES_LINE.match(text) for text in progress if text.startswith("Nodes: ")]
+    assert lines and all(lines), progress
+    done = [int(line[1]) for line in lines]
+    calls = [int(line[4]) for line in lines]
+    tokens = [int(line[5].replace(",", "")) for line in lines]
+    assert done == sorted(done) and calls == sorted(calls) and tokens == sorted(tokens), progress
+    assert any(int(line[2]) > 0 for line in lines), "nodes were seen open"
+    # The tree grew node by node, not all at once at the end.
+    counts = [count for count in page.evaluate("window.__nodeCounts") if count]
+    assert len(set(counts)) >= 2 and counts == sorted(counts), counts
+    final = NODES_LINE.match(page.locator("#run-progress").inner_text())
+    total_nodes = page.locator("#node-tree li[data-node]").count()
+    assert (int(final[1]), int(final[2])) == (total_nodes, 0)
+    assert int(final[4]) > 0 and int(final[5].replace(",", "")) > 0
+    # A reload shows the same line from the stored events and the snapshot.
+    page.reload()
+    page.wait_for_selector("#research-tab", state="visible")
+    page.wait_for_function("document.getElementById('run-progress').textContent.startsWith('Nodes: ')")
+    again = NODES_LINE.match(page.locator("#run-progress").inner_text())
+    assert again.groups()[:5] == final.groups()[:5]
+
+
+WIDTHS = (1400, 800, 390)
+
+
+def top_of(page, selector: str) -> float:
+    return page.evaluate("(s) => document.querySelector(s).getBoundingClientRect().top + window.scrollY", selector)
+
+
+def assert_on_first_screen(page, selector: str):
+    """Visible, and its top within the first screen of the page (no scrolling past the tree to reach it)."""
+    assert page.locator(selector).is_visible(), selector
+    height = page.viewport_size["height"]
+    assert top_of(page, selector) < height - 60, (selector, top_of(page, selector), height)
+
+
+def show_view(page, view: str, width: int):
+    """Below 1200 px the report and the chat are one tap away; wide, they are simply there."""
+    if width < 1200:
+        page.click(f"#view-{view}")
+
+
+def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_url, member, artifacts):
+    sid = session_with_valves_and_survey(member)
+    page = login(browser, live_server_url, member)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_session(page, live_server_url, sid)
+    page.click("#parse-now")
+    wait_banner(page, "+2 new, ~0 changed, -0 deleted — digests up to date")
+    page.wait_for_selector("#upload-progress li", state="detached")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+        assert_no_horizontal_scroll(page)
+        page.screenshot(path=str(artifacts / f"session-{width}px-after-parse.png"), full_page=True)
+
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.click("#tab-research")
+    page.click("#start-run")
+    page.wait_for_function("document.querySelectorAll('#node-tree li[data-node]').length >= 2", timeout=60_000)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+        show_view(page, "tree", width)
+        assert_on_first_screen(page, "#run-progress")
+        page.screenshot(path=str(artifacts / f"session-{width}px-during-run.png"))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    wait_run_status(page, "completed")
+    page.wait_for_selector("#report-view .report-section")
+    nodes = page.locator("#node-tree li[data-node]").count()
+    assert nodes >= 3, nodes
+
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+        page.evaluate("window.scrollTo(0, 0)")
+        assert_no_horizontal_scroll(page)
+        show_view(page, "tree", width)
+        page.screenshot(path=str(artifacts / f"session-{width}px-after-run-tree.png"))
+        show_view(page, "report", width)
+        assert_on_first_screen(page, "#report-view .report-title")
+        page.screenshot(path=str(artifacts / f"session-{width}px-after-run-report.png"))
+        show_view(page, "chat", width)
+        assert_on_first_screen(page, "#chat-input")
+        page.screenshot(path=str(artifacts / f"session-{width}px-after-run-chat.png"))
+
+    # The views are a keyboard tab list like the others: arrows move and select.
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.focus("#view-chat")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.id") == "view-stream"
+    assert page.locator("#stream-pane").is_visible() and not page.locator("#chat-pane").is_visible()
+    page.keyboard.press("Home")
+    assert page.locator("#tree-pane").is_visible() and not page.locator("#report-pane").is_visible()
