@@ -78,6 +78,10 @@ class ContextFile(models.Model):
     digest = models.ForeignKey("StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     digest_hash = models.CharField(max_length=64, blank=True)
     last_change = models.CharField(max_length=16, choices=Change.choices, default=Change.NEW)
+    # Why the file went back to the queue without a change of its own (its digest was made
+    # under another prompt or model; the worker parsing it stopped). Shown beside its chip,
+    # which then moves back within one parse; cleared when its digest is written.
+    requeued_because = models.CharField(max_length=200, blank=True)
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
 

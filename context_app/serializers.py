@@ -46,6 +46,7 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "digest_hash": file.digest_hash,
         "digest_ref": str(file.digest_id) if file.digest_id else None,
         "last_change": file.last_change,
+        "requeued_because": file.requeued_because,
         "error": file.error,
         **file_urls(file, session_id, templates),
     }

@@ -188,6 +188,7 @@ def _store_upload(context_set: ContextSet, filename: str, upload: Upload, curren
 
     file_format, mime_type = detect_format(filename, upload.data, upload.content_type)
     file = current or ContextFile(context_set=context_set, filename=filename)
+    file.requeued_because = ""  # parsed again for a change of its own now
     previous_text_hash = file.extracted_text_hash
     if current is not None:
         old_blob = current.blob.name

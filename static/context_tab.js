@@ -243,6 +243,9 @@
               el("span", { text: formatSize(file.size_bytes) }), " · ",
               el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
             file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
+            // A chip that moves back within one parse says why (the server re-queued the file).
+            file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
+              ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
             actions),
           el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, text: chipLabel })),
         );

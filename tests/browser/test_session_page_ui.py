@@ -48,8 +48,12 @@ def banner(page) -> str:
 
 
 def wait_banner(page, start: str, timeout=30_000):
-    page.wait_for_function("(start) => document.getElementById('banner').textContent.startsWith(start)", arg=start,
-                           timeout=timeout)
+    try:
+        page.wait_for_function(
+            "(start) => document.getElementById('banner').textContent.startsWith(start)", arg=start, timeout=timeout
+        )
+    except Exception:
+        pytest.fail(f"the banner says {banner(page)!r}, not {start!r}…")
 
 
 def test_the_banner_sums_every_change_since_the_last_parse(browser, live_server_url, member, session_id, artifacts):
@@ -363,3 +367,42 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
     assert page.locator("#stream-pane").is_visible() and not page.locator("#chat-pane").is_visible()
     page.keyboard.press("Home")
     assert page.locator("#tree-pane").is_visible() and not page.locator("#report-pane").is_visible()
+
+
+# Every note shown beside a file, per file.
+NOTE_RECORDER = """
+window.__notes = {};
+new MutationObserver(() => {
+  for (const row of document.querySelectorAll('#file-rows tr')) {
+    const note = row.querySelector('.file-note');
+    if (note) (window.__notes[row.dataset.filename] ||= []).push(note.textContent);
+  }
+}).observe(document.getElementById('file-rows'), {childList: true, subtree: true});
+"""
+
+
+def test_a_file_the_server_re_queues_says_why_its_chip_moved_back(
+    browser, live_server_url, member, session_id, artifacts
+):
+    from context_app.models import DigestCacheEntry
+
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    wait_status(page, "alpha.txt", "stale")
+    page.click("#parse-now")
+    wait_banner(page, "+1 new, ~0 changed, -0 deleted — digests up to date")
+    # As after a prompt or model change: alpha's digest is no longer the cache's, so the next parse redoes it.
+    DigestCacheEntry.objects.all().delete()
+    page.evaluate("window.__chips = {}")
+    page.evaluate(NOTE_RECORDER)
+    upload(page, {"beta.md": BETA})
+    wait_status(page, "beta.md", "stale")
+    page.click("#parse-now")
+    wait_banner(page, "+1 new, ~0 changed, -0 deleted — digests up to date")
+    wait_status(page, "alpha.txt", "ready")
+    chips = page.evaluate("window.__chips")["alpha.txt"]
+    assert chips[0] == "ready" and "parsing" in chips and chips[-1] == "ready", chips
+    notes = page.evaluate("window.__notes").get("alpha.txt", [])
+    assert "Parsing again: its digest was made under another prompt or model." in notes, notes
+    assert page.locator('#file-rows tr[data-filename="alpha.txt"] .file-note').count() == 0
