@@ -329,6 +329,7 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
         assert_no_horizontal_scroll(page)
+        assert_on_first_screen(page, "#banner")  # the parse's state, above the file list
         page.screenshot(path=str(artifacts / f"session-{width}px-after-parse.png"), full_page=True)
 
     page.set_viewport_size({"width": 1400, "height": 900})
