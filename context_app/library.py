@@ -54,7 +54,15 @@ class RecordDraft:
 
 
 def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[RecordDraft]:
-    """Group spans into page/section records (see the module docstring)."""
+    """Group spans into page/section records (see the module docstring).
+
+    A CSV's header span starts no record of its own: a record cited by its first span
+    would open the column names, not the rows it matched. Each record of rows
+    starts with the header's text instead, so the column names are searchable.
+    """
+    header = ""
+    if file_format == "csv" and len(spans) > 1 and spans[0].get("locator") == "header":
+        header, spans = str(spans[0].get("text") or ""), spans[1:]
     groups: list[list[Mapping]] = []
     previous_key: str | None = None
     size = 0
@@ -80,7 +88,7 @@ def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[Recor
                 position=position,
                 page=page,
                 section_path="" if page is not None or file_format not in SECTIONED_FORMATS else locator,
-                text="\n\n".join(str(s.get("text") or "") for s in group),
+                text="\n\n".join(([header] if header else []) + [str(s.get("text") or "") for s in group]),
                 first_span=str(group[0]["span_id"]),
                 last_span=str(group[-1]["span_id"]),
             )

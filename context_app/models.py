@@ -52,6 +52,9 @@ class ContextSet(models.Model):
     # {filename: FileText version} the aggregate digest's SourceRefs were written against.
     aggregate_versions = models.JSONField(default=dict, blank=True)
     last_diff = models.JSONField(default=dict, blank=True)
+    # Numbers every manifest read of the set (selectors.manifest_of): pushes from several
+    # processes reach a page out of order, and the page keeps the highest number.
+    manifest_seq = models.PositiveBigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"ContextSet {self.id} (rev {self.revision})"
@@ -78,6 +81,10 @@ class ContextFile(models.Model):
     digest = models.ForeignKey("StoredDigest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     digest_hash = models.CharField(max_length=64, blank=True)
     last_change = models.CharField(max_length=16, choices=Change.choices, default=Change.NEW)
+    # Why the file went back to the queue without a change of its own (its digest was made
+    # under another prompt or model; the worker parsing it stopped). Shown beside its chip,
+    # which then moves back within one parse; cleared when its digest is written.
+    requeued_because = models.CharField(max_length=200, blank=True)
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
     # Parsing, its Task A queued in this provider batch: not stuck while the batch runs (up to 24 h).

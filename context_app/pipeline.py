@@ -111,7 +111,11 @@ def restale_outdated_digests(context_set_id) -> int:
     with transaction.atomic():
         locked = ContextSet.objects.select_for_update().get(pk=context_set_id)
         count = ContextFile.objects.filter(pk__in=outdated, digest_status=DigestStatus.READY).update(
-            digest_status=DigestStatus.STALE, digest=None, digest_hash="", updated_at=timezone.now()
+            digest_status=DigestStatus.STALE,
+            digest=None,
+            digest_hash="",
+            updated_at=timezone.now(),
+            requeued_because="its digest was made under another prompt or model",
         )
         refresh_aggregate_state(locked)
     logger.info("%s digests of %s were made under another prompt or model: stale again", count, context_set_id)
@@ -213,6 +217,7 @@ def recover_stuck_files(context_set_id=None) -> set:
                 from_=DigestStatus.PARSING,
                 to=DigestStatus.STALE,
                 parsing_started_at=None,
+                requeued_because="the worker parsing it stopped",
             )
         else:
             ContextFile.objects.filter(pk=file.pk).update(parsing_started_at=timezone.now())
@@ -399,6 +404,7 @@ def _write_file_digest(
             from_=DigestStatus.PARSING,
             parsing_started_at=None,
             updated_at=now,
+            requeued_because="",
             **outcome,
         )
         if not written:

@@ -4,6 +4,9 @@ FileText (text and spans, one row per extracted version) lives in its own table,
 never load it; reads here go to a file's current version.
 """
 
+from django.db import transaction
+from django.db.models import F
+
 from .models import ContextFile, ContextSet, FileText
 from .serializers import serialize_manifest
 
@@ -13,7 +16,19 @@ def files_of(context_set: ContextSet) -> list[ContextFile]:
 
 
 def manifest_of(context_set: ContextSet) -> dict:
-    return serialize_manifest(context_set, files_of(context_set))
+    """The set's manifest as it is now, numbered (`manifest_seq`) in the order of reading.
+
+    Statuses change in several workers and each pushes the manifest it read; a push
+    read earlier can reach a page after one read later and move a chip backwards
+    (Ready → Parsing → Ready). Reading happens under the set's row lock, taken by
+    bumping the counter, so a higher number is always a later (or the same) state;
+    the page ignores any manifest numbered below the one it shows. The one write
+    of this read path is that counter.
+    """
+    with transaction.atomic():
+        ContextSet.objects.filter(pk=context_set.pk).update(manifest_seq=F("manifest_seq") + 1)
+        current = ContextSet.objects.get(pk=context_set.pk)
+        return serialize_manifest(current, files_of(current), current.manifest_seq)
 
 
 def spans_of(file: ContextFile) -> list[dict]:

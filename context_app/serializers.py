@@ -55,18 +55,20 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "digest_hash": file.digest_hash,
         "digest_ref": str(file.digest_id) if file.digest_id else None,
         "last_change": file.last_change,
+        "requeued_because": file.requeued_because,
         "error": file.error,
         **file_urls(file, session_id, templates),
     }
 
 
-def serialize_manifest(context_set: ContextSet, files: list[ContextFile]) -> dict:
+def serialize_manifest(context_set: ContextSet, files: list[ContextFile], manifest_seq: int) -> dict:
     session_id = context_set.session_id
     templates = url_templates(session_id)
     return {
         "context_set_id": str(context_set.id),
         "session_id": str(session_id),
         "revision": context_set.revision,
+        "manifest_seq": manifest_seq,
         "updated_at": context_set.updated_at.isoformat(),
         "auto_parse": context_set.auto_parse,
         "batch_ingest": context_set.batch_ingest,

@@ -196,6 +196,7 @@ def _store_upload(context_set: ContextSet, filename: str, upload: Upload, curren
 
     file_format, mime_type = detect_format(filename, upload.data, upload.content_type)
     file = current or ContextFile(context_set=context_set, filename=filename)
+    file.requeued_because = ""  # parsed again for a change of its own now
     previous_text_hash = file.extracted_text_hash
     if current is not None:
         old_blob = current.blob.name
@@ -247,12 +248,47 @@ def _diff_item(file: ContextFile, change: Change) -> dict:
 
 
 def _commit_mutation(context_set: ContextSet, diff: list[dict]) -> MutationResult:
+    since_parse = _changes_since_parse(context_set, diff)
     context_set.revision += 1
-    context_set.last_diff = _banner_counts(diff, context_set.revision)
+    context_set.last_diff = _banner_counts(since_parse, context_set.revision)
     context_set.save()
     pipeline.refresh_aggregate_state(context_set)
     transaction.on_commit(lambda: pipeline.after_change(context_set.id))
     return MutationResult(context_set=context_set, manifest=manifest_of(context_set), diff=diff)
+
+
+def _changes_since_parse(context_set: ContextSet, diff: list[dict]) -> list[dict]:
+    """This mutation's diff added to every change the digests have not caught up with (seed 000 §8).
+
+    The banner sums the changes since the last parse: three uploads and then one
+    more read "+4 new" while the four parse. The recorded diff is settled once the
+    aggregate has matched the files at (or after) its revision; the next change then
+    starts a new one. Changes to one filename combine into their net effect
+    against the parsed state: new then deleted is nothing, deleted then uploaded is
+    changed, new then replaced is still new.
+    """
+    recorded = context_set.last_diff or {}
+    settled = context_set.aggregate_revision >= recorded.get("revision", 0)
+    combined = {} if settled else {item["filename"]: item for item in recorded.get("items", [])}
+    for item in diff:
+        before = combined.get(item["filename"])
+        change = _net_change(before["change"] if before else None, item["change"])
+        if change is None:
+            combined.pop(item["filename"], None)
+        else:
+            combined[item["filename"]] = {**item, "change": change}
+    return list(combined.values())
+
+
+def _net_change(before: str | None, after: str) -> str | None:
+    """The net change of a file changed `before` (since the last parse) and now `after`; None: no change at all."""
+    if before in (None, Change.UNCHANGED):
+        return after
+    if before == Change.NEW:
+        return None if after == Change.DELETED else Change.NEW.value
+    if before == Change.DELETED:
+        return Change.CHANGED.value  # deleted, then a file of that name uploaded again
+    return Change.DELETED.value if after == Change.DELETED else Change.CHANGED.value
 
 
 def _banner_counts(diff: list[dict], revision: int) -> dict:

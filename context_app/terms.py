@@ -173,13 +173,24 @@ def _unwrap(text: str) -> str:
             and previous[-1] not in ".!?:;"
             and line.strip()
             and not (_HEADING_MARK.match(previous) or _TABLE_ROW.match(previous))
-            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line))
+            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line) or _is_title(line))
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+def _is_title(piece: str) -> bool:
+    """A heading without a Markdown mark ("Rollout Budget Memo", "BUDGET 2022", a DOCX heading):
+    no closing punctuation, and every word longer than a linking word is capitalised. A
+    heading names a subject; it states nothing, so it is no sentence."""
+    text = piece.strip()
+    if not text or text[-1] in ".!?;:\"'”’)]":
+        return False
+    words = [word for word in re.findall(r"[^\W\d_][\w'’-]*", text) if len(word) > 3]
+    return bool(words) and all(word[0].isupper() for word in words)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -196,7 +207,7 @@ def split_sentences(text: str) -> list[str]:
             pieces.append(piece)
     sentences = []
     for piece in pieces:
-        if _HEADING_MARK.match(piece):
+        if _HEADING_MARK.match(piece) or _is_title(piece):
             continue
         piece = re.sub(r"\s+", " ", _LIST_MARK.sub("", piece)).strip()
         if len(_WORD.findall(piece)) >= 3:

@@ -87,6 +87,7 @@ class ResearchRun(models.Model):
     # The most the run's calls in progress may still use (prompt + output allowance each), held
     # against token_budget so parallel nodes cannot pass it together (runs/model_tasks.py).
     tokens_reserved = models.PositiveIntegerField(default=0)
+    model_calls = models.PositiveIntegerField(default=0)  # with tokens_used: the progress line's "so far"
     # ContextBundle (seed 001 §3.2): {session_context_id, revision, files[], aggregate_digest}.
     context_bundle = models.JSONField(null=True, blank=True)
     # {status, files_total, files_ready, files_error} (seed 001 §9.1).

@@ -75,7 +75,7 @@
   async function mutate(action) {
     try {
       const result = await action();
-      if (result && result.revision !== undefined) applyMutation(result);
+      if (result && result.manifest_seq !== undefined) showManifest(result);
       return result;
     } catch (error) {
       if (error.status === 412) {
@@ -96,35 +96,25 @@
     if (state.manifest.revision > before) document.dispatchEvent(new CustomEvent("groundwork:context-changed"));
   }
 
-  function applyMutation(result) {
-    const m = state.manifest;
-    if (result.revision < m.revision) return; // an older answer than what we already show
-    const before = m.revision;
-    m.revision = result.revision;
-    if (result.files) m.files = result.files;
-    if (result.aggregate_digest_status) m.aggregate_digest_status = result.aggregate_digest_status;
-    if (result.last_diff) m.last_diff = result.last_diff;
-    if (result.auto_parse !== undefined) m.auto_parse = result.auto_parse;
+  // Every manifest (a mutation's answer, a push, a GET) is numbered in the order the
+  // server read it (manifest_seq): one read earlier but arriving later is older news,
+  // and showing it would move a chip backwards (Ready → Parsing → Ready).
+  function showManifest(manifest) {
+    if (manifest.manifest_seq <= state.manifest.manifest_seq) return false;
+    const before = state.manifest.revision;
+    state.manifest = manifest;
     render();
     announceChange(before);
+    return true;
   }
 
   function applyUpdate(message) {
-    if (message.revision < state.manifest.revision) return;
-    const before = state.manifest.revision;
     const { type, ...manifest } = message;
-    state.manifest = manifest;
-    render();
-    refreshDigests();
-    announceChange(before);
+    if (showManifest(manifest)) refreshDigests();
   }
 
   async function refreshManifest() {
-    const before = state.manifest.revision;
-    state.manifest = await api("GET", base);
-    render();
-    refreshDigests();
-    announceChange(before);
+    if (showManifest(await api("GET", base))) refreshDigests();
   }
 
   async function refreshDigests() {
@@ -168,6 +158,14 @@
   async function openPreview(fileId, spanId) {
     const file = fileById(fileId);
     if (!file) return flash("That file is no longer in this context.", true);
+    // The raw text is the user's own file, not a debug view: without the parsed-context
+    // pane it opens in the page's source dialog.
+    if (!state.uiDebug) {
+      return Groundwork.openSourceDialog(file.filename, async () => {
+        const preview = await api("GET", file.preview_url);
+        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null };
+      }, sid);
+    }
     state.selectedFileId = fileId;
     state.highlight = spanId || null;
     if (!state.preview || state.preview.file_id !== fileId || state.preview.spans_hash !== file.spans_hash) {
@@ -245,6 +243,9 @@
               el("span", { text: formatSize(file.size_bytes) }), " · ",
               el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
             file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
+            // A chip that moves back within one parse says why (the server re-queued the file).
+            file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
+              ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
             actions),
           el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, title: file.digest_detail || undefined, text: chipLabel })),
         );
@@ -264,9 +265,14 @@
     if (changed === 0) {
       text = "No changes detected — using cached digest";
     } else {
+      // last_diff sums every change since the last parse (the server keeps it), so the
+      // counter is over those files: how many of them have their digest (or failed).
       const counts = `+${diff.new || 0} new, ~${diff.changed || 0} changed, -${diff.deleted || 0} deleted`;
       const failed = m.files.filter((f) => f.digest_status === "error").length;
-      if (busy) text = `${counts} — parsing…`;
+      const toParse = (diff.items || []).filter((item) => item.change === "new" || item.change === "changed")
+        .map((item) => fileById(item.file_id)).filter(Boolean);
+      const parsed = toParse.filter((f) => f.digest_status === "ready" || f.digest_status === "error").length;
+      if (busy) text = toParse.length ? `${counts} — parsing ${parsed}/${toParse.length}` : `${counts} — parsing…`;
       else if (pending) text = `${counts} — press Parse now to update the digests`;
       else if (failed) text = `${counts} — ${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
       else text = `${counts} — digests up to date`;
@@ -435,7 +441,7 @@
     try {
       const result = await uploadWithProgress("POST", `${base}/files`, "files", files, onProgress);
       for (const b of bars) b.bar.value = 1;
-      applyMutation(result);
+      showManifest(result);
       if (state.manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
       setTimeout(() => bars.forEach((b) => b.row.remove()), 1200);
     } catch (error) {

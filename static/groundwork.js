@@ -55,21 +55,26 @@
     return data;
   }
 
-  // A file's spans, the one given highlighted (the target of a source click).
+  // A file's spans, the one given highlighted (the target of a source click). A CSV's
+  // rows spans show the header's column names above their rows, so a cited run of
+  // rows reads as a table wherever it is scrolled to.
   function spanList(spans, highlight) {
+    const header = spans.find((span) => span.locator === "header");
     return spans.map((span) => el("div", {
       class: `preview-span${span.span_id === highlight ? " highlight" : ""}`,
       id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
     },
     el("span", { class: "span-id", text: span.span_id }),
     span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
+    header && /^rows /.test(span.locator || "") ? el("p", { class: "span-columns", text: header.text }) : null,
     el("p", { class: "span-text", text: span.text })));
   }
 
   function scrollToHighlight(container) {
     const target = container.querySelector(".preview-span.highlight");
     if (target) {
-      target.scrollIntoView({ block: "center" });
+      // A run of rows taller than the view starts at its top (its column names), not its middle.
+      target.scrollIntoView({ block: target.offsetHeight > container.clientHeight ? "start" : "center" });
       target.focus({ preventScroll: true });
     }
   }
@@ -167,29 +172,42 @@
   }
 
   let opening = 0;
-  // The cited version's spans in the page's source dialog, the cited span highlighted and in view.
-  async function openCitation(link, sessionId) {
+  // The page's source dialog: `heading` at once, then what `load` resolves to
+  // ({title, source?, spans, highlight}), the highlighted span in view.
+  async function openSourceDialog(heading, load, sessionId) {
     const dialog = document.getElementById("source-dialog");
     const title = document.getElementById("source-dialog-title");
     const meta = document.getElementById("source-dialog-meta");
     const spans = document.getElementById("source-dialog-spans");
     const ticket = ++opening;
-    title.textContent = link && link.sourceref ? link.sourceref.replace("::", " · ") : "Source";
+    title.textContent = heading;
     meta.replaceChildren();
+    delete meta.dataset.status;
     spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
     if (!dialog.open) dialog.showModal();
     try {
-      const source = await resolveCitation(link);
+      const shown = await load();
       if (ticket !== opening) return;
-      title.textContent = `${source.filename} · ${source.span_id}`;
-      meta.replaceChildren(...provenanceBadges(source, sessionId));
-      meta.dataset.status = source.status;
-      spans.replaceChildren(...spanList(source.spans, source.span_id));
+      title.textContent = shown.title;
+      if (shown.source) {
+        meta.replaceChildren(...provenanceBadges(shown.source, sessionId));
+        meta.dataset.status = shown.source.status;
+      }
+      spans.replaceChildren(...spanList(shown.spans, shown.highlight));
       scrollToHighlight(spans);
     } catch (error) {
       if (ticket !== opening) return;
       spans.replaceChildren(el("p", { class: "file-error", role: "alert", text: error.message }));
     }
+  }
+
+  // The cited version's spans in the page's source dialog, the cited span highlighted and in view.
+  function openCitation(link, sessionId) {
+    const heading = link && link.sourceref ? link.sourceref.replace("::", " · ") : "Source";
+    return openSourceDialog(heading, async () => {
+      const source = await resolveCitation(link);
+      return { title: `${source.filename} · ${source.span_id}`, source, spans: source.spans, highlight: source.span_id };
+    }, sessionId);
   }
 
   // Text with its SourceRefs ("… (valves.md::S2)") turned into citation buttons, for the refs `links` holds.
@@ -214,6 +232,7 @@
 
   window.Groundwork = {
     el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
-    provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, textWithCitations,
+    provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, openSourceDialog,
+    textWithCitations,
   };
 })();

@@ -349,6 +349,52 @@
     $("run-state").textContent = run ? STATUS_LABEL[run.status] || run.status : "";
     $("run-state").dataset.status = run ? run.status : "";
     $("cancel-run").hidden = !(run && ACTIVE.has(run.status));
+    renderProgress();
+  }
+
+  // --- the progress line: from the events (a reload replays them) and the snapshot ------
+
+  let progressTimer = null;
+  function renderProgress() {
+    const run = state.run;
+    const line = $("run-progress");
+    line.textContent = run ? progressText(run) : "";
+    line.hidden = !run;
+    const ticking = Boolean(run && ACTIVE.has(run.status));
+    if (ticking && !progressTimer) progressTimer = setInterval(renderProgress, 1000); // the elapsed time
+    if (!ticking && progressTimer) { clearInterval(progressTimer); progressTimer = null; }
+  }
+
+  function latestPayload(types) {
+    for (let i = state.events.length - 1; i >= 0; i--) {
+      if (types.includes(state.events[i].type)) return state.events[i].payload;
+    }
+    return null;
+  }
+
+  function progressText(run) {
+    const elapsed = `${formatElapsed(run)} elapsed`;
+    if (run.status === "queued") return `Queued · ${elapsed}`;
+    if (run.status === "binding") {
+      const files = latestPayload(["context_binding_parsing_file_completed", "context_binding_parsing_started"])
+        || run.context_processing || {};
+      const done = files.files_done ?? (files.files_ready || 0) + (files.files_error || 0);
+      return `Parsing context: ${done}/${files.files_total || 0} files · ${elapsed}`;
+    }
+    const open = run.nodes.filter((n) => n.status in NODE_RANK).length;
+    // Node and run ends carry the calls and tokens so far; the snapshot may be newer still.
+    const usage = (latestPayload(["node_completed", "node_failed", "run_completed"]) || {}).usage || {};
+    const calls = Math.max(usage.calls || 0, run.model_calls || 0);
+    const tokens = Math.max(usage.tokens || 0, run.tokens_used || 0);
+    return `Nodes: ${run.nodes.length - open} done · ${open} open · limit ${run.limits.max_nodes} · ` +
+      `${plural(calls, "model call")} · ${tokens.toLocaleString("en")} tokens · ${elapsed}`;
+  }
+
+  function formatElapsed(run) {
+    const start = Date.parse(run.started_at || run.created_at);
+    const end = run.finished_at ? Date.parse(run.finished_at) : Date.now();
+    const seconds = Math.max(0, Math.round((end - start) / 1000));
+    return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
   }
 
   function renderRunOptions(selected) {

@@ -1,8 +1,9 @@
 // WAI-ARIA tabs for every [role=tablist] on the page: the selected tab is the one
 // Tab stop (roving tabindex), arrow keys / Home / End move between tabs and select
 // them. A tab list whose tabs each control their own panel switches the panels
-// here; one whose tabs share a panel (the digest views) leaves that to its page
-// script, which listens to the tabs' click events as usual.
+// here; one whose tabs share a panel (the digest views), or that says
+// data-switch="page", leaves that to its page script, which listens to the tabs'
+// click events as usual.
 (function () {
   "use strict";
 
@@ -12,7 +13,9 @@
 
   function select(list, tab, { focus = false } = {}) {
     const tabs = tabsOf(list);
-    const ownPanels = new Set(tabs.map((t) => t.getAttribute("aria-controls"))).size === tabs.length;
+    // data-switch="page": the page script shows the panels (the Research views, all shown when wide).
+    const ownPanels = list.dataset.switch !== "page"
+      && new Set(tabs.map((t) => t.getAttribute("aria-controls"))).size === tabs.length;
     for (const other of tabs) {
       const selected = other === tab;
       other.setAttribute("aria-selected", String(selected));

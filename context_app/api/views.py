@@ -197,15 +197,7 @@ def _source_links(digest: StoredDigest, versions: dict[str, str]) -> dict:
 
 def _mutation_response(result: services.MutationResult, status: int = 200) -> Response:
     manifest = result.manifest
-    response = Response(
-        {
-            "revision": manifest["revision"],
-            "diff": result.diff,
-            "files": manifest["files"],
-            "aggregate_digest_status": manifest["aggregate_digest_status"],
-            "last_diff": manifest["last_diff"],
-        },
-        status=status,
-    )
+    # The whole manifest (a page shows it as it shows a push), and this mutation's own diff.
+    response = Response({**manifest, "diff": result.diff}, status=status)
     response["ETag"] = f'"{manifest["revision"]}"'
     return response

@@ -12,6 +12,9 @@ sentences become uncertainties, and each cites the span it came from. Claims are
 the source's own words, cut at a word boundary; nothing is paraphrased, so
 nothing is made up.
 
+A CSV file is read as a table instead (offline_csv): its shape and, per column,
+its range and total or its distinct values, computed from the rows it cites.
+
 Task B: the input digests (per-file or themselves aggregates, for the tree over
 large sets) are merged: equal claims become one fact with the union of their
 sources, facts from different files about the same subject with different
@@ -24,6 +27,7 @@ from collections.abc import Iterable
 
 from ..terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
+from .offline_csv import read_table, table_facts, table_summary
 from .validation import SCHEMA_VERSION, split_ref
 
 GENERATOR = "offline-extractive"
@@ -244,6 +248,9 @@ def _spread(items: list, limit: int) -> list:
 
 def per_file_digest(prompt: str) -> dict:
     filename, file_format, spans = parse_per_file_envelope(prompt)
+    table = read_table(filename, spans) if file_format == "csv" else None
+    if table is not None:
+        return _digest(filename, file_format, table_summary(filename, table), table_facts(filename, table), [])
     located: list[tuple[int, str, str]] = []  # (position, sentence, SourceRef), in document order
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
@@ -270,17 +277,21 @@ def per_file_digest(prompt: str) -> dict:
     facts = [candidates[key] for key in chosen]
     if not facts:
         facts = _fallback_fact(filename, spans, located)
+    summary = _file_summary(filename, [sentence for _, sentence, _ in located], facts)
+    return _digest(filename, file_format, summary, facts, _spread(list(uncertainties.values()), MAX_UNCERTAINTIES))
+
+
+def _digest(filename: str, file_format: str, summary: str, facts: list[dict], uncertainties: list[dict]) -> dict:
     for number, fact in enumerate(facts, start=1):
         fact["id"] = f"F{number}"
-
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "single",
         "generator": GENERATOR,
         "document": {"filename": filename, "format": file_format},
-        "summary": _file_summary(filename, [sentence for _, sentence, _ in located], facts),
+        "summary": summary,
         "facts": facts,
-        "uncertainties": _spread(list(uncertainties.values()), MAX_UNCERTAINTIES),
+        "uncertainties": uncertainties,
     }
 
 

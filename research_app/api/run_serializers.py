@@ -45,6 +45,7 @@ def serialize_run(run: ResearchRun) -> dict:
         },
         "tokens_used": run.tokens_used,
         "usage": run_usage(run.pk),
+        "model_calls": run.model_calls,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "error": run.error,
         "context_processing": run.context_processing,

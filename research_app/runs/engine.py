@@ -558,10 +558,11 @@ def _finish_node(node: ResearchNode, status: str, then: tuple[str, dict] | None 
         )
         if not stored:
             raise RunStopped(node.run_id, f"node {node.path}")
+        usage = model_tasks.run_progress(node.run_id)
         if status == NodeStatus.FAILED:
-            emit(node.run_id, "node_failed", while_status=Status.RUNNING, node=node.path, error=node.error)
+            emit(node.run_id, "node_failed", while_status=Status.RUNNING, node=node.path, error=node.error, usage=usage)
         else:
-            emit(node.run_id, "node_completed", while_status=Status.RUNNING, node=node.path, status=status)
+            emit(node.run_id, "node_completed", while_status=Status.RUNNING, node=node.path, status=status, usage=usage)
         if then is not None:
             emit(node.run_id, then[0], while_status=Status.RUNNING, node=node.path, **then[1])
 

@@ -134,6 +134,7 @@ class TokenReservation:
         """The call answered: its real tokens count, its reservation ends."""
         ResearchRun.objects.filter(pk=self.run_id).update(
             tokens_used=F("tokens_used") + call.input_tokens + call.output_tokens,
+            model_calls=F("model_calls") + 1,
             tokens_reserved=_less_reserved(self.held),
         )
         self.held = 0
@@ -155,3 +156,10 @@ def _stop(run_id, reason: str, limit: str, doing: str) -> None:
 
     fail_run(run_id, reason, limit=limit)
     raise RunStopped(run_id, doing)
+
+
+def run_progress(run_id) -> dict:
+    """The run's model calls and tokens so far (counted by run_task), for the page's progress line;
+    node and run ends carry it in their events."""
+    calls, tokens = ResearchRun.objects.values_list("model_calls", "tokens_used").get(pk=run_id)
+    return {"calls": calls, "tokens": tokens}

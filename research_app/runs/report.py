@@ -96,7 +96,12 @@ def write_report(run_id) -> None:
         ):
             return  # cancelled meanwhile: the report is not stored
         emit(
-            run.pk, "run_completed", title=report["title"], sections=len(report["sections"]), references=len(references)
+            run.pk,
+            "run_completed",
+            title=report["title"],
+            sections=len(report["sections"]),
+            references=len(references),
+            usage=model_tasks.run_progress(run.pk),
         )
         announce(run.pk)
 

@@ -202,6 +202,8 @@ def test_replace_and_delete_update_the_banner_and_parse_only_the_changed_file(
     )
     page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed, -0 deleted')")
     wait_status(page, "beta.md", "ready")
+    # The banner sums the changes since the last parse: the delete starts a new sum once the replace is parsed.
+    page.wait_for_function("document.getElementById('banner').textContent.includes('up to date')")
     page.click('button[aria-label="Delete gamma.txt"]')
     page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~0 changed, -1 deleted')")
     page.wait_for_selector('#file-rows tr[data-filename="gamma.txt"]', state="detached")

@@ -248,3 +248,32 @@ def test_retry_a_file_in_error(api, settings):
     conflict = api.post(f"/api/sessions/{sid}/context/files/{ready_fid}/retry")
     assert conflict.status_code == 409 and "only files in error" in conflict.json()["error"]
     assert ContextSet.objects.get(session_id=sid).files.count() == 2
+
+
+def test_the_banner_diff_sums_the_changes_since_the_last_parse(api):
+    sid = parsed_session(api, {"alpha.txt": ALPHA})
+    api.upload(sid, {"beta.md": BETA, "gamma.txt": GAMMA})
+    api.upload(sid, {"delta.txt": b"A fourth file, written in 2023.\n"})
+    api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'gamma.txt')}")  # new, then gone: no change
+    api.upload(sid, {"alpha.txt": ALPHA + b"\nA line added in 2024.\n"})
+    diff = api.get(f"/api/sessions/{sid}/context").json()["last_diff"]
+    assert (diff["new"], diff["changed"], diff["deleted"]) == (2, 1, 0)
+    assert sorted((item["filename"], item["change"]) for item in diff["items"]) == [
+        ("alpha.txt", "changed"),
+        ("beta.md", "new"),
+        ("delta.txt", "new"),
+    ]
+    api.parse(sid)
+    settled = api.settle(sid)
+    assert (settled["last_diff"]["new"], settled["last_diff"]["changed"]) == (2, 1)  # the parse's sum, shown as done
+    api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'beta.md')}")
+    diff = api.get(f"/api/sessions/{sid}/context").json()["last_diff"]
+    assert (diff["new"], diff["changed"], diff["deleted"]) == (0, 0, 1)  # after a parse, a new sum
+
+
+def test_every_manifest_read_is_numbered_later_than_the_one_before(api):
+    sid = api.create_session()
+    first = api.get(f"/api/sessions/{sid}/context").json()["manifest_seq"]
+    uploaded = api.upload(sid, {"alpha.txt": ALPHA}).json()["manifest_seq"]
+    again = api.get(f"/api/sessions/{sid}/context").json()["manifest_seq"]
+    assert first < uploaded < again

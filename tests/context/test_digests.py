@@ -1,6 +1,7 @@
 """Digest layer: envelopes, offline extractive digests, validation, relabelling, generation with repair."""
 
 import json
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -638,3 +639,45 @@ def test_offline_aggregate_bounds_conflicts_and_puts_them_first():
     assert len(conflicts) == 3, "a handful of conflicts per subject, not n²"
     assert digest["facts"][:3] == conflicts and len(digest["facts"]) == 80
     assert "3 conflicts between files." in digest["summary"]
+
+
+def _csv_spans(name: str) -> list[dict]:
+    from context_app.extraction import ExtractionLimits, extract_document
+
+    data = (Path(__file__).parents[1] / "fixtures" / name).read_bytes()
+    return [span.as_dict() for span in extract_document(data, name, "text/csv", ExtractionLimits.from_settings()).spans]
+
+
+def test_offline_digest_of_a_csv_states_its_shape_and_column_statistics_citing_the_rows():
+    import csv
+
+    spans = _csv_spans("data.csv")
+    with open(Path(__file__).parents[1] / "fixtures" / "data.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    digest = file_digest("data.csv", spans, "csv")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    bursts = [int(row["bursts"]) for row in rows]
+    low, high = min(bursts), max(bursts)
+    expected = (
+        f"bursts ranges from {low} (row {bursts.index(low) + 2}) to {high} (row {bursts.index(high) + 2}); "
+        f"the total over {len(rows)} rows is {sum(bursts)}"
+    )
+    assert any(claim.startswith(expected) for claim in claims), claims
+    years = sorted({int(row["year"]) for row in rows})
+    assert f"year runs from {years[0]} to {years[-1]} ({len(years)} distinct values)." in claims
+    districts = sorted({row["district"] for row in rows})
+    assert any(claim.startswith(f"district takes {len(districts)} values") for claim in claims), claims
+    row_spans = {f"data.csv::{span['span_id']}" for span in spans if span["locator"].startswith("rows ")}
+    for fact in digest["facts"]:
+        assert fact["sources"] and set(fact["sources"]) <= row_spans, fact  # the rows, never the header
+    assert check_file(digest, "data.csv", spans, "csv").valid
+
+
+def test_offline_digest_facts_are_sentences_not_headings():
+    memo = (
+        "Rollout Budget Memo\n\nThe rollout costs 4.2 million euros in 2024.\n\n"
+        "Next Steps\n\nThe board must approve the budget by March 2024."
+    )
+    claims = [fact["claim"] for fact in file_digest("memo.txt", spans_of(*memo.split("\n\n")))["facts"]]
+    assert claims == ["The rollout costs 4.2 million euros in 2024.", "The board must approve the budget by March 2024."]

@@ -88,6 +88,16 @@ def test_records_group_spans_by_page_section_or_size():
     assert [d.page for d in pdf] == [1, 4]
 
 
+def test_a_csv_record_cites_its_rows_and_carries_the_column_names():
+    spans = [
+        {"span_id": "S1", "text": "district, bursts", "locator": "header"},
+        {"span_id": "S2", "text": "district: Harbour; bursts: 63", "locator": "rows 2-2"},
+    ]
+    (record,) = library.records_from_spans("csv", spans)
+    assert (record.first_span, record.last_span) == ("S2", "S2")  # "Part 1" opens the rows, not the header
+    assert record.text == "district, bursts\n\ndistrict: Harbour; bursts: 63"
+
+
 def test_analyze_stems_and_drops_stop_words():
     assert terms.analyze("The Arguments of a function, and its default argument values!") == [
         "argument",

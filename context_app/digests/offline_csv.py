@@ -1,0 +1,169 @@
+"""The offline extractive digest of a CSV file: what its table states, computed from its rows.
+
+Sentence extraction reads a CSV as one long run-on line ("district: Harbour; year:
+2015; …"), so its digest was one truncated fact of concatenated rows. A table
+states its columns and its values instead: the facts here say how many rows and
+which columns the file has, and per column its range and total (numeric) or its
+distinct values (a few repeated labels), each citing the row spans it was computed
+from. Everything is computed from the spans the extractor made
+(context_app.extraction._csv_blocks): span "header" holds the column names joined
+by ", ", every other span a run of rows, one per line, as "column: value; …".
+"""
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from ..terms import cut_text
+
+MAX_CLAIM_CHARS = 400
+MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summarised by them
+MIN_NUMERIC_SHARE = 0.8  # of a column's non-empty cells, to read it as numbers
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
+
+
+@dataclass
+class Column:
+    name: str
+    cells: list[tuple[str, str, int]] = field(default_factory=list)  # (value, SourceRef, row number)
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: list[Column]
+    rows: int
+    row_refs: list[str]
+
+
+def read_table(filename: str, spans: list[dict]) -> Table | None:
+    """The columns of a CSV's spans with each cell's SourceRef; None when the spans are not such a table."""
+    if len(spans) < 2:
+        return None
+    names = [name.strip() for name in spans[0]["text"].split(", ")]
+    columns = [Column(name) for name in names]
+    rows, row_refs = 0, []
+    for span in spans[1:]:
+        ref = f"{filename}::{span['span_id']}"
+        lines = [line for line in span["text"].split("\n") if line.strip()]
+        for line in lines:
+            cells = _cells(line, names)
+            if cells is None:
+                return None
+            rows += 1
+            for column, value in zip(columns, cells, strict=False):
+                if value.strip():
+                    column.cells.append((value.strip(), ref, rows + 1))  # +1: the header is row 1
+        if lines:
+            row_refs.append(ref)
+    return Table(columns, rows, row_refs) if rows else None
+
+
+def _cells(line: str, names: list[str]) -> list[str] | None:
+    """The values of one "name: value; name: value" row line, in column order (fewer when the row is short)."""
+    values, rest = [], line
+    for i, name in enumerate(names):
+        prefix = f"{name}: "
+        if not rest.startswith(prefix):
+            return values if values and not rest else None
+        rest = rest[len(prefix) :]
+        following = f"; {names[i + 1]}: " if i + 1 < len(names) else None
+        cut = rest.find(following) if following else -1
+        if cut < 0:
+            values.append(rest)
+            rest = ""
+        else:
+            values.append(rest[:cut])
+            rest = rest[cut + 2 :]
+    return values
+
+
+def _number(value: str) -> Decimal | None:
+    text = _UNIT_AROUND.sub("", value.strip())
+    if not _NUMBER.fullmatch(text):
+        return None
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _shown(number: Decimal) -> str:
+    """A figure as a reader writes it: no trailing zeros, thousands grouped from 10,000 (not 2,015)."""
+    text = f"{number.normalize():{',' if abs(number) >= 10_000 else ''}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _is_year_column(numbers: list[Decimal]) -> bool:
+    return all(number == number.to_integral_value() and 1800 <= number <= 2100 for number in numbers)
+
+
+def table_facts(filename: str, table: Table) -> list[dict]:
+    """The table's shape, then per column what it holds; each fact cites the rows it was computed from."""
+    names = ", ".join(column.name for column in table.columns)
+    facts = [
+        _fact(
+            f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}.",
+            table.row_refs,
+            "offline extractive: counted in the file",
+        )
+    ]
+    for column in table.columns:
+        fact = _numeric_fact(column, table.rows) or _category_fact(column, table.rows)
+        if fact:
+            facts.append(fact)
+    return facts
+
+
+def _numeric_fact(column: Column, rows: int) -> dict | None:
+    numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value)) is not None]
+    if len(numbers) < 2 or len(numbers) < MIN_NUMERIC_SHARE * len(column.cells):
+        return None
+    low = min(numbers, key=lambda item: item[0])
+    high = max(numbers, key=lambda item: item[0])
+    sources = _unique([low[1], high[1], *(ref for _n, ref, _r in numbers)])
+    if _is_year_column([number for number, _ref, _row in numbers]):  # a period: its total means nothing
+        distinct = len({number for number, _ref, _row in numbers})
+        claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
+        return _fact(claim, sources, "offline extractive: computed from the rows")
+    total = sum(number for number, _ref, _row in numbers)
+    counted = f"{len(numbers)} rows" if len(numbers) == rows else f"the {len(numbers)} rows with a number"
+    claim = (
+        f"{column.name} ranges from {_shown(low[0])} (row {low[2]}) to {_shown(high[0])} (row {high[2]}); "
+        f"the total over {counted} is {_shown(total)}, the mean {_shown(round(total / len(numbers), 2))}."
+    )
+    return _fact(claim, sources, "offline extractive: computed from the rows")
+
+
+def _category_fact(column: Column, rows: int) -> dict | None:
+    counts: dict[str, list[str]] = {}
+    for value, ref, _row in column.cells:
+        counts.setdefault(value, []).append(ref)
+    if not 1 < len(counts) <= MAX_CATEGORIES or len(counts) == len(column.cells):
+        return None  # one label, or a label per row (names, ids): nothing a count adds
+    ordered = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
+    listed = ", ".join(f"{value} ({len(refs)})" for value, refs in ordered)
+    claim = f"{column.name} takes {len(counts)} values over {len(column.cells)} rows: {listed}."
+    sources = _unique([ref for _value, refs in ordered for ref in refs])
+    return _fact(claim, sources, "offline extractive: counted in the file")
+
+
+def _unique(refs: list[str]) -> list[str]:
+    return list(dict.fromkeys(refs))
+
+
+def _fact(claim: str, sources: list[str], note: str) -> dict:
+    return {
+        "id": "",
+        "kind": "fact",
+        "claim": cut_text(claim, MAX_CLAIM_CHARS),
+        "sources": sources,
+        "reliability": "high",
+        "reliability_note": note,
+    }
+
+
+def table_summary(filename: str, table: Table) -> str:
+    numeric = [column.name for column in table.columns if _numeric_fact(column, table.rows)]
+    said = f"{filename}: a table of {table.rows} rows with the columns {', '.join(c.name for c in table.columns)}."
+    return said + (f" Numeric columns: {', '.join(numeric)}." if numeric else "")
