@@ -22,6 +22,7 @@ from django.utils import timezone
 from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.errors import ApplicationError
+from context_app.llm.output import partial_string_field
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
@@ -96,6 +97,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
             ),
             subject=f"chat:{message.pk}",
             context_set_id=context_set_id_of(session.pk),
+            on_partial=AnswerDeltas(session.pk, message.pk),
         )
     except TaskFailed as exc:
         message.status, message.error = ChatMessage.Status.FAILED, str(exc)
@@ -126,6 +128,30 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     events.push(session.pk, "conversation:message", message=message_json(reply))
     _release_queue(message.conversation)
     return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}
+
+
+class AnswerDeltas:
+    """Pushes the answer of a turn as it is generated: `conversation:delta` {user_message_id, offset, delta}.
+
+    Called with the model's raw text so far (JSON, chat_turn.schema.json), it sends what the
+    `answer` field gained; `offset` is where `delta` starts in the answer, 0 when an attempt
+    starts over (a retry, the repair call). Deltas are provisional: the final
+    conversation:message, checked against its citations, is what is stored.
+    """
+
+    def __init__(self, session_id, message_id) -> None:
+        self.session_id, self.message_id = session_id, str(message_id)
+        self.sent = ""
+
+    def __call__(self, received: str) -> None:
+        answer = partial_string_field(received, "answer")
+        if answer == self.sent:
+            return
+        offset = len(self.sent) if answer.startswith(self.sent) else 0
+        self.sent = answer
+        events.push(
+            self.session_id, "conversation:delta", user_message_id=self.message_id, offset=offset, delta=answer[offset:]
+        )
 
 
 NO_SUPPORTED_ANSWER = "I found nothing in this session's material that supports an answer."

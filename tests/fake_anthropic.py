@@ -6,6 +6,7 @@ fail in the ways real services do (("status", 429, {"retry-after": "1"}) sends h
 """
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -19,6 +20,7 @@ from context_app.llm.offline import OfflineProvider
 from context_app.llm.task_envelope import task_name
 
 API_KEY = "test-key"
+STREAM_PIECE = re.compile(r".+?(?:[.!?] |$)", re.S)  # a streamed answer arrives a sentence at a time
 
 
 class FakeAnthropic:
@@ -27,6 +29,7 @@ class FakeAnthropic:
         self.behaviours: deque = deque()
         self.failing_markers: dict[str, int] = {}  # prompt substring → HTTP status, until cleared
         self.lock = threading.Lock()
+        self.streamed = 0  # answers sent as server-sent events (the request asked for `stream: true`)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         # A short poll interval: shutdown() waits for it at every test's teardown.
@@ -121,19 +124,44 @@ class FakeAnthropic:
                 return self._message(body, json.dumps(answer))
 
             def _message(self, request_body: dict, text: str):
-                self._json(
-                    200,
-                    {
-                        "id": "msg_fake",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": request_body.get("model"),
-                        "content": [{"type": "text", "text": text}],
-                        "stop_reason": "end_turn",
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": len(json.dumps(request_body)) // 4, "output_tokens": len(text) // 4},
-                    },
-                )
+                usage = {"input_tokens": len(json.dumps(request_body)) // 4, "output_tokens": len(text) // 4}
+                message = {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": request_body.get("model"),
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+                if request_body.get("stream"):
+                    return self._events(message, text)
+                self._json(200, message)
+
+            def _events(self, message: dict, text: str):
+                """The message as the Messages API streams it: server-sent events, the text in pieces."""
+                usage = message["usage"]
+                delta = {"stop_reason": "end_turn", "stop_sequence": None}
+                events = [
+                    {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}},
+                    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                    *(
+                        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                        for piece in STREAM_PIECE.findall(text)
+                    ),
+                    {"type": "content_block_stop", "index": 0},
+                    {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}},
+                    {"type": "message_stop"},
+                ]
+                fake.streamed += 1
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                for event in events:
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
 
             def _error(self, status: int, error_type: str, message: str, headers: dict | None = None):
                 self._json(status, {"type": "error", "error": {"type": error_type, "message": message}}, headers)

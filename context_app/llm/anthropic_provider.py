@@ -5,7 +5,7 @@ from typing import Any
 import anthropic
 
 from ..ir.adapters import to_anthropic
-from .base import LLMRequest, LLMResponse, sdk_errors
+from .base import LLMRequest, LLMResponse, TextSink, sdk_errors
 
 
 class AnthropicProvider:
@@ -17,12 +17,27 @@ class AnthropicProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         with sdk_errors(anthropic, _message):
-            message = self.client.messages.create(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                system=request.system,
-                messages=self._messages(request),
-            )
+            message = self.client.messages.create(**self._params(request))
+        return self._response(message)
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMResponse:
+        """The same request as `complete`, streamed (server-sent events); the text deltas go to `on_text`."""
+        with sdk_errors(anthropic, _message), self.client.messages.stream(**self._params(request)) as stream:
+            for text in stream.text_stream:
+                on_text(text)
+            message = stream.get_final_message()
+        return self._response(message)
+
+    def _params(self, request: LLMRequest) -> dict[str, Any]:
+        """The Messages API request, one for both `complete` and `stream`."""
+        return {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "system": request.system,
+            "messages": self._messages(request),
+        }
+
+    def _response(self, message: Any) -> LLMResponse:
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         return LLMResponse(
             text=text,

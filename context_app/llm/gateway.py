@@ -3,8 +3,9 @@
 settings.GROUNDWORK_LLM picks the provider: "offline" (context_app.llm.offline),
 "anthropic", "openai" (an OpenAI-compatible server), or the dotted path of a
 provider class built without arguments, e.g. "tests.scripted_provider.ScriptedProvider".
-A provider has a `name`, a `model` and `complete(LLMRequest) -> LLMResponse`
-(base.Provider); it raises ProviderError, retryable or not. Every call first takes
+A provider has a `name`, a `model`, `complete(LLMRequest) -> LLMResponse` and
+`stream(LLMRequest, on_text) -> LLMResponse`, the same call streamed (base.Provider);
+it raises ProviderError, retryable or not. Every call first takes
 a slot under the provider's limits (limiter: calls in flight, tokens a minute,
 429 cool-downs, shared by every process through Redis).
 """
@@ -107,6 +108,7 @@ def complete(
     attempt: int = 1,
     provider: Provider | None = None,
     before_call: Callable[[], None] | None = None,
+    on_partial: Callable[[str], None] | None = None,
 ) -> GatewayResult:
     """One model call: a slot under the provider's limits (limiter), retries, an LLMCall row per attempt.
 
@@ -119,6 +121,11 @@ def complete(
 
     `before_call` runs before every try: a caller's last word, it may raise to stop
     (e.g. a research run that was cancelled).
+
+    With `on_partial` the answer is streamed (`provider.stream`): it is called with
+    the answer's text received so far each time more arrives. What it sees is
+    provisional: a retried attempt starts again from its first piece, and only the
+    returned response is checked and kept.
     """
     provider = provider or get_provider()
     retries = 0  # every retry, recorded on the answer's row
@@ -148,7 +155,7 @@ def complete(
             raise GatewayError(f"{provider.name}: {exc}{after}") from exc
         attempt_started = time.monotonic()
         try:
-            response = provider.complete(request)
+            response = provider.complete(request) if on_partial is None else _streamed(provider, request, on_partial)
         except ProviderError as exc:
             wait = None
             if exc.retryable:
@@ -190,6 +197,16 @@ def complete(
         waited_ms=int(slot.waited * 1000),
     )
     return GatewayResult(response=response, call=call)
+
+
+def _streamed(provider: Provider, request: LLMRequest, on_partial: Callable[[str], None]) -> LLMResponse:
+    received: list[str] = []
+
+    def on_text(piece: str) -> None:
+        received.append(piece)
+        on_partial("".join(received))
+
+    return provider.stream(request, on_text)
 
 
 def _record_retried_attempt(record: dict, exc: ProviderError, attempt_started: float, slot: limiter.Slot) -> None:

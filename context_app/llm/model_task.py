@@ -115,9 +115,11 @@ def run_model_task(
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
     before_call: Callable[[], None] | None = None,
+    on_partial: Callable[[str], None] | None = None,
 ) -> TaskResult:
     """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
-    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop."""
+    `before_call` runs before every call (the repair and the gateway's retries too) and may raise to stop;
+    with `on_partial` every call is streamed (gateway.complete): it sees the answer's text so far, unchecked."""
     provider = provider or gateway.get_provider()
     check = check or (lambda text: schema_check(task.schema, text))
     version = task.prompt_version()
@@ -132,6 +134,7 @@ def run_model_task(
                 attempt=number,
                 provider=provider,
                 before_call=before_call,
+                on_partial=on_partial,
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(task, f"model call failed: {exc}") from exc

@@ -9,7 +9,7 @@ from typing import Any
 import openai
 
 from ..ir.adapters import to_openai
-from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
+from .base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
 
 
 class OpenAICompatibleProvider:
@@ -24,11 +24,7 @@ class OpenAICompatibleProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         with sdk_errors(openai, lambda exc: exc.message):
-            completion = self.client.chat.completions.create(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                messages=self._messages(request),
-            )
+            completion = self.client.chat.completions.create(**self._params(request))
         if not completion.choices:
             raise ProviderError("response had no choices", retryable=True)
         usage = completion.usage
@@ -38,6 +34,35 @@ class OpenAICompatibleProvider:
             output_tokens=usage.completion_tokens if usage else 0,
             model=completion.model or self.model,
         )
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMResponse:
+        """The same request as `complete` with stream=True; each chunk's content goes to `on_text`.
+        The usage comes in a last chunk without choices (stream_options.include_usage)."""
+        pieces: list[str] = []
+        usage, model = None, ""
+        with sdk_errors(openai, lambda exc: exc.message):
+            chunks = self.client.chat.completions.create(
+                **self._params(request), stream=True, stream_options={"include_usage": True}
+            )
+            for chunk in chunks:
+                model = chunk.model or model
+                usage = chunk.usage or usage
+                text = chunk.choices[0].delta.content if chunk.choices else None
+                if text:
+                    pieces.append(text)
+                    on_text(text)
+        if not model:
+            raise ProviderError("the stream ended without a chunk", retryable=True)
+        return LLMResponse(
+            text="".join(pieces),
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            model=model or self.model,
+        )
+
+    def _params(self, request: LLMRequest) -> dict[str, Any]:
+        """The Chat Completions request, one for both `complete` and `stream`."""
+        return {"model": self.model, "max_tokens": request.max_tokens, "messages": self._messages(request)}
 
     def _messages(self, request: LLMRequest) -> list[dict[str, Any]]:
         if request.envelope is None:

@@ -211,11 +211,13 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
                 return seen, event
 
     seen, answer = async_to_sync(scenario)()
-    assert seen == [
+    streamed = seen.count("conversation:delta")  # the deferred answer, as it is written
+    assert streamed and seen == [
         "conversation:message",
         "conversation:context_request",
         "conversation:context_update",
         "conversation:context_resolved",
+        *["conversation:delta"] * streamed,
         "conversation:message",
     ]
     assert "6 to 4" in answer["message"]["content"]
@@ -231,6 +233,36 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
     assert async_to_sync(stranger_connects)() is False
 
 
+def test_the_answer_is_streamed_as_deltas_then_the_final_message(api, sid):
+    async def scenario():
+        communicator = WebsocketCommunicator(
+            application, f"/ws/sessions/{sid}/conversation/?token={api.token}", headers=HEADERS
+        )
+        assert (await communicator.connect())[0]
+        asked = await sync_to_async(say)(api, sid, "What happened to water losses after the valve replacement?")
+        events = []
+        while not events or events[-1]["type"] != "conversation:message" or events[-1]["message"]["role"] == "user":
+            events.append(await communicator.receive_json_from(timeout=20))
+        await communicator.disconnect()
+        return asked, events
+
+    asked, events = async_to_sync(scenario)()
+    assert asked["status"] == "ok", asked
+    deltas = [e for e in events if e["type"] == "conversation:delta"]
+    # The question, the answer's deltas, then the answer: nothing in between, nothing after.
+    expected = ["conversation:message", *["conversation:delta"] * len(deltas), "conversation:message"]
+    assert [e["type"] for e in events] == expected
+    assert len(deltas) >= 2, deltas  # a sentence at a time, before the answer is stored
+    assert {e["user_message_id"] for e in deltas} == {asked["user_message_id"]}
+    streamed = ""
+    for delta in deltas:
+        assert delta["offset"] == len(streamed)
+        streamed += delta["delta"]
+    final = events[-1]["message"]
+    assert final["reply_to"] == asked["user_message_id"] and final["citations"]
+    assert streamed == final["content"]
+
+
 def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthropic, api, sid):
     from context_app.llm.task_envelope import task_name
     from tests.fake_anthropic import text_of
@@ -241,6 +273,7 @@ def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthrop
     assert (call.provider, call.model) == ("anthropic", "claude-test-model")
     asked = [task_name(text_of(r["body"]["messages"][0]["content"])) for r in fake_anthropic.message_requests()]
     assert asked.count("CHAT_TURN") == 1
+    assert fake_anthropic.streamed == 1, "the chat turn is streamed (the digests are not)"
     assert set(LLMCall.objects.values_list("provider", flat=True)) == {"anthropic"}, "nothing went offline"
 
 

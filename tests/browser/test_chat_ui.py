@@ -1,0 +1,49 @@
+"""The chat panel renders the answer while it is written (conversation:delta), then the final message."""
+
+import pytest
+
+from tests.browser.test_context_ui import login
+from tests.browser.test_provenance_ui import new_session, parse_and_wait
+from tests.browser.test_research_ui import open_research
+from tests.factories import make_member
+from tests.research.test_research_runs import SURVEY, VALVES
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Every state of the chat log, as its items showed it: class, and the text of the answer.
+RECORD_LOG = """() => {
+  window.chatLog = [];
+  const log = () => window.chatLog.push([...document.querySelectorAll('#chat-log li')].map((li) => ({
+    cls: li.className, text: li.querySelector('.content')?.textContent || '',
+    markup: li.classList.contains('streaming') ? li.querySelector('.content').children.length : 0,
+  })));
+  new MutationObserver(log).observe(document.getElementById('chat-log'),
+    { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replaces_it(
+    browser, live_server_url, artifacts
+):
+    member = make_member()[0]
+    sid = new_session(member, "Chat", question="Valves", files={"valves.md": VALVES, "survey.txt": SURVEY})
+    parse_and_wait(sid)
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, sid)
+    page.wait_for_function("document.getElementById('chat-log').dataset.live === 'connected'")
+    page.evaluate(RECORD_LOG)
+    page.fill("#chat-input", "What happened to water losses after the valve replacement?")
+    page.click("#chat-send")
+    answer = page.locator("#chat-log li.assistant:not(.streaming)").first
+    answer.wait_for()
+    final = answer.locator(".content").inner_text()
+    assert page.locator("#chat-log li.streaming").count() == 0, "the final message replaced the draft"
+
+    drafts = [item["text"] for state in page.evaluate("window.chatLog") for item in state if "streaming" in item["cls"]]
+    # The draft grew while the answer was written: a first sentence alone, then more, up to the final text.
+    assert drafts and drafts[0] and len(set(drafts)) >= 2, drafts
+    assert all(final.startswith(text) for text in drafts), (drafts, final)
+    assert drafts[0] != final
+    markup = [item["markup"] for state in page.evaluate("window.chatLog") for item in state]
+    assert not any(markup), "a delta is shown as text, never as markup"
+    page.screenshot(path=str(artifacts / "chat-streamed.png"))
