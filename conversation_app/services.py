@@ -27,7 +27,7 @@ from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, ru
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
 from context_app.selectors import context_set_id_of
-from context_app.terms import analyze
+from context_app.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun, ResearchSession
 from research_app.selectors import as_uuid
 
@@ -37,6 +37,7 @@ from .artifacts import (
     first_sourceref,
     held_text,
     known_citations,
+    question_passages,
     session_artifacts,
     source_versions,
 )
@@ -78,9 +79,10 @@ def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *,
 def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> dict:
     """Ask the model; answer, or defer the message behind a context request."""
     session = message.conversation.session
-    artifacts = session_artifacts(session)
     supplied = _supplied_for(message)
     history = _history(message)
+    # The library's best passages for the question come first: they hold the spans that answer it.
+    artifacts = question_passages(session, _searched_question(message, history)) + session_artifacts(session)
     inputs = {
         "message": message.content,
         "history": history,
@@ -196,13 +198,13 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         text = held_text(need.get("anchor", ""), session, artifacts)
         (held if text else required).append((slot, text, need.get("anchor", "")))
     deadline = timezone.now() + timedelta(seconds=settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS)
-    versions = source_versions(session)
+    suggestions = _suggestions(message.content, artifacts, source_versions(session))
     with transaction.atomic():
         request = ContextRequest.objects.create(
             conversation=message.conversation,
             message=message,
             required=[
-                slot | {"suggestions": _suggestions(slot, artifacts, versions)} for slot, _, _ in required + held
+                slot | {"suggestions": suggestions} for slot, _, _ in required + held
             ],
             deadline=deadline,
         )
@@ -231,27 +233,34 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
     }
 
 
-def _suggestions(slot: dict, artifacts, versions: dict[str, str]) -> list[dict]:
-    """Excerpts of the session's material that share words with the slot: one click to attach.
+MAX_SUGGESTIONS = 3
+
+
+def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dict]:
+    """The excerpts of the session's material that best match the question (BM25 over every line: the
+    library's best passages for it and the digests, reports and supplies): one click to attach.
 
     An excerpt that cites a span carries that span's citation (sourceref, version, span, source_url).
     """
-    wanted = set(analyze(slot["description"]))
-    scored = []
-    for artifact in artifacts:
-        for line in artifact.text.split("\n"):
-            shared = len(wanted & set(analyze(line)))
-            if shared and line.strip():
-                scored.append((-shared, artifact.key, line.strip()[:500]))
+    lines = [(a.key, line.strip()) for a in artifacts for line in a.text.split("\n") if line.strip()]
+    scores = bm25_rank(question, [text for _key, text in lines])
+    ranked = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
     suggestions: dict[str, dict] = {}
-    for _, key, text in sorted(scored):
-        same = re.sub(r"^\[\w+\]\s*", "", text).casefold()  # one excerpt, whichever digest holds it
-        suggestions.setdefault(same, {"label": key, "text": text})
-    chosen = list(suggestions.values())[:3]
+    for i in ranked:
+        if scores[i] <= 0 or len(suggestions) == MAX_SUGGESTIONS:
+            break
+        key, text = lines[i]
+        same = _SUGGESTION_KEY.sub("", text).casefold().strip(" .")  # one excerpt, whichever artifact holds it
+        suggestions.setdefault(same, {"label": key, "text": text[:500]})
+    chosen = list(suggestions.values())
     for suggestion in chosen:
         ref = first_sourceref(suggestion["text"])
         suggestion.update(provenance.links_for([ref] if ref else [], versions).get(ref, {}))
     return chosen
+
+
+# "[fact] " before a digest item, "(a.txt::S4)" after a cited sentence: not part of what an excerpt says.
+_SUGGESTION_KEY = re.compile(r"^\[\w+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")
 
 
 # --- supplies --------------------------------------------------------------------------
@@ -413,6 +422,18 @@ def _history(message: ChatMessage) -> list[dict]:
     )
     turns = list(earlier.order_by("-created_at")[:HISTORY_TURNS])[::-1]
     return [{"role": m.role, "content": m.content} for m in turns]
+
+
+FOLLOW_UP_TERMS = 2  # a message with fewer search terms is a follow-up: the previous question is searched too
+
+
+def _searched_question(message: ChatMessage, history: list[dict]) -> str:
+    """What the library is searched for: the message, and for a bare follow-up ("and in 2023?") the
+    previous user message as well."""
+    if len(query_terms(message.content)) >= FOLLOW_UP_TERMS:
+        return message.content
+    previous = next((turn["content"] for turn in reversed(history) if turn["role"] == "user"), "")
+    return f"{message.content} {previous}".strip()
 
 
 def _supplied_for(message: ChatMessage) -> list[dict]:

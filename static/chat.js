@@ -51,7 +51,7 @@
   }
 
   function draftItem(questionId, text) {
-    return el("li", { class: "assistant streaming", "data-draft-for": questionId, "aria-busy": "true" },
+    return el("li", { class: "draft", "data-draft-for": questionId, "aria-busy": "true" },
       el("span", { class: "who", text: "assistant · writing…" }),
       el("p", { class: "content", text }));
   }

@@ -15,7 +15,7 @@ RECORD_LOG = """() => {
   window.chatLog = [];
   const log = () => window.chatLog.push([...document.querySelectorAll('#chat-log li')].map((li) => ({
     cls: li.className, text: li.querySelector('.content')?.textContent || '',
-    markup: li.classList.contains('streaming') ? li.querySelector('.content').children.length : 0,
+    markup: li.classList.contains('draft') ? li.querySelector('.content').children.length : 0,
   })));
   new MutationObserver(log).observe(document.getElementById('chat-log'),
     { subtree: true, childList: true, characterData: true });
@@ -31,16 +31,24 @@ def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replac
     page = login(browser, live_server_url, member)
     open_research(page, live_server_url, sid)
     page.wait_for_function("document.getElementById('chat-log').dataset.live === 'connected'")
-    page.evaluate(RECORD_LOG)
-    page.fill("#chat-input", "What happened to water losses after the valve replacement?")
+    page.fill("#chat-input", "How did maintenance staffing change in the workshop?")
     page.click("#chat-send")
-    answer = page.locator("#chat-log li.assistant:not(.streaming)").first
+    card = page.locator(".request-card")
+    card.wait_for()
+    page.evaluate(RECORD_LOG)
+    # The answer quotes the note's two sentences: the offline provider streams them one at a time.
+    note = "The workshop went from 6 to 4 maintenance staff in 2022. Two <b>fitters</b> retired."
+    card.locator("textarea").fill(note)
+    card.locator("button", has_text="Attach note").click()
+    answer = page.locator("#chat-log li.assistant").first
     answer.wait_for()
     final = answer.locator(".content").inner_text()
-    assert page.locator("#chat-log li.streaming").count() == 0, "the final message replaced the draft"
+    assert "6 to 4 maintenance staff" in final and "Two <b>fitters</b> retired." in final, final
+    assert page.locator("#chat-log li.draft").count() == 0, "the final message replaced the draft"
 
-    drafts = [item["text"] for state in page.evaluate("window.chatLog") for item in state if "streaming" in item["cls"]]
-    # The draft grew while the answer was written: a first sentence alone, then more, up to the final text.
+    drafts = [item["text"] for state in page.evaluate("window.chatLog") for item in state if item["cls"] == "draft"]
+    # The draft grew while the answer was written: a first sentence alone, then more, up to the final text,
+    # and what the note's writer typed as markup stayed text.
     assert drafts and drafts[0] and len(set(drafts)) >= 2, drafts
     assert all(final.startswith(text) for text in drafts), (drafts, final)
     assert drafts[0] != final
