@@ -6,27 +6,30 @@ gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
 conversation_app's AppConfig.ready() registers `chat_turn` with the offline
 provider (context_app.llm.offline.register).
 
-The evidence chunks are the session's artifacts (artifacts.py), each titled with its key in
-brackets ("[digest:aggregate] Aggregate digest", "[report:<uuid>] Report: …",
-"[supply:<uuid>] Note from alice"). Every line of a digest ("[fact] … (a.txt::S1)")
-and every sentence of the other chunks and of the context supplied for this
-turn is a candidate; it scores the number of the message's content terms it
-shares (token overlap, the terms of context_app.terms).
+The evidence chunks are the library's best passages of the session's files for the
+question and the session's artifacts (artifacts.py), each titled with its key in
+brackets ("[passage:ops.md::S2] ops.md › Staffing", "[digest:aggregate] Aggregate
+digest", "[report:<uuid>] Report: …", "[supply:<uuid>] Note from alice"). Every line
+of a digest ("[fact] … (a.txt::S1)") and every sentence of the other chunks and of
+the context supplied for this turn is a candidate (the terms of context_app.terms).
 
 - The message has no content terms ("hi", "thanks"): a fixed sentence saying
   what the assistant does with this session.
-- The candidates mention at least half of the message's terms, or context was
-  supplied for this turn (even if every slot was skipped: it is never asked
-  for twice), or the turn may not ask (`may_request` false: forced, or the
-  request expired): the answer is the best three candidates in their own words,
-  citing their SourceRefs or else their chunk's key. Below half, it first says
-  what the session does not cover.
+- Unless a person supplied context for this turn, when one or two candidates
+  answer the question (`answer_scores`: what it asks for, the figures it names,
+  enough of its rarer terms): the answer is those sentences in their own words,
+  citing their SourceRefs or else their chunk's key.
+- Otherwise, when context was supplied for this turn (even if every slot was
+  skipped: it is never asked for twice), or the turn may not ask (`may_request`
+  false: forced, or the request expired): the best three candidates by shared
+  terms, the best of what a person supplied among them; below half of the
+  terms, it first says what the session does not cover.
 - Otherwise: no answer, and `needs` ask a person for a note on the uncovered
   terms, and for the document the message names unless the prompt carries it
-  whole. A need is anchored to the most relevant artifact only when the
-  prompt lacks part of it (omitted, cut or summarised by the token budget):
-  the system attaches what it holds itself, and re-attaching what was read
-  whole would keep the request from ever reaching a person.
+  whole. A need is anchored to the most relevant report, findings or supply only
+  when the prompt lacks part of it (omitted, cut or summarised by the token
+  budget): the system attaches what it holds itself, and re-attaching what was
+  read whole would keep the request from ever reaching a person.
 
 A bare follow-up ("and in 2023?", fewer than two terms) borrows the terms of
 the previous user message in `history`.
@@ -326,7 +329,7 @@ def _answer(used: list[_Candidate], uncovered: list[str]) -> dict:
 # Calibrated on bench/chat_quality.py's labelled set (bench/results/chat.json); see docs/decisions.md.
 
 ANSWER_SCORE = 0.5  # the weighted share of the question's terms a sentence must hold to answer on its own
-CONTEXT_WEIGHT = 0.5  # a term only in the sentence's section heading or the sentence before counts this much
+CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
 
 _NUMBER_WORDS = (
@@ -365,6 +368,9 @@ _ANSWER_TYPES = (
     ),
     (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
 )
+_HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
+_COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
+_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
 
@@ -382,6 +388,13 @@ def _names(text: str, asked: set[str]) -> bool:
 
 
 def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
+    counted = _HOW_MANY.search(question)
+    if counted:  # "how many households": a count of households ("230 households"), not of something else
+        noun = stem(counted.group(1).lower())
+        return any(
+            noun in [stem(word.lower()) for word in _WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
+            for match in _COUNT_RE.finditer(text)
+        )
     for asks, holds in _ANSWER_TYPES:
         if asks.search(question):
             return _names(text, asked) if holds is None else bool(holds.search(text))
@@ -401,10 +414,11 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     """The candidates that could answer `question`, with their score, best first.
 
     A sentence could when it holds what the question asks for (a duration for "how long",
-    a figure for "how many", a date for "when did", a name for "who") and every figure the
-    question names. Its score is the share of the question's terms it holds, each weighted
-    by its rarity among the candidates (inverse document frequency): a rare term the files
-    never use ("mayor") weighs more than the common ones a near miss shares.
+    a count of households for "how many households", a date for "when did", a name for
+    "who") and every figure the question names. Its score is the share of the question's
+    terms it holds, each weighted by its rarity among the candidates (inverse document
+    frequency): a rare term the files never use ("mayor") weighs more than the common ones
+    a near miss shares.
     """
     if not candidates or not terms:
         return []

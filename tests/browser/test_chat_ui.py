@@ -2,9 +2,7 @@
 
 import pytest
 
-from tests.browser.test_context_ui import login
-from tests.browser.test_provenance_ui import new_session, parse_and_wait
-from tests.browser.test_research_ui import open_research
+from tests.browser.test_provenance_ui import open_chat
 from tests.factories import make_member
 from tests.research.test_research_runs import SURVEY, VALVES
 
@@ -25,12 +23,7 @@ RECORD_LOG = """() => {
 def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replaces_it(
     browser, live_server_url, artifacts
 ):
-    member = make_member()[0]
-    sid = new_session(member, "Chat", question="Valves", files={"valves.md": VALVES, "survey.txt": SURVEY})
-    parse_and_wait(sid)
-    page = login(browser, live_server_url, member)
-    open_research(page, live_server_url, sid)
-    page.wait_for_function("document.getElementById('chat-log').dataset.live === 'connected'")
+    _sid, page = open_chat(browser, live_server_url, make_member()[0], {"valves.md": VALVES, "survey.txt": SURVEY})
     page.fill("#chat-input", "How did maintenance staffing change in the workshop?")
     page.click("#chat-send")
     card = page.locator(".request-card")

@@ -150,6 +150,8 @@ def test_a_sentence_answers_only_with_what_the_question_asks_for():
                 "[fact] The board asked the director to prepare a proposal for smart meters in district 5. (minutes.txt::S3)",
                 "[fact] Repairs cost 48,000 euros. (minutes.txt::S4)",
                 "[fact] Maria Lopez has led the night crew since January 2022. (minutes.txt::S5)",
+                "[fact] About 61 percent of households in district 3 reported fewer interruptions. (minutes.txt::S6)",
+                "[fact] A burst left 230 households in district 3 without water. (minutes.txt::S7)",
             ]
         ),
     )
@@ -159,11 +161,13 @@ def test_a_sentence_answers_only_with_what_the_question_asks_for():
     assert chat("How much did the repairs cost?", sources)["citations"] == ["minutes.txt::S4"]
     assert chat("Who has led the night crew since 2022?", sources)["citations"] == ["minutes.txt::S5"]
     assert chat("When was the board meeting?", sources)["citations"] == ["minutes.txt::S1"]
+    assert chat("How many households were without water?", sources)["citations"] == ["minutes.txt::S7"]
     # Near misses: the terms are there, what is asked for is not (no name, no cost, no count for district 5).
     assert chat("Who chaired the board meeting in May?", sources)["answer"] == ""
     assert chat("How much will the smart meters cost?", sources)["answer"] == ""
     assert chat("How much did training the night crew cost?", sources)["answer"] == ""
     assert chat("How many valves were replaced in district 5?", sources)["answer"] == ""
+    assert chat("How many households reported fewer interruptions?", sources)["answer"] == ""  # a share
 
 
 def test_a_rare_term_the_session_never_uses_outweighs_common_ones_it_shares():
@@ -188,7 +192,7 @@ def test_a_request_anchors_a_cut_artifact_that_shares_a_term_but_never_one_carri
 
 
 def test_a_request_anchors_an_omitted_artifact_by_its_title_and_ignores_its_text():
-    filler = " ".join(f"On shift {n}, Ana Ruiz staffed the night roster." for n in range(300))
+    filler = " ".join(f"On shift {n}, Ana Ruiz staffs the night roster." for n in range(300))
     staffing = note_source(f"[findings:{RUN}/1.2] Findings of node 1.2: Who staffs the night roster?", filler)
     sources = [DIGEST, staffing]
     prompt = prompt_for("Who staffs the night roster?", sources, limit=600)
@@ -199,7 +203,7 @@ def test_a_request_anchors_an_omitted_artifact_by_its_title_and_ignores_its_text
     assert output["needs"][0]["anchor"] == f"findings:{RUN}/1.2"
     assert "Ruiz" not in json.dumps(output)
     # With its text, the same findings answer the question.
-    assert "Ana Ruiz staffed" in chat("Who staffs the night roster?", sources)["answer"]
+    assert "Ana Ruiz staffs" in chat("Who staffs the night roster?", sources)["answer"]
 
 
 # --- supplied context ---------------------------------------------------------------
