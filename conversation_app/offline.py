@@ -108,7 +108,8 @@ _REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
-_FILE_KEYS = ("digest:", PASSAGE_KEY)  # artifacts made of the session's files (see _relevant_key)
+_FILE_KEYS = ("digest:", PASSAGE_KEY)
+_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"  # artifacts made of the session's files (see _relevant_key)
 _CLOSED = tuple(".!?…)]\"”'’")
 
 
@@ -406,7 +407,7 @@ def _answering(candidates: list[_Candidate], terms: list[str], question: str) ->
     scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
     distinct: dict[str, _Candidate] = {}
     for _score, candidate in scored:
-        distinct.setdefault(_sentence_key(candidate.text), candidate)
+        distinct.setdefault(sentence_key(candidate.text), candidate)
     return list(distinct.values())[:MAX_ANSWERING]
 
 
@@ -449,7 +450,7 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     # The same sentence held by a digest, the report and a node's findings is told once.
     distinct: dict[str, _Candidate] = {}
     for candidate in ranked:
-        distinct.setdefault(_sentence_key(candidate.text), candidate)
+        distinct.setdefault(sentence_key(candidate.text), candidate)
     ranked = list(distinct.values())
     used = ranked[:MAX_ANSWER_SENTENCES]
     best_given = next((c for c in ranked if c.given), None)
@@ -458,9 +459,10 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     return used
 
 
-def _sentence_key(text: str) -> str:
-    """A sentence without its SourceRefs, case or end punctuation: what makes two copies the same."""
-    return re.sub(r"\s*\([^()]*::S[0-9]+[^()]*\)", "", text).casefold().strip(" .")
+def sentence_key(text: str) -> str:
+    """A sentence without its digest marker ("[fact] "), SourceRefs, case or end punctuation: what makes
+    two copies the same."""
+    return _MARKS.sub("", text).casefold().strip(" .")
 
 
 def _closed(sentence: str) -> str:

@@ -22,8 +22,8 @@ from django.utils import timezone
 from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.errors import ApplicationError
-from context_app.llm.output import partial_string_field
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
+from context_app.llm.output import partial_string_field
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
 from context_app.selectors import context_set_id_of
@@ -42,6 +42,7 @@ from .artifacts import (
     source_versions,
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
+from .offline import FOLLOW_UP_TERMS, sentence_key
 from .serializers import message_json, request_json
 
 logger = logging.getLogger(__name__)
@@ -250,17 +251,13 @@ def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dic
         if scores[i] <= 0 or len(suggestions) == MAX_SUGGESTIONS:
             break
         key, text = lines[i]
-        same = _SUGGESTION_KEY.sub("", text).casefold().strip(" .")  # one excerpt, whichever artifact holds it
-        suggestions.setdefault(same, {"label": key, "text": text[:500]})
+        # One excerpt, whichever artifact holds it.
+        suggestions.setdefault(sentence_key(text), {"label": key, "text": text[:500]})
     chosen = list(suggestions.values())
     for suggestion in chosen:
         ref = first_sourceref(suggestion["text"])
         suggestion.update(provenance.links_for([ref] if ref else [], versions).get(ref, {}))
     return chosen
-
-
-# "[fact] " before a digest item, "(a.txt::S4)" after a cited sentence: not part of what an excerpt says.
-_SUGGESTION_KEY = re.compile(r"^\[\w+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")
 
 
 # --- supplies --------------------------------------------------------------------------
@@ -422,9 +419,6 @@ def _history(message: ChatMessage) -> list[dict]:
     )
     turns = list(earlier.order_by("-created_at")[:HISTORY_TURNS])[::-1]
     return [{"role": m.role, "content": m.content} for m in turns]
-
-
-FOLLOW_UP_TERMS = 2  # a message with fewer search terms is a follow-up: the previous question is searched too
 
 
 def _searched_question(message: ChatMessage, history: list[dict]) -> str:
