@@ -34,7 +34,7 @@ def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replac
     card.locator("textarea").fill(note)
     card.locator("button", has_text="Attach note").click()
     answer = page.locator("#chat-log li.assistant").first
-    answer.wait_for()
+    answer.wait_for(timeout=60_000)  # the resumed turn runs on the Celery worker: slow on a loaded machine
     final = answer.locator(".content").inner_text()
     assert "6 to 4 maintenance staff" in final and "Two <b>fitters</b> retired." in final, final
     assert page.locator("#chat-log li.draft").count() == 0, "the final message replaced the draft"
