@@ -68,6 +68,7 @@ bench: bootstrap
 	$(BIN)/python bench/ir_bench.py
 	$(BIN)/python bench/run_bench.py
 	$(BIN)/python bench/grounding_bench.py
+	$(BIN)/python bench/chat_bench.py
 	$(BIN)/python bench/llm_scale_bench.py
 	$(BIN)/python bench/prompt_cache_bench.py
 

@@ -202,19 +202,21 @@ def bm25_scores(
     return scores
 
 
-def search(scope: str, query: str, limit: int = 10) -> list[LibraryHit]:
-    """The best `limit` records of the scope's library for `query`, deduplicated by (document, location)."""
+def search(scope: str, query: str, limit: int = 10, *, context_set_id=None) -> list[LibraryHit]:
+    """The best `limit` records of the scope's library for `query`, deduplicated by (document, location);
+    with `context_set_id`, the library of that set's files alone (a session's chat)."""
     terms = sorted(set(analyze(query)))
     if not terms or limit <= 0:
         return []
-    stats = LibraryRecord.objects.filter(scope=scope).aggregate(n=Count("id"), avg=Avg("length"))
+    records = LibraryRecord.objects.filter(scope=scope)
+    postings = LibraryPosting.objects.filter(scope=scope, term__in=terms)
+    if context_set_id is not None:
+        records = records.filter(file__context_set_id=context_set_id)
+        postings = postings.filter(record__file__context_set_id=context_set_id)
+    stats = records.aggregate(n=Count("id"), avg=Avg("length"))
     if not stats["n"]:
         return []
-    rows = list(
-        LibraryPosting.objects.filter(scope=scope, term__in=terms).values_list(
-            "record_id", "term", "tf", "record__length"
-        )
-    )
+    rows = list(postings.values_list("record_id", "term", "tf", "record__length"))
     lengths = {record_id: length for record_id, _t, _f, length in rows}
     scores = bm25_scores(((r, t, f) for r, t, f, _l in rows), lengths, stats["n"], float(stats["avg"] or 0))
     # Ties break on record id, so equal input always gives the same order.

@@ -5,6 +5,9 @@
     report:<run id>             the report of a finished run
     findings:<run id>/<node>    one node's findings
     supply:<id>                 context a person supplied in this chat
+    passage:<filename>::<span>  a page or section of the session's files that library search
+                                (BM25) ranks best for this turn's question, a sentence a line,
+                                each with the SourceRef of its span
 
 They travel to the model as IR sources (a Context Index of the whole session,
 chunks cut by the degrade ladder), and a request for one of them is answered
@@ -16,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from context_app import provenance
+from context_app import library, provenance
 from context_app.digests.items import digest_items, item_line
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
+from context_app.terms import split_sentences
 from research_app.models import ResearchRun, ResearchSession
 
 from .models import ChatMessage, ContextRequest, ContextSupply
@@ -61,6 +65,42 @@ def session_artifacts(session: ResearchSession) -> list[Artifact]:
         who = supply.supplied_by.username if supply.supplied_by else "the system"
         artifacts.append(Artifact(f"supply:{supply.pk}", f"{supply.kind} from {who}", supply.payload.get("text", "")))
     return artifacts
+
+
+QUESTION_PASSAGES = 3  # the library's best pages or sections for a question that a turn reads
+
+
+def question_passages(session: ResearchSession, question: str, limit: int = QUESTION_PASSAGES) -> list[Artifact]:
+    """The pages or sections of the session's own files that library search ranks best for `question`,
+    each a sentence a line with its span's SourceRef ("… about three weeks (ops_memo.md::S2).")."""
+    context_set = ContextSet.objects.filter(session=session).first()
+    if context_set is None:
+        return []
+    hits = library.search(context_set.cache_scope, question, limit, context_set_id=context_set.pk)
+    versions = FileText.objects.filter(version__in=[hit.version for hit in hits if hit.version])
+    spans_of = {str(text.version): text.spans for text in versions.only("version", "spans")}
+    passages = []
+    for hit in hits:
+        spans = spans_of.get(hit.version, [])
+        ids = [span["span_id"] for span in spans]
+        if hit.first_span not in ids or hit.last_span not in ids:
+            continue
+        lines = [
+            cited_sentence(sentence, f"{hit.filename}::{span['span_id']}")
+            for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]
+            for sentence in split_sentences(span["text"])
+        ]
+        where = hit.section_path or (f"page {hit.page}" if hit.page else "")
+        title = f"{hit.filename} › {where}" if where else hit.filename
+        passages.append(Artifact(f"passage:{hit.sourceref}", title, "\n".join(lines)))
+    return passages
+
+
+def cited_sentence(sentence: str, sourceref: str) -> str:
+    """ "Losses fell by 18 percent (valves.md::S3)." — the reference inside the sentence's end, so the
+    line still ends a sentence (a line ending in ")" would be read as wrapped into the next)."""
+    body, end = (sentence[:-1], sentence[-1]) if sentence[-1:] in ".!?" else (sentence, ".")
+    return f"{body} ({sourceref}){end}"
 
 
 def report_text(report: dict) -> str:

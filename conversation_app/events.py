@@ -10,6 +10,7 @@ logger = logging.getLogger(__name__)
 
 EVENTS = (
     "conversation:message",
+    "conversation:delta",  # the answer's text as it is generated, before its conversation:message
     "conversation:context_request",
     "conversation:context_update",
     "conversation:context_resolved",

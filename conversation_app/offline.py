@@ -6,27 +6,30 @@ gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
 conversation_app's AppConfig.ready() registers `chat_turn` with the offline
 provider (context_app.llm.offline.register).
 
-The evidence chunks are the session's artifacts (artifacts.py), each titled with its key in
-brackets ("[digest:aggregate] Aggregate digest", "[report:<uuid>] Report: …",
-"[supply:<uuid>] Note from alice"). Every line of a digest ("[fact] … (a.txt::S1)")
-and every sentence of the other chunks and of the context supplied for this
-turn is a candidate; it scores the number of the message's content terms it
-shares (token overlap, the terms of context_app.terms).
+The evidence chunks are the library's best passages of the session's files for the
+question and the session's artifacts (artifacts.py), each titled with its key in
+brackets ("[passage:ops.md::S2] ops.md › Staffing", "[digest:aggregate] Aggregate
+digest", "[report:<uuid>] Report: …", "[supply:<uuid>] Note from alice"). Every line
+of a digest ("[fact] … (a.txt::S1)") and every sentence of the other chunks and of
+the context supplied for this turn is a candidate (the terms of context_app.terms).
 
 - The message has no content terms ("hi", "thanks"): a fixed sentence saying
   what the assistant does with this session.
-- The candidates mention at least half of the message's terms, or context was
-  supplied for this turn (even if every slot was skipped: it is never asked
-  for twice), or the turn may not ask (`may_request` false: forced, or the
-  request expired): the answer is the best three candidates in their own words,
-  citing their SourceRefs or else their chunk's key. Below half, it first says
-  what the session does not cover.
+- Unless a person supplied context for this turn, when one or two candidates
+  answer the question (`answer_scores`: what it asks for, the figures it names,
+  enough of its rarer terms): the answer is those sentences in their own words,
+  citing their SourceRefs or else their chunk's key.
+- Otherwise, when context was supplied for this turn (even if every slot was
+  skipped: it is never asked for twice), or the turn may not ask (`may_request`
+  false: forced, or the request expired): the best three candidates by shared
+  terms, the best of what a person supplied among them; below half of the
+  terms, it first says what the session does not cover.
 - Otherwise: no answer, and `needs` ask a person for a note on the uncovered
   terms, and for the document the message names unless the prompt carries it
-  whole. A need is anchored to the most relevant artifact only when the
-  prompt lacks part of it (omitted, cut or summarised by the token budget):
-  the system attaches what it holds itself, and re-attaching what was read
-  whole would keep the request from ever reaching a person.
+  whole. A need is anchored to the most relevant report, findings or supply only
+  when the prompt lacks part of it (omitted, cut or summarised by the token
+  budget): the system attaches what it holds itself, and re-attaching what was
+  read whole would keep the request from ever reaching a person.
 
 A bare follow-up ("and in 2023?", fewer than two terms) borrows the terms of
 the previous user message in `history`.
@@ -35,7 +38,9 @@ the previous user message in `history`.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from context_app.ir.budget import SUMMARY_PREFIX
@@ -45,12 +50,14 @@ from context_app.llm.task_envelope import evidence_chunks, read_task
 from context_app.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
+    STOP_WORDS,
     comparison_key,
     content_terms,
     cut_text,
     question_terms,
     quote_list,
     split_sentences,
+    stem,
 )
 from research_app.runs.offline import ITEM_KINDS, result_text, uncovered_phrases
 
@@ -99,6 +106,10 @@ _REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
 _BARE_REF = re.compile(r"(?<![\w.-])([\w][\w.-]*::S[0-9]+)")
 _REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
+_ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
+PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
+_FILE_KEYS = ("digest:", PASSAGE_KEY)
+_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"  # artifacts made of the session's files (see _relevant_key)
 _CLOSED = tuple(".!?…)]\"”'’")
 
 
@@ -113,6 +124,9 @@ class _Candidate:
     supplied: bool  # in the context supplied for this turn
     given: bool  # supplied by a person (not "auto" by the system): used even when it shares no term
     keys: list[str] = field(default_factory=list)  # keys of the chunks that hold it, in order
+    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading) and the
+    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …").
+    context: frozenset[str] = frozenset()
 
 
 def chunk_key(title: str) -> str:
@@ -123,6 +137,8 @@ def chunk_key(title: str) -> str:
 
 def _pieces(text: str) -> list[str]:
     """A chunk's or supply's candidates: each digest item line whole, the other lines' sentences."""
+    # A chunk the token budget summarised holds its digest items on one line: one line each again.
+    text = _ITEM_INSIDE.sub("\n", text)
     pieces: list[str] = []
     prose: list[str] = []
 
@@ -169,30 +185,33 @@ def _supplies(value: object) -> tuple[list[tuple[str, bool]], bool]:
     return texts, bool(entries)
 
 
-def _chunk_texts(prompt: str) -> list[tuple[str, str]]:
-    """(key, text) of the evidence chunks that carry text: omitted ones and title-only placeholders left out."""
+def _chunk_texts(prompt: str) -> list[tuple[str, str, str]]:
+    """(key, title without its key, text) of the evidence chunks that carry text: omitted ones and title-only
+    placeholders left out."""
     chunks = []
     for chunk in evidence_chunks(prompt):
         text = result_text(chunk)
-        if text and comparison_key(text) != comparison_key(_KEY.sub("", chunk.title.strip(), count=1)):
-            chunks.append((chunk_key(chunk.title), text))
+        title = _KEY.sub("", chunk.title.strip(), count=1)
+        if text and comparison_key(text) != comparison_key(title):
+            chunks.append((chunk_key(chunk.title), title, text))
     return chunks
 
 
-def _candidates(chunks: list[tuple[str, str]], supplied: list[tuple[str, bool]]) -> list[_Candidate]:
+def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bool]]) -> list[_Candidate]:
     """Every distinct candidate; one that appears in several places is one candidate with all their keys."""
     by_text: dict[str, _Candidate] = {}
-    normal_chunks = [(key, comparison_key(text)) for key, text in chunks]
+    normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(piece: str, key: str, *, supplied: bool, given: bool) -> None:
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "") -> None:
         normal = comparison_key(piece)
         if not normal:
             return
         candidate = by_text.get(normal)
         if candidate is None:
-            terms = frozenset(content_terms(piece))
+            terms = frozenset(content_terms(_REF_GROUP.sub(" ", piece)))  # its words, not its references
             candidate = by_text[normal] = _Candidate(piece, terms, len(by_text), supplied, given)
         candidate.given = candidate.given or given
+        candidate.context |= frozenset(content_terms(context))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -202,9 +221,12 @@ def _candidates(chunks: list[tuple[str, str]], supplied: list[tuple[str, bool]])
             holders = [key for key, normal in normal_chunks if key and comparison_key(piece) in normal]
             for key in holders or [""]:
                 add(piece, key, supplied=True, given=given)
-    for key, text in chunks:
+    for key, title, text in chunks:
+        previous = ""
         for piece in _pieces(text):
-            add(piece, key, supplied=False, given=False)
+            add(piece, key, supplied=False, given=False, context=f"{title}\n{previous}")
+            # In a passage a sentence continues the one before; a digest's items stand alone.
+            previous = piece if key.startswith(PASSAGE_KEY) else ""
     return list(by_text.values())
 
 
@@ -274,14 +296,16 @@ def chat_turn(prompt: str) -> dict:
     uncovered = uncovered_phrases(asked, covered | _IGNORED_TERMS) or [message]
 
     may_request = inputs.get("may_request") is not False
-    if coverage >= ANSWER_COVERAGE or resumed or not may_request:
-        return _answer(candidates, wanted, uncovered if coverage < ANSWER_COVERAGE else [])
+    answering = [] if any(c.given for c in candidates) else _answering(candidates, terms, asked)
+    if answering:
+        return _answer(answering, [])
+    if resumed or not may_request:
+        return _answer(_best(candidates, wanted), uncovered if coverage < ANSWER_COVERAGE else [])
     return {"answer": "", "citations": [], "needs": _needs(message, uncovered, candidates, wanted, prompt)}
 
 
-def _answer(candidates: list[_Candidate], wanted: set[str], uncovered: list[str]) -> dict:
-    """The best candidates in their own words; led by what the session lacks when `uncovered` is given."""
-    used = _best(candidates, wanted)
+def _answer(used: list[_Candidate], uncovered: list[str]) -> dict:
+    """The candidates `used` in their own words; led by what the session lacks when `uncovered` is given."""
     body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in used)
     if uncovered:
         quoted = quote_list(uncovered)
@@ -302,6 +326,122 @@ def _answer(candidates: list[_Candidate], wanted: set[str], uncovered: list[str]
     return {"answer": cut_text(body, MAX_ANSWER_CHARS), "citations": _citations(used), "needs": []}
 
 
+# --- does a candidate answer the question? ----------------------------------------------------
+# Calibrated on bench/chat_quality.py's labelled set (bench/results/chat.json); see docs/decisions.md.
+
+ANSWER_SCORE = 0.5  # the weighted share of the question's terms a sentence must hold to answer on its own
+CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
+MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
+
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
+    "thousand million billion dozen few several"
+)
+_NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS.split())})"
+_UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+_YEAR = r"\b(?:1[5-9]|20)\d\d\b"
+_COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
+_MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
+_CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
+_MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+_CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
+# What the question asks for, and what a sentence that answers it must hold. A question of another
+# kind ("what", "which", "how do I") names no answer type: its terms decide alone.
+_ANSWER_TYPES = (
+    (re.compile(r"\bhow (?:long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
+    (
+        re.compile(r"\bhow (?:often|frequently)\b", re.I),
+        re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
+    ),
+    # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
+    (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
+    (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
+    (
+        re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I),
+        re.compile(rf"\b{_CAUSE_WORDS}\b", re.I),
+    ),
+    # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
+    (
+        re.compile(r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\bwhat (?:year|date)\b", re.I),
+        re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
+    ),
+    (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
+)
+_HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
+_COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
+_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
+_NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
+
+
+def _names(text: str, asked: set[str]) -> bool:
+    """Whether `text` names someone the question does not: a capitalised word past its first word, or two
+    capitalised words in a row, that is not one of the question's own terms."""
+    words = [(m.start(), m.group()) for m in _CAPITALISED.finditer(_REF_GROUP.sub("", text))]
+    new = [
+        (start, word)
+        for start, word in words
+        if stem(word.lower()) not in asked and word.lower() not in STOP_WORDS and not _NOT_NAMES.match(word)
+    ]
+    return any(start > 0 for start, _ in new) or len(new) >= 2
+
+
+def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
+    counted = _HOW_MANY.search(question)
+    if counted:  # "how many households": a count of households ("230 households"), not of something else
+        noun = stem(counted.group(1).lower())
+        return any(
+            noun in [stem(word.lower()) for word in _WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
+            for match in _COUNT_RE.finditer(text)
+        )
+    for asks, holds in _ANSWER_TYPES:
+        if asks.search(question):
+            return _names(text, asked) if holds is None else bool(holds.search(text))
+    return True
+
+
+def _answering(candidates: list[_Candidate], terms: list[str], question: str) -> list[_Candidate]:
+    """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
+    scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
+    distinct: dict[str, _Candidate] = {}
+    for _score, candidate in scored:
+        distinct.setdefault(sentence_key(candidate.text), candidate)
+    return list(distinct.values())[:MAX_ANSWERING]
+
+
+def answer_scores(candidates: list[_Candidate], terms: list[str], question: str) -> list[tuple[float, _Candidate]]:
+    """The candidates that could answer `question`, with their score, best first.
+
+    A sentence could when it holds what the question asks for (a duration for "how long",
+    a count of households for "how many households", a date for "when did", a name for
+    "who") and every figure the question names. Its score is the share of the question's
+    terms it holds, each weighted by its rarity among the candidates (inverse document
+    frequency): a rare term the files never use ("mayor") weighs more than the common ones
+    a near miss shares.
+    """
+    if not candidates or not terms:
+        return []
+    terms = [term for term in terms if not term.isdigit()]  # figures must occur as written, see below
+    if not terms:
+        return []
+    total = len(candidates)
+    frequency = Counter(term for candidate in candidates for term in candidate.terms if term in terms)
+    weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
+    whole = sum(weight.values())
+    asked = set(terms)
+    figures = set(_FIGURE.findall(question))
+    scored = []
+    for candidate in candidates:
+        held = sum(weight[t] for t in terms if t in candidate.terms)
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - candidate.terms)
+        if figures <= set(_FIGURE.findall(candidate.text)) and _holds_answer_type(question, candidate.text, asked):
+            scored.append((held / whole, candidate))
+    scored.sort(key=lambda item: (-item[0], item[1].order))
+    return scored
+
+
 def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     """The top candidates by shared terms, then order. What a person supplied counts even when it shares no
     term, and the best of it is always among those used: they gave it for this question."""
@@ -310,7 +450,7 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     # The same sentence held by a digest, the report and a node's findings is told once.
     distinct: dict[str, _Candidate] = {}
     for candidate in ranked:
-        distinct.setdefault(_sentence_key(candidate.text), candidate)
+        distinct.setdefault(sentence_key(candidate.text), candidate)
     ranked = list(distinct.values())
     used = ranked[:MAX_ANSWER_SENTENCES]
     best_given = next((c for c in ranked if c.given), None)
@@ -319,9 +459,10 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     return used
 
 
-def _sentence_key(text: str) -> str:
-    """A sentence without its SourceRefs, case or end punctuation: what makes two copies the same."""
-    return re.sub(r"\s*\([^()]*::S[0-9]+[^()]*\)", "", text).casefold().strip(" .")
+def sentence_key(text: str) -> str:
+    """A sentence without its digest marker ("[fact] "), SourceRefs, case or end punctuation: what makes
+    two copies the same."""
+    return _MARKS.sub("", text).casefold().strip(" .")
 
 
 def _closed(sentence: str) -> str:
@@ -405,9 +546,12 @@ def _relevant_key(candidates: list[_Candidate], wanted: set[str], artifacts: dic
     title or the part of its text the prompt shows; "" when none does.
 
     An artifact the prompt carries whole is never an anchor: the system would attach what was already read,
-    and the request would never reach a person.
+    and the request would never reach a person. Nor is a file's digest or passage: the passages are the
+    library's best spans of the session's files for this question, and a digest restates those files, so
+    attaching one would answer from what was already searched instead of asking.
     """
     shown: dict[str, int] = {}
+    artifacts = {key: a for key, a in artifacts.items() if not key.startswith(_FILE_KEYS)}
     for candidate in candidates:
         for key in candidate.keys:
             shown[key] = max(shown.get(key, 0), len(wanted & candidate.terms))

@@ -23,10 +23,11 @@ from context_app import grounding, provenance
 from context_app.claims import claim
 from context_app.errors import ApplicationError
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
+from context_app.llm.output import partial_string_field
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
 from context_app.selectors import context_set_id_of
-from context_app.terms import analyze
+from context_app.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun, ResearchSession
 from research_app.selectors import as_uuid
 
@@ -36,10 +37,12 @@ from .artifacts import (
     first_sourceref,
     held_text,
     known_citations,
+    question_passages,
     session_artifacts,
     source_versions,
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
+from .offline import FOLLOW_UP_TERMS, sentence_key
 from .serializers import message_json, request_json
 
 logger = logging.getLogger(__name__)
@@ -77,9 +80,10 @@ def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *,
 def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> dict:
     """Ask the model; answer, or defer the message behind a context request."""
     session = message.conversation.session
-    artifacts = session_artifacts(session)
     supplied = _supplied_for(message)
     history = _history(message)
+    # The library's best passages for the question come first: they hold the spans that answer it.
+    artifacts = question_passages(session, _searched_question(message, history)) + session_artifacts(session)
     inputs = {
         "message": message.content,
         "history": history,
@@ -97,6 +101,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
             ),
             subject=f"chat:{message.pk}",
             context_set_id=context_set_id_of(session.pk),
+            on_partial=AnswerDeltas(session.pk, message.pk),
         )
     except TaskFailed as exc:
         message.status, message.error = ChatMessage.Status.FAILED, str(exc)
@@ -127,6 +132,30 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     events.push(session.pk, "conversation:message", message=message_json(reply))
     _release_queue(message.conversation)
     return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}
+
+
+class AnswerDeltas:
+    """Pushes the answer of a turn as it is generated: `conversation:delta` {user_message_id, offset, delta}.
+
+    Called with the model's raw text so far (JSON, chat_turn.schema.json), it sends what the
+    `answer` field gained; `offset` is where `delta` starts in the answer, 0 when an attempt
+    starts over (a retry, the repair call). Deltas are provisional: the final
+    conversation:message, checked against its citations, is what is stored.
+    """
+
+    def __init__(self, session_id, message_id) -> None:
+        self.session_id, self.message_id = session_id, str(message_id)
+        self.sent = ""
+
+    def __call__(self, received: str) -> None:
+        answer = partial_string_field(received, "answer")
+        if answer == self.sent:
+            return
+        offset = len(self.sent) if answer.startswith(self.sent) else 0
+        self.sent = answer
+        events.push(
+            self.session_id, "conversation:delta", user_message_id=self.message_id, offset=offset, delta=answer[offset:]
+        )
 
 
 NO_SUPPORTED_ANSWER = "I found nothing in this session's material that supports an answer."
@@ -171,13 +200,13 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         text = held_text(need.get("anchor", ""), session, artifacts)
         (held if text else required).append((slot, text, need.get("anchor", "")))
     deadline = timezone.now() + timedelta(seconds=settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS)
-    versions = source_versions(session)
+    suggestions = _suggestions(message.content, artifacts, source_versions(session))
     with transaction.atomic():
         request = ContextRequest.objects.create(
             conversation=message.conversation,
             message=message,
             required=[
-                slot | {"suggestions": _suggestions(slot, artifacts, versions)} for slot, _, _ in required + held
+                slot | {"suggestions": suggestions} for slot, _, _ in required + held
             ],
             deadline=deadline,
         )
@@ -206,23 +235,26 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
     }
 
 
-def _suggestions(slot: dict, artifacts, versions: dict[str, str]) -> list[dict]:
-    """Excerpts of the session's material that share words with the slot: one click to attach.
+MAX_SUGGESTIONS = 3
+
+
+def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dict]:
+    """The excerpts of the session's material that best match the question (BM25 over every line: the
+    library's best passages for it and the digests, reports and supplies): one click to attach.
 
     An excerpt that cites a span carries that span's citation (sourceref, version, span, source_url).
     """
-    wanted = set(analyze(slot["description"]))
-    scored = []
-    for artifact in artifacts:
-        for line in artifact.text.split("\n"):
-            shared = len(wanted & set(analyze(line)))
-            if shared and line.strip():
-                scored.append((-shared, artifact.key, line.strip()[:500]))
+    lines = [(a.key, line.strip()) for a in artifacts for line in a.text.split("\n") if line.strip()]
+    scores = bm25_rank(question, [text for _key, text in lines])
+    ranked = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
     suggestions: dict[str, dict] = {}
-    for _, key, text in sorted(scored):
-        same = re.sub(r"^\[\w+\]\s*", "", text).casefold()  # one excerpt, whichever digest holds it
-        suggestions.setdefault(same, {"label": key, "text": text})
-    chosen = list(suggestions.values())[:3]
+    for i in ranked:
+        if scores[i] <= 0 or len(suggestions) == MAX_SUGGESTIONS:
+            break
+        key, text = lines[i]
+        # One excerpt, whichever artifact holds it.
+        suggestions.setdefault(sentence_key(text), {"label": key, "text": text[:500]})
+    chosen = list(suggestions.values())
     for suggestion in chosen:
         ref = first_sourceref(suggestion["text"])
         suggestion.update(provenance.links_for([ref] if ref else [], versions).get(ref, {}))
@@ -388,6 +420,15 @@ def _history(message: ChatMessage) -> list[dict]:
     )
     turns = list(earlier.order_by("-created_at")[:HISTORY_TURNS])[::-1]
     return [{"role": m.role, "content": m.content} for m in turns]
+
+
+def _searched_question(message: ChatMessage, history: list[dict]) -> str:
+    """What the library is searched for: the message, and for a bare follow-up ("and in 2023?") the
+    previous user message as well."""
+    if len(query_terms(message.content)) >= FOLLOW_UP_TERMS:
+        return message.content
+    previous = next((turn["content"] for turn in reversed(history) if turn["role"] == "user"), "")
+    return f"{message.content} {previous}".strip()
 
 
 def _supplied_for(message: ChatMessage) -> list[dict]:

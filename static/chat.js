@@ -10,6 +10,9 @@
   const sid = JSON.parse(document.getElementById("bootstrap").textContent).session.session_id;
   const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", queued: "queued", failed: "failed" };
   let history = { messages: [], context_requests: [] };
+  // user_message_id → the answer's text streamed so far (conversation:delta). Provisional: the
+  // final conversation:message replaces it (its text was checked against its citations).
+  const drafts = new Map();
 
   async function reload() {
     try {
@@ -22,8 +25,9 @@
 
   function render() {
     const log = $("chat-log");
-    log.replaceChildren(...(history.messages.length
-      ? history.messages.map(messageItem)
+    for (const m of history.messages) if (m.reply_to) drafts.delete(m.reply_to);
+    log.replaceChildren(...(history.messages.length || drafts.size
+      ? [...history.messages.map(messageItem), ...[...drafts].map(([id, text]) => draftItem(id, text))]
       : [el("li", { class: "empty-state", text: "Ask about this session: the answer comes from its files, digests and reports, with sources." })]));
     log.scrollTop = log.scrollHeight;
     const open = history.context_requests.filter((r) => r.status === "open");
@@ -44,6 +48,28 @@
       message.warning ? el("p", { class: "warning", text: message.warning }) : null,
       message.error ? el("p", { class: "file-error", text: message.error }) : null,
       citations.length ? el("div", { class: "sources" }, ...citations.map((ref) => citation(ref, links))) : null);
+  }
+
+  function draftItem(questionId, text) {
+    return el("li", { class: "draft", "data-draft-for": questionId, "aria-busy": "true" },
+      el("span", { class: "who", text: "assistant · writing…" }),
+      el("p", { class: "content", text }));
+  }
+
+  // A delta continues the draft at `offset` (0: a new attempt starts over); text only, never markup.
+  function showDelta(event) {
+    const questionId = event.user_message_id;
+    if (history.messages.some((m) => m.reply_to === questionId)) return;  // the final answer is in
+    const text = (drafts.get(questionId) || "").slice(0, event.offset) + event.delta;
+    drafts.set(questionId, text);
+    const shown = $("chat-log").querySelector(`li[data-draft-for="${CSS.escape(questionId)}"]`);
+    if (shown) {
+      shown.querySelector(".content").textContent = text;
+    } else {
+      $("chat-log").querySelector(".empty-state")?.remove();
+      $("chat-log").append(draftItem(questionId, text));
+    }
+    $("chat-log").scrollTop = $("chat-log").scrollHeight;
   }
 
   function citation(ref, links) {
@@ -128,10 +154,11 @@
   $("chat-input").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
   });
-  // Every conversation event changes the history: reload it (small) rather than patch it.
+  // A delta grows the answer being written; every other event changes the history: reload it
+  // (small) rather than patch it.
   Groundwork.liveSocket(`/ws/sessions/${sid}/conversation/`, {
     onOpen: reload,
-    onMessage: () => reload(),
+    onMessage: (event) => (event.type === "conversation:delta" ? showDelta(event) : reload()),
     onState: (live) => { $("chat-log").dataset.live = live; },
   });
 })();

@@ -31,6 +31,7 @@ from context_app.llm.task_envelope import task_name
 
 API_KEY = "test-key"
 BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?$")
+STREAM_PIECE = re.compile(r".+?(?:[.!?] |$)", re.S)  # a streamed answer arrives a sentence at a time
 
 
 class FakeAnthropic:
@@ -43,6 +44,7 @@ class FakeAnthropic:
         self.min_cacheable_tokens = 0  # shorter prefixes are not cached (the API's minimum: 1024 for Sonnet)
         self.batch_polls_before_end = 1  # retrievals that still read `in_progress`
         self.lock = threading.Lock()
+        self.streamed = 0  # answers sent as server-sent events (the request asked for `stream: true`)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         # A short poll interval: shutdown() waits for it at every test's teardown.
@@ -222,7 +224,10 @@ class FakeAnthropic:
                     return self._json(200, fake._create_batch(body["requests"]))
                 if self.path != "/v1/messages":
                     return self._error(404, "not_found_error", f"no route {self.path}")
-                self._json(*fake.answer(body))
+                status, payload, headers = fake.answer(body)
+                if status == 200 and body.get("stream"):
+                    return self._events(payload)
+                self._json(status, payload, headers)
 
             def do_GET(self):
                 fake._record(self, None)
@@ -235,6 +240,31 @@ class FakeAnthropic:
                     lines = [json.dumps(r) for r in fake.batches[match.group(1)]["results"]]
                     return self._send(200, ("\n".join(lines) + "\n").encode(), "application/x-jsonl")
                 self._json(200, fake._poll_batch(match.group(1)))
+
+            def _events(self, message: dict):
+                """The message as the Messages API streams it: server-sent events, the text in pieces."""
+                text = message["content"][0]["text"]
+                usage = message["usage"]
+                delta = {"stop_reason": "end_turn", "stop_sequence": None}
+                events = [
+                    {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}},
+                    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                    *(
+                        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                        for piece in STREAM_PIECE.findall(text)
+                    ),
+                    {"type": "content_block_stop", "index": 0},
+                    {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}},
+                    {"type": "message_stop"},
+                ]
+                fake.streamed += 1
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                for event in events:
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
 
             def _error(self, status: int, error_type: str, message: str, headers: dict | None = None):
                 self._json(status, error_body(error_type, message), headers)

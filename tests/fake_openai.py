@@ -14,6 +14,7 @@ import pytest
 from context_app.llm.base import LLMRequest
 from context_app.llm.gateway import reset_providers
 from context_app.llm.offline import OfflineProvider
+from tests.fake_anthropic import STREAM_PIECE
 
 
 class FakeOpenAI:
@@ -22,6 +23,7 @@ class FakeOpenAI:
         self.statuses: list[int] = []  # scripted error statuses, consumed first
         self.texts: list[str] = []  # scripted answers, consumed before the offline handlers answer
         self.json_schema = "accept"  # or "reject": a 400 for response_format json_schema
+        self.streamed = 0  # answers sent as `data:` chunks (the request asked for `stream: true`)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -53,6 +55,8 @@ class FakeOpenAI:
                     return self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
                 system, user = _system_and_user(body["messages"])
                 text = fake.texts.pop(0) if fake.texts else _offline_answer(system, user)
+                if body.get("stream"):
+                    return self._chunks(body, user, text)
                 self._json(
                     200,
                     {
@@ -70,6 +74,24 @@ class FakeOpenAI:
                         },
                     },
                 )
+
+            def _chunks(self, body: dict, user: str, text: str):
+                """The answer as Chat Completions streams it: `data:` chunks, a sentence each, then the usage
+                (asked for with stream_options.include_usage) and [DONE]."""
+                fake.streamed += 1
+                chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+                pieces = [{"role": "assistant", "content": ""}] + [{"content": p} for p in STREAM_PIECE.findall(text)]
+                chunks = [{**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in pieces]
+                chunks.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    usage = {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4, "total_tokens": 0}
+                    chunks.append({**chunk, "choices": [], "usage": usage})
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                for data in [*map(json.dumps, chunks), "[DONE]"]:
+                    self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.flush()
 
             def _json(self, status, payload):
                 data = json.dumps(payload).encode()

@@ -11,7 +11,7 @@ import anthropic
 from django.conf import settings
 
 from ..ir.adapters import anthropic_system, to_anthropic
-from .base import LLMRequest, LLMResponse, ProviderError, sdk_errors
+from .base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
 from .output_schema import sent_schema
 
 
@@ -25,6 +25,14 @@ class AnthropicProvider:
     def complete(self, request: LLMRequest) -> LLMResponse:
         with sdk_errors(anthropic, _message):
             message = self.client.messages.create(**self.params(request))
+        return self.response(message)
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMResponse:
+        """The same request as `complete`, streamed (server-sent events); the text deltas go to `on_text`."""
+        with sdk_errors(anthropic, _message), self.client.messages.stream(**self.params(request)) as stream:
+            for text in stream.text_stream:
+                on_text(text)
+            message = stream.get_final_message()
         return self.response(message)
 
     def params(self, request: LLMRequest) -> dict[str, Any]:

@@ -151,11 +151,18 @@ def sdk_errors(sdk: ModuleType, status_message: Callable[[Exception], str]) -> I
         raise ProviderError(f"unusable response: {exc}", retryable=False) from exc
 
 
+TextSink = Callable[[str], None]  # receives each piece of a streamed answer's text, in order
+
+
 class Provider(Protocol):
     name: str
     model: str
 
     def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMResponse:
+        """`complete`, with each piece of the answer's text passed to `on_text` as it arrives."""
+        ...
 
 
 class BatchProvider(Provider, Protocol):

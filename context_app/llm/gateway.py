@@ -3,8 +3,9 @@
 settings.GROUNDWORK_LLM picks the provider: "offline" (context_app.llm.offline),
 "anthropic", "openai" (an OpenAI-compatible server), or the dotted path of a
 provider class built without arguments, e.g. "tests.scripted_provider.ScriptedProvider".
-A provider has a `name`, a `model` and `complete(LLMRequest) -> LLMResponse`
-(base.Provider); it raises ProviderError, retryable or not. Every call first takes
+A provider has a `name`, a `model`, `complete(LLMRequest) -> LLMResponse` and
+`stream(LLMRequest, on_text) -> LLMResponse`, the same call streamed (base.Provider);
+it raises ProviderError, retryable or not. Every call first takes
 a slot under the provider's limits (limiter: calls in flight, tokens a minute,
 429 cool-downs, shared by every process through Redis).
 """
@@ -113,6 +114,7 @@ def complete(
     attempt: int = 1,
     provider: Provider | None = None,
     before_call: Callable[[LLMRequest], None] | None = None,
+    on_partial: Callable[[str], None] | None = None,
 ) -> GatewayResult:
     """One model call: a slot under the provider's limits (limiter), retries, an LLMCall row per attempt.
 
@@ -128,6 +130,11 @@ def complete(
     A call that could take its session past the session's spending cap is not made
     (SpendingCapReached, no LLMCall row: nothing was sent); one that may holds its most
     against the cap until its row is written (context_app.spending).
+
+    With `on_partial` the answer is streamed (`provider.stream`): it is called with
+    the answer's text received so far each time more arrives. What it sees is
+    provisional: a retried attempt starts again from its first piece, and only the
+    returned response is checked and kept.
     """
     provider = provider or get_provider()
     try:
@@ -141,6 +148,7 @@ def complete(
                 attempt=attempt,
                 provider=provider,
                 before_call=before_call,
+                on_partial=on_partial,
             )
     except spending.OverSpendingCap as exc:
         raise SpendingCapReached(str(exc)) from exc
@@ -156,6 +164,7 @@ def _attempts(
     attempt: int,
     provider: Provider,
     before_call: Callable[[LLMRequest], None] | None,
+    on_partial: Callable[[str], None] | None,
 ) -> GatewayResult:
     """complete's tries, until an answer or a failure for good."""
     retries = 0  # every retry, recorded on the answer's row
@@ -177,7 +186,7 @@ def _attempts(
             raise GatewayError(f"{provider.name}: {exc}{after}") from exc
         attempt_started = time.monotonic()
         try:
-            response = provider.complete(request)
+            response = provider.complete(request) if on_partial is None else _streamed(provider, request, on_partial)
         except ProviderError as exc:
             wait = None
             if exc.retryable:
@@ -217,6 +226,16 @@ def _attempts(
         waited_ms=int(slot.waited * 1000),
     )
     return GatewayResult(response=response, call=call)
+
+
+def _streamed(provider: Provider, request: LLMRequest, on_partial: Callable[[str], None]) -> LLMResponse:
+    received: list[str] = []
+
+    def on_text(piece: str) -> None:
+        received.append(piece)
+        on_partial("".join(received))
+
+    return provider.stream(request, on_text)
 
 
 def record_batch_answer(

@@ -120,11 +120,13 @@ def run_model_task(
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
     before_call: Callable[[LLMRequest], None] | None = None,
+    on_partial: Callable[[str], None] | None = None,
     first_answer: gateway.GatewayResult | None = None,
 ) -> TaskResult:
     """One task through the gateway; `check` defaults to the task's JSON Schema; `on_call` sees every call;
     `before_call(request)` runs before every call (the repair and the gateway's retries too) and may raise
     to stop. `run_id` records the research run the calls work for (the run's cost ledger).
+    With `on_partial` every call is streamed (gateway.complete): it sees the answer's text so far, unchecked.
     `first_answer`, an answer already received (a batch's), stands for the first call: the same checks,
     the same one repair call."""
     provider = provider or gateway.get_provider()
@@ -144,6 +146,7 @@ def run_model_task(
                 attempt=number,
                 provider=provider,
                 before_call=before_call,
+                on_partial=on_partial,
             )
         except gateway.GatewayError as exc:
             raise TaskFailed(task, f"model call failed: {exc}") from exc

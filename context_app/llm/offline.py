@@ -13,14 +13,16 @@ tasks, conversation_app the chat turn.
 
 import json
 import math
+import re
 from collections.abc import Callable
 
-from .base import LLMRequest, LLMResponse, ProviderError
+from .base import LLMRequest, LLMResponse, ProviderError, TextSink
 from .task_envelope import task_name
 
 Handler = Callable[[str], dict]  # the prompt's text → the answer's JSON value
 
 _handlers: dict[str, Handler] = {}
+_SENTENCE_PIECE = re.compile(r".+?(?:[.!?] |$)", re.S)
 
 
 def register(task: str, handler: Handler) -> None:
@@ -57,6 +59,13 @@ class OfflineProvider:
             output_tokens=estimate_tokens(text),
             model=self.model,
         )
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMResponse:
+        """The answer of `complete`, passed on a sentence at a time (the JSON is cut after each ". ")."""
+        response = self.complete(request)
+        for piece in _SENTENCE_PIECE.findall(response.text):
+            on_text(piece)
+        return response
 
     def handler_for(self, task: str) -> Handler | None:
         """The handler registered for `task`, or None when no app registered one."""

@@ -209,12 +209,18 @@ def test_a_replaced_or_deleted_file_keeps_its_citations_and_the_report_says_its_
 # --- the chat and the Context tab -------------------------------------------------------------------
 
 
-def test_a_chat_answers_inline_sourceref_opens_the_span_it_was_made_from(browser, live_server_url, member, artifacts):
-    sid = new_session(member, "Chat", question="Valves", files={"valves.md": VALVES})
+def open_chat(browser, live_server_url, member, files: dict[str, str]) -> tuple[str, object]:
+    """A parsed session of `files`, its Research tab open with the chat connected: (session id, page)."""
+    sid = new_session(member, "Chat", question="Valves", files=files)
     parse_and_wait(sid)
     page = login(browser, live_server_url, member)
     open_research(page, live_server_url, sid)
     page.wait_for_function("document.getElementById('chat-log').dataset.live === 'connected'")
+    return sid, page
+
+
+def test_a_chat_answers_inline_sourceref_opens_the_span_it_was_made_from(browser, live_server_url, member, artifacts):
+    sid, page = open_chat(browser, live_server_url, member, {"valves.md": VALVES})
     page.fill("#chat-input", "How much did the valve programme cost?")
     page.click("#chat-send")
     answer = page.locator("#chat-log li.assistant").first

@@ -99,6 +99,45 @@ def test_anthropic_call_is_sent_as_the_sdk_sends_it_and_recorded(fake_anthropic)
     assert call.output_tokens == result.response.output_tokens > 0
 
 
+STREAMED = '{"answer": "The valves were replaced in 2021. Losses fell by 18 percent. The end.", "needs": []}'
+
+
+def test_anthropic_streams_through_the_sdk_and_the_call_is_recorded(fake_anthropic):
+    fake_anthropic.script(("text", STREAMED))
+    partials: list[str] = []
+    result = gateway.complete(request(), subject="chat:x", on_partial=partials.append)
+
+    [sent] = fake_anthropic.requests
+    assert sent["body"]["stream"] is True and fake_anthropic.streamed == 1
+    assert sent["body"]["messages"] == [{"role": "user", "content": ECHO}]  # the request `complete` sends
+    # The text arrived in pieces, each partial a prefix of the next, the last the whole answer.
+    assert len(partials) == 3 and all(later.startswith(earlier) for earlier, later in zip(partials, partials[1:]))
+    assert partials[-1] == result.response.text == STREAMED
+    call = LLMCall.objects.get()
+    assert (call.provider, call.model, call.outcome, call.subject) == ("anthropic", "claude-test-model", "ok", "chat:x")
+    assert call.output_tokens == result.response.output_tokens > 0 and call.input_tokens > 0
+
+
+def test_a_stream_that_fails_is_retried_from_its_start(fake_anthropic):
+    fake_anthropic.script(("status", 529), ("text", STREAMED))
+    partials: list[str] = []
+    result = gateway.complete(request(), on_partial=partials.append)
+    assert result.response.text == STREAMED and partials[-1] == STREAMED
+    assert [c.outcome for c in LLMCall.objects.order_by("id")] == ["throttled", "retried"]
+
+
+def test_the_offline_provider_streams_its_answer_a_sentence_at_a_time():
+    offline.register("STORY", lambda prompt: {"answer": "One. Two! Three?", "needs": []})
+    try:
+        partials: list[str] = []
+        story = request("TASK: STORY\n")
+        result = gateway.complete(story, provider=offline.OfflineProvider(), on_partial=partials.append)
+    finally:
+        offline.unregister("STORY")
+    assert partials == ['{"answer": "One. ', '{"answer": "One. Two! ', result.response.text]
+    assert LLMCall.objects.get().provider == "offline"
+
+
 @pytest.mark.parametrize(
     "statuses",
     [(500,), (429,), (529,), (500, 529)],

@@ -1,5 +1,6 @@
 """Bad model output never reaches a stored digest: repair once, then drop what is still invalid."""
 
+import json
 import pytest
 
 from context_app.digests.validation import ref_key
@@ -74,3 +75,17 @@ def test_a_provider_that_keeps_failing_marks_the_file_error_and_retry_recovers(a
     aggregate = api.get(f"/api/sessions/{sid}/context/digest").json()
     assert aggregate["revision"] == manifest["revision"]
     assert len(aggregate["digest"]["batch"]["files"]) == 2
+
+
+def test_the_answer_field_is_read_from_every_prefix_of_a_streamed_answer():
+    from context_app.llm.output import partial_string_field
+
+    answer = 'Caf\u00e9 "quoted" \\ back\nslash, tab\t and 😀 (a surrogate pair).'
+    raw = 'Here you are:\n```json\n{"needs": [{"answer": "inner"}], "citations": ["a::S1"], "answer": '
+    raw += json.dumps(answer) + ', "x": "answer"}\n```'
+    seen = [partial_string_field(raw[:end], "answer") for end in range(len(raw) + 1)]
+    # It only ever grows (a cut escape waits for its end), ends with the whole value, never the nested one.
+    assert all(later.startswith(earlier) for earlier, later in zip(seen, seen[1:]))
+    assert seen[-1] == answer and "inner" not in "".join(seen)
+    assert partial_string_field('{"answer": 3, "note": "answer"}', "answer") == ""
+    assert partial_string_field('{"answer": "Half \\u00', "answer") == "Half "

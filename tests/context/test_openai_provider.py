@@ -4,6 +4,7 @@ import pytest
 
 from context_app.digests.generate import generate_file_digest
 from context_app.llm import gateway
+from context_app.llm.base import LLMRequest
 from context_app.models import LLMCall
 
 pytestmark = pytest.mark.django_db
@@ -23,6 +24,20 @@ def test_digest_through_an_ollama_style_server(fake_openai):
     call = LLMCall.objects.get()
     assert (call.provider, call.outcome, call.task) == ("openai", "ok", "per_file_digest")
     assert call.input_tokens > 0
+
+
+def test_a_streamed_call_sends_stream_true_and_reads_the_chunks_and_usage(fake_openai):
+    fake_openai.texts = ['{"answer": "First sentence. Second sentence.", "needs": []}']
+    partials: list[str] = []
+    request = LLMRequest(task="chat_turn", system="SYSTEM", prompt="TASK: CHAT_TURN\nhello", max_tokens=100)
+    result = gateway.complete(request, on_partial=partials.append)
+    sent = fake_openai.requests[0]["body"]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True} and fake_openai.streamed == 1
+    assert partials == ['{"answer": "First sentence. ', fake_openai_text := result.response.text]
+    assert fake_openai_text == '{"answer": "First sentence. Second sentence.", "needs": []}'
+    call = LLMCall.objects.get()
+    assert (call.provider, call.model, call.outcome) == ("openai", "llama3.1:8b", "ok")
+    assert call.input_tokens > 0 and call.output_tokens == result.response.output_tokens > 0
 
 
 def test_server_errors_are_retried(fake_openai):

@@ -9,6 +9,7 @@ from context_app.models import LLMCall
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
+from bench.chat_quality import FIXTURES
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
@@ -58,6 +59,52 @@ def test_a_question_the_session_covers_is_answered_with_citations(api, sid):
     assert "valves.md::S2" in message["citations"]
     assert LLMCall.objects.filter(task="chat_turn").count() == 1
     assert [m["role"] for m in history(api, sid)["messages"]] == ["user", "assistant"]
+
+
+@pytest.fixture
+def operations_sid(api):
+    """The valve files and our operations memo and board minutes (tests/fixtures/chat)."""
+    sid = api.create_session(question="How did district 3's operations go?")
+    files = {name: (FIXTURES / name).read_bytes() for name in ("ops_memo.md", "board_minutes.txt", "valves.md")}
+    api.upload(sid, files)
+    api.parse(sid)
+    api.settle(sid)
+    return sid
+
+
+def test_the_answer_is_the_span_that_answers_the_question_cited(api, operations_sid):
+    """Regression (issue 12): the night crew's training time got board-budget sentences, not "about three weeks"."""
+    answer = say(api, operations_sid, "How long did it take to train the night crew on valve settings?")
+    assert answer["status"] == "ok", answer
+    message = answer["message"]
+    assert message["content"].startswith("Training the night crew on the new valve settings took about three weeks")
+    # That sentence alone, as the span says it (no budget sentences around it).
+    assert message["content"] == (
+        "Training the night crew on the new valve settings took about three weeks, with one supervised shift "
+        "a night (ops_memo.md::S2)."
+    )
+    assert message["citations"] == ["ops_memo.md::S2"]
+    [link] = message["source_links"]  # through provenance: the span of the version it was made from
+    assert link["sourceref"] == "ops_memo.md::S2" and link["version"]
+
+
+def test_a_question_the_files_do_not_answer_is_asked_with_the_best_excerpts_for_it(api, operations_sid):
+    """Regression (issue 12): "Who is the mayor of Lakeside?" got an unrelated paragraph; a near miss (the May
+    board meeting is there, who chaired it is not) was answered; every card offered the same three excerpts."""
+    suggestions = []
+    for question in (
+        "Who is the mayor of Lakeside?",
+        "Who chaired the board meeting in May?",
+        "How much did the night crew training cost?",
+    ):
+        asked = say(api, operations_sid, question)
+        assert asked["status"] == "context_required", (question, asked)
+        suggestions.append(asked["required"][0]["suggestions"])
+        ContextRequest.objects.filter(pk=asked["request_id"]).update(status="expired")  # the next is not queued
+    _mayor, minutes, training = suggestions
+    assert "Board meeting, 12 May 2023" in minutes[0]["text"] and minutes[0]["sourceref"] == "board_minutes.txt::S1"
+    assert "Training the night crew" in training[0]["text"] and training[0]["sourceref"] == "ops_memo.md::S2"
+    assert [s["text"] for s in minutes] != [s["text"] for s in training]
 
 
 def test_a_missing_context_becomes_a_request_card_then_the_supply_resumes_the_turn(api, sid):
@@ -211,11 +258,13 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
                 return seen, event
 
     seen, answer = async_to_sync(scenario)()
-    assert seen == [
+    streamed = seen.count("conversation:delta")  # the deferred answer, as it is written
+    assert streamed and seen == [
         "conversation:message",
         "conversation:context_request",
         "conversation:context_update",
         "conversation:context_resolved",
+        *["conversation:delta"] * streamed,
         "conversation:message",
     ]
     assert "6 to 4" in answer["message"]["content"]
@@ -231,6 +280,36 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
     assert async_to_sync(stranger_connects)() is False
 
 
+def test_the_answer_is_streamed_as_deltas_then_the_final_message(api, sid):
+    async def scenario():
+        communicator = WebsocketCommunicator(
+            application, f"/ws/sessions/{sid}/conversation/?token={api.token}", headers=HEADERS
+        )
+        assert (await communicator.connect())[0]
+        asked = await sync_to_async(say)(api, sid, "What happened to water losses after the valve replacement?")
+        events = []
+        while not events or events[-1]["type"] != "conversation:message" or events[-1]["message"]["role"] == "user":
+            events.append(await communicator.receive_json_from(timeout=20))
+        await communicator.disconnect()
+        return asked, events
+
+    asked, events = async_to_sync(scenario)()
+    assert asked["status"] == "ok", asked
+    deltas = [e for e in events if e["type"] == "conversation:delta"]
+    # The question, the answer's deltas, then the answer: nothing in between, nothing after.
+    expected = ["conversation:message", *["conversation:delta"] * len(deltas), "conversation:message"]
+    assert [e["type"] for e in events] == expected
+    assert deltas, "the answer is pushed while it is written, before it is stored"
+    assert {e["user_message_id"] for e in deltas} == {asked["user_message_id"]}
+    streamed = ""
+    for delta in deltas:
+        assert delta["offset"] == len(streamed)
+        streamed += delta["delta"]
+    final = events[-1]["message"]
+    assert final["reply_to"] == asked["user_message_id"] and final["citations"]
+    assert streamed == final["content"]
+
+
 def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthropic, api, sid):
     from context_app.llm.task_envelope import task_name
     from tests.fake_anthropic import text_of
@@ -241,6 +320,7 @@ def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthrop
     assert (call.provider, call.model) == ("anthropic", "claude-test-model")
     asked = [task_name(text_of(r["body"]["messages"][0]["content"])) for r in fake_anthropic.message_requests()]
     assert asked.count("CHAT_TURN") == 1
+    assert fake_anthropic.streamed == 1, "the chat turn is streamed (the digests are not)"
     assert set(LLMCall.objects.values_list("provider", flat=True)) == {"anthropic"}, "nothing went offline"
 
 
