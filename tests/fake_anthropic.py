@@ -26,6 +26,7 @@ class FakeAnthropic:
         self.requests: list[dict] = []
         self.behaviours: deque = deque()
         self.failing_markers: dict[str, int] = {}  # prompt substring → HTTP status, until cleared
+        self.slow_tasks: dict[str, float] = {}  # TASK name → seconds every request of it waits, until cleared
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -41,6 +42,15 @@ class FakeAnthropic:
         """Every request whose prompt contains `marker` fails, whatever the order of requests."""
         with self.lock:
             self.failing_markers[marker] = status
+
+    def slow_down(self, task: str, seconds: float) -> None:
+        """Every request of `task` (e.g. "PER_FILE_DIGEST") answers `seconds` late: a call stays in flight."""
+        with self.lock:
+            self.slow_tasks[task] = seconds
+
+    def clear_slow_tasks(self) -> None:
+        with self.lock:
+            self.slow_tasks.clear()
 
     def clear_failures(self) -> None:
         with self.lock:
@@ -84,6 +94,9 @@ class FakeAnthropic:
                 prompt = json.dumps(body.get("messages", []))
                 with fake.lock:
                     failing = [status for marker, status in fake.failing_markers.items() if marker in prompt]
+                    slow = fake.slow_tasks.get(task_name(prompt_text(body)), 0) if fake.slow_tasks else 0
+                if slow:
+                    time.sleep(slow)
                 behaviour = ("status", failing[0]) if failing else fake._next_behaviour()
                 kind = behaviour[0]
                 if kind == "delay":  # ("delay", seconds): answer late, past a short client timeout
@@ -163,6 +176,12 @@ def api_key_of(headers) -> str | None:
 def _offline_answer(body: dict) -> str:
     prompt = text_of(body["messages"][0]["content"])
     return OfflineProvider().complete(LLMRequest(task="fake", system=body.get("system", ""), prompt=prompt)).text
+
+
+def prompt_text(body: dict) -> str:
+    """The text of a Messages request's first message ("" without one)."""
+    messages = body.get("messages") or [{"content": ""}]
+    return text_of(messages[0]["content"])
 
 
 def text_of(content: str | list[dict]) -> str:
