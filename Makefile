@@ -36,14 +36,17 @@ system-packages:
 bootstrap: $(BIN)/.installed system-packages
 
 # A local development run: DEBUG on (and with it a development SECRET_KEY) unless set.
+# The workers restart when they die (bin/restart-on-exit); the Redis it starts keeps its
+# queues in var/appendonlydir, so jobs queued survive a restart of `make run`.
 run: export DEBUG ?= 1
 run: bootstrap
 	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py ensure_demo_user
-	@procfile=var/Procfile.run; cp Procfile $$procfile; \
+	@procfile=var/Procfile.run; \
+	sed -E 's#^(worker|llm|beat): #\1: bin/restart-on-exit #' Procfile > $$procfile; \
 	if ! $(BIN)/python -c "import redis; redis.Redis.from_url('$(REDIS_URL)').ping()" 2>/dev/null; then \
-	  echo "redis: redis-server --port $(REDIS_PORT) --bind 127.0.0.1 --save '' --appendonly no" >> $$procfile; \
+	  echo "redis: redis-server --port $(REDIS_PORT) --bind 127.0.0.1 --dir var --save '' --appendonly yes" >> $$procfile; \
 	fi; \
 	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)})"; echo; \
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile

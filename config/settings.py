@@ -171,7 +171,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Tasks are acknowledged when they end (acks_late) and re-queued when their pool child
+# dies (reject_on_worker_lost). A message whose worker main process died comes back
+# after the visibility timeout, which stays above the longest task (a redelivery of a
+# task still running is dropped by its lease anyway); the lease recovery of a
+# restarting worker does not wait for it (context_app/leases.py).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_BROKER_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 REST_FRAMEWORK = {
@@ -194,8 +199,13 @@ GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES",
 GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=120.0)
 # Files up to this size are extracted inside the upload request; larger ones in the worker.
 GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = env.int("GROUNDWORK_SYNC_EXTRACT_MAX_BYTES", default=1024 * 1024)
-# A file still `parsing` this long after its job started is assumed lost with its worker.
-GROUNDWORK_PARSING_STUCK_SECONDS = env.int("GROUNDWORK_PARSING_STUCK_SECONDS", default=900)
+# A job (a file's extraction or Task A, a set's Task B) holds a lease on its row while it
+# runs, renewed every third of this by its process: a job whose process died is taken
+# over this long after its last renewal at the latest (at once when its worker restarts).
+# Independent of how long the job runs, so no task time limit bounds it.
+GROUNDWORK_JOB_LEASE_SECONDS = env.float("GROUNDWORK_JOB_LEASE_SECONDS", default=60.0)
+# How often each worker re-queues the jobs whose lease expired (0: only when a worker starts).
+GROUNDWORK_LEASE_SWEEP_SECONDS = env.float("GROUNDWORK_LEASE_SWEEP_SECONDS", default=30.0)
 # Task B fan-out: up to this many digests in one aggregate call, else a tree.
 GROUNDWORK_AGGREGATE_FANOUT = env.int("GROUNDWORK_AGGREGATE_FANOUT", default=8)
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600

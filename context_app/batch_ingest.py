@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import digest_cache, pipeline
+from . import digest_cache, leases, pipeline
 from .claims import claim
 from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
 from .llm import gateway, limiter
@@ -120,9 +120,11 @@ def take_batch(batch_pk) -> bool:
     provider = gateway.get_provider()
     if _identity(provider) != (batch.provider, batch.model):
         # Another provider now: its answers would be cached under the wrong key. Ended untaken,
-        # its files are stuck parsing, and recover_stuck_files parses them again.
+        # its files (queued, no worker holds them) go back to the queue at once.
         logger.warning("batch %s abandoned: the provider is now %s:%s", batch.provider_batch_id, *_identity(provider))
-        _end(batch)
+        if _end(batch):
+            for context_set_id in pipeline.recover_unheld_jobs(batch.context_set_id, queued=True):
+                pipeline.enqueue_parse(context_set_id)
         return False
     try:
         results = provider.batch_results(batch.provider_batch_id)
@@ -154,6 +156,22 @@ def _end(batch: LLMBatch) -> bool:
 
 
 def _take_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> None:
+    """A file's batch answer, under the file's job lease as any Task A writes; a request the batch
+    did not answer becomes a call of its own (queued once the lease is let go, so that job can take it)."""
+    with leases.holding(leases.FILE_JOB, file_id, extracted_text_hash=text_hash) as held:
+        if not held:
+            logger.info("dropping batch answer for file %s: another worker holds its job", file_id)
+            return
+        answered = _digest_from_answer(batch, file_id, text_hash, answer, provider)
+    if not answered:
+        from .tasks import digest_file
+
+        digest_file.delay(str(file_id), text_hash)
+
+
+def _digest_from_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> bool:
+    """True once the answer is dealt with (taken, or the file changed meanwhile); False when the batch
+    did not answer the file's request."""
     file = (
         ContextFile.objects.select_related("context_set")
         .filter(pk=file_id, llm_batch=batch, digest_status=DigestStatus.PARSING, extracted_text_hash=text_hash)
@@ -162,7 +180,7 @@ def _take_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> 
     text = FileText.objects.current().filter(file_id=file_id, extracted_text_hash=text_hash).first()
     if file is None or text is None:
         logger.info("dropping batch answer for file %s: it changed while queued", file_id)
-        return
+        return True
     ContextFile.objects.filter(pk=file.pk).update(llm_batch=None)
     request = file_digest_request(file.filename, file.format, text.spans, provider)
     subject = f"file:{file.id}"
@@ -176,10 +194,7 @@ def _take_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> 
             context_set_id=file.context_set_id,
         )
     except gateway.GatewayError:  # not answered in the batch: a call of its own, as any parse
-        from .tasks import digest_file
-
-        digest_file.delay(str(file.pk), text_hash)
-        return
+        return False
     stored, error = pipeline.store_file_digest(
         file,
         lambda: file_digest_from_answer(
@@ -193,3 +208,4 @@ def _take_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> 
         ),
     )
     pipeline.finish_file_digest(file, text_hash, stored, error)
+    return True

@@ -49,6 +49,10 @@ class ContextSet(models.Model):
     aggregate_revision = models.PositiveIntegerField(default=0)
     aggregate_inputs_hash = models.CharField(max_length=64, blank=True)
     aggregate_error = models.JSONField(null=True, blank=True)
+    # The lease on a Task B job while the aggregate is `parsing` (see context_app/leases.py):
+    # empty owner = queued, no worker holds it yet.
+    aggregate_lease_owner = models.CharField(max_length=200, blank=True)
+    aggregate_lease_expires_at = models.DateTimeField(null=True, blank=True)
     # {filename: FileText version} the aggregate digest's SourceRefs were written against.
     aggregate_versions = models.JSONField(default=dict, blank=True)
     last_diff = models.JSONField(default=dict, blank=True)
@@ -89,11 +93,18 @@ class ContextFile(models.Model):
     parsing_started_at = models.DateTimeField(null=True, blank=True)
     # Parsing, its Task A queued in this provider batch: not stuck while the batch runs (up to 24 h).
     llm_batch = models.ForeignKey("LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
+    # The lease on the file's job (extraction or Task A) while it is `parsing` (see
+    # context_app/leases.py): empty owner = queued, no worker holds it yet.
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")]
         ordering = ["filename"]
-        indexes = [models.Index(fields=["digest_status", "parsing_started_at"])]
+        indexes = [
+            models.Index(fields=["digest_status", "parsing_started_at"]),
+            models.Index(fields=["digest_status", "lease_expires_at"]),
+        ]
 
     def __str__(self) -> str:
         return self.filename

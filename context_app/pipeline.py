@@ -11,15 +11,15 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 
 import redis
 from django.conf import settings
 from django.db import connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 from redis.exceptions import LockError
 
-from . import digest_cache, library, provenance, shared_redis, signals
+from . import digest_cache, leases, library, provenance, shared_redis, signals
 from .claims import claim
 from .digests.generate import GeneratedDigest, generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (
@@ -47,10 +47,14 @@ NODE_WAIT_POLL_SECONDS = 0.2  # how often a worker waiting for another's Task B 
 # --- scheduling --------------------------------------------------------------
 
 
-def enqueue_parse(context_set_id) -> None:
+def enqueue_parse(context_set_id, *, requeue_unheld: bool = False) -> None:
+    """Parse the set; `requeue_unheld` (Parse now): also re-queue the jobs no worker holds yet."""
     from .tasks import parse_context_set
 
-    parse_context_set.delay(str(context_set_id))
+    if requeue_unheld:
+        parse_context_set.delay(str(context_set_id), requeue_unheld=True)
+    else:
+        parse_context_set.delay(str(context_set_id))
 
 
 def enqueue_extraction(file_id, content_hash: str) -> None:
@@ -71,9 +75,9 @@ def parsing_wanted(context_set: ContextSet) -> bool:
     return context_set.auto_parse or context_set.parse_requested
 
 
-def dispatch_parse(context_set_id) -> None:
+def dispatch_parse(context_set_id, requeue_unheld: bool = False) -> None:
     """Claim every stale file for Task A (one task each, in parallel); aggregate when none is left."""
-    recover_stuck_files(context_set_id)
+    recover_unheld_jobs(context_set_id, queued=requeue_unheld)
     if not ContextSet.objects.filter(pk=context_set_id).exists():
         return
     restale_outdated_digests(context_set_id)
@@ -139,7 +143,12 @@ def _claim_stale_files(context_set_id) -> list[tuple]:
         claimed = list(_stale_extracted(context_set_id).select_for_update().values_list("id", "extracted_text_hash"))
         if claimed:
             ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed], digest_status=DigestStatus.STALE).update(
-                digest_status=DigestStatus.PARSING, parsing_started_at=now, updated_at=now, llm_batch=None
+                digest_status=DigestStatus.PARSING,
+                parsing_started_at=now,
+                updated_at=now,
+                llm_batch=None,
+                lease_owner="",  # queued: the job takes the lease when it starts
+                lease_expires_at=None,
             )
     return claimed
 
@@ -164,6 +173,8 @@ def schedule_aggregate_if_due(context_set_id) -> None:
         field="aggregate_digest_status",
         from_=[DigestStatus.STALE, DigestStatus.ERROR],
         to=DigestStatus.PARSING,
+        aggregate_lease_owner="",  # queued: the job takes the lease when it starts
+        aggregate_lease_expires_at=None,
     ):
         from .tasks import build_aggregate
 
@@ -199,32 +210,119 @@ def _settle(context_set_id) -> None:
         signals.context_settled.send(sender=ContextSet, context_set_id=context_set_id, **settled)
 
 
-def recover_stuck_files(context_set_id=None) -> set:
-    """Files left `parsing` by a worker that died go back to the queue; returns the sets touched."""
-    cutoff = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS)
-    stuck = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, parsing_started_at__lt=cutoff).exclude(
-        llm_batch__status=LLMBatch.Status.SUBMITTED  # queued in a batch: answered within 24 h (batch_ingest)
-    )
-    if context_set_id is not None:
-        stuck = stuck.filter(context_set_id=context_set_id)
+def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_starting: bool = False) -> set:
+    """Jobs left `parsing` that no live worker holds go back to the queue; returns the sets touched.
+
+    Always those whose lease expired (its process died or stopped renewing it); when a
+    worker starts, also those its previous instance held (dead, see leases.py); with
+    `queued`, also those no worker has taken yet, whose message may have been lost with
+    a dead worker's prefetch or a Redis restart (a duplicate message finds the lease
+    taken and does nothing). The caller enqueues a parse of each set touched.
+    """
+    now = timezone.now()
     touched = set()
-    for file in stuck.only("id", "context_set_id", "content_hash", "extracted_text_hash", "parsing_started_at"):
-        touched.add(file.context_set_id)
-        if file.extracted_text_hash:
+    for job in (leases.FILE_JOB, leases.AGGREGATE_JOB):
+        unheld = Q(**{f"{job.owner}__gt": "", f"{job.expires}__lte": now})
+        if worker_starting:
+            unheld |= leases.held_by_predecessor(job)
+        if queued:
+            unheld |= Q(**{job.owner: ""})
+        rows = job.model.objects.filter(unheld, **{job.status: DigestStatus.PARSING})
+        if job is leases.FILE_JOB:
+            # Queued in a provider batch: no worker holds it, the batch answers within 24 h (batch_ingest).
+            rows = rows.exclude(llm_batch__status=LLMBatch.Status.SUBMITTED)
+        if context_set_id is not None:
+            rows = rows.filter(**{"context_set_id" if job is leases.FILE_JOB else "pk": context_set_id})
+        file_columns = ["context_set_id", "content_hash", "extracted_text_hash"] if job is leases.FILE_JOB else []
+        for row in rows.values("pk", job.owner, job.expires, *file_columns):
+            # Conditional on the lease as read: a job that took it meanwhile keeps it.
+            lease_as_read = {job.owner: row[job.owner], job.expires: row[job.expires]}
+            as_read = job.model.objects.filter(pk=row["pk"], **lease_as_read)
+            back = {"field": job.status, "from_": DigestStatus.PARSING}
+            if job is leases.AGGREGATE_JOB:
+                # Re-claimed by schedule_aggregate_if_due once no file is parsing; it was wanted.
+                if claim(as_read, **back, to=DigestStatus.STALE, parse_requested=True):
+                    touched.add(row["pk"])
+            elif row["extracted_text_hash"]:
+                stopped = "the worker parsing it stopped"
+                if claim(as_read, **back, to=DigestStatus.STALE, parsing_started_at=None, requeued_because=stopped):
+                    touched.add(row["context_set_id"])
+            elif claim(as_read, **back, to=DigestStatus.PARSING, lease_owner="", lease_expires_at=None):
+                enqueue_extraction(row["pk"], row["content_hash"])  # not extracted yet: extraction again
+                touched.add(row["context_set_id"])
+    if touched:
+        logger.warning("re-queued jobs no worker held in %d context set(s)", len(touched))
+    return touched
+
+
+def recover_and_requeue(*, queued: bool = False, worker_starting: bool = False) -> set:
+    """recover_unheld_jobs over every set, and a parse of each set touched."""
+    touched = recover_unheld_jobs(queued=queued, worker_starting=worker_starting)
+    for context_set_id in touched:
+        enqueue_parse(context_set_id)
+    return touched
+
+
+def sweep_expired_leases_forever(every_seconds: float) -> None:
+    """A worker's background loop: jobs whose lease expired (a worker died and did not come back) re-queued."""
+    while True:
+        time.sleep(every_seconds)
+        try:
+            recover_and_requeue()
+        except Exception:  # noqa: BLE001 - the next sweep tries again
+            logger.warning("lease sweep failed", exc_info=True)
+        finally:
+            connections.close_all()
+
+
+# --- a job that raised -----------------------------------------------------------
+
+
+def job_failure(exc: BaseException) -> str:
+    return f"the job failed ({type(exc).__name__}: {exc})"[:500]
+
+
+def fail_file_job(file_id, exc: BaseException, **conditions) -> None:
+    """A file's job (extraction or Task A) that raised, after its retries: the file ends `error`, saying why.
+
+    Should this write fail too (the database still locked), the job's lease, renewed no
+    more, expires and recovery re-queues the job: the file never stays `parsing`.
+    """
+    stage = "digest" if conditions.get("extracted_text_hash") else "extraction"
+    with leases.holding(leases.FILE_JOB, file_id, **conditions) as held:
+        if not held:  # done meanwhile, or another worker holds it again
+            return
+        with transaction.atomic():
+            file = ContextFile.objects.get(pk=file_id)
             claim(
-                ContextFile.objects.filter(pk=file.pk, parsing_started_at=file.parsing_started_at),
+                ContextFile.objects.filter(leases.held_by_me(leases.FILE_JOB), pk=file_id, **conditions),
                 field="digest_status",
                 from_=DigestStatus.PARSING,
-                to=DigestStatus.STALE,
+                to=DigestStatus.ERROR,
+                error={"code": "job_failed", "message": job_failure(exc), "stage": stage},
                 parsing_started_at=None,
-                requeued_because="the worker parsing it stopped",
+                updated_at=timezone.now(),
             )
-        else:
-            ContextFile.objects.filter(pk=file.pk).update(parsing_started_at=timezone.now())
-            enqueue_extraction(file.pk, file.content_hash)
-    if touched:
-        logger.warning("recovered files stuck in parsing in %d context set(s)", len(touched))
-    return touched
+            refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+    logger.warning("file %s ends in error: %s", file_id, job_failure(exc))
+    after_file_digest(file.context_set_id, file_id)
+
+
+def fail_aggregate_job(context_set_id, exc: BaseException) -> None:
+    """A Task B job that raised, after its retries: the aggregate ends `error` (Parse now retries it)."""
+    with leases.holding(leases.AGGREGATE_JOB, context_set_id) as held:
+        if not held:
+            return
+        claim(
+            ContextSet.objects.filter(leases.held_by_me(leases.AGGREGATE_JOB), pk=context_set_id),
+            field="aggregate_digest_status",
+            from_=DigestStatus.PARSING,
+            to=DigestStatus.ERROR,
+            aggregate_error={"message": job_failure(exc)},
+        )
+    logger.warning("aggregate of %s ends in error: %s", context_set_id, job_failure(exc))
+    notify_context_changed(context_set_id)
+    _settle(context_set_id)
 
 
 # --- extraction --------------------------------------------------------------
@@ -300,6 +398,12 @@ def read_blob(file: ContextFile) -> bytes:
 
 def extract_file(file_id, content_hash: str) -> None:
     """Worker-side extraction of a large file; dropped if the file was replaced meanwhile."""
+    with leases.holding(leases.FILE_JOB, file_id, content_hash=content_hash, extracted_text_hash="") as held:
+        if held:
+            _extract_held_file(file_id, content_hash)
+
+
+def _extract_held_file(file_id, content_hash: str) -> None:
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None or file.content_hash != content_hash or file.is_extracted:
         return
@@ -309,9 +413,14 @@ def extract_file(file_id, content_hash: str) -> None:
     except ExtractionError as exc:
         document, failure = None, exc
     with transaction.atomic():
-        current = ContextFile.objects.select_for_update().select_related("context_set").filter(pk=file_id).first()
+        current = (
+            ContextFile.objects.select_for_update()
+            .select_related("context_set")
+            .filter(leases.held_by_me(leases.FILE_JOB), pk=file_id)
+            .first()
+        )
         if current is None or current.content_hash != content_hash or current.is_extracted:
-            return
+            return  # replaced, or its lease lost to another worker: that one writes
         if document is None:
             mark_extraction_failed(current, failure)
         else:
@@ -327,12 +436,20 @@ def extract_file(file_id, content_hash: str) -> None:
 @limiter.bulk()  # an ingest: its model calls yield to interactive ones (chat, research steps)
 def digest_file(file_id, extracted_text_hash: str) -> None:
     """Task A for one claimed file, unless the cache already holds its digest."""
-    file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
-    if file is None or file.digest_status != DigestStatus.PARSING or file.extracted_text_hash != extracted_text_hash:
+    with leases.holding(leases.FILE_JOB, file_id, extracted_text_hash=extracted_text_hash) as held:
+        if held:
+            _digest_held_file(file_id, extracted_text_hash)
+            return
+    file = ContextFile.objects.filter(pk=file_id).only("context_set_id", "digest_status").first()
+    if file is not None and file.digest_status == DigestStatus.PARSING:
+        logger.info("dropping digest job for file %s: another worker holds it, or its text changed", file_id)
+    elif file is not None:  # a retried job whose write went through: the aggregate may be due
         logger.info("dropping stale digest job for file %s", file_id)
-        if file is not None:  # a retried job whose write went through: the aggregate may be due
-            schedule_aggregate_if_due(file.context_set_id)
-        return
+        schedule_aggregate_if_due(file.context_set_id)
+
+
+def _digest_held_file(file_id, extracted_text_hash: str) -> None:
+    file = ContextFile.objects.select_related("context_set").get(pk=file_id)
     text = FileText.objects.current().filter(file=file, extracted_text_hash=extracted_text_hash).first()
     if text is None:
         logger.info("dropping digest job for file %s: its text changed", file_id)
@@ -399,7 +516,9 @@ def _write_file_digest(
         else:
             outcome = {"to": DigestStatus.ERROR, "error": error}
         written = claim(
-            ContextFile.objects.filter(pk=file.pk, extracted_text_hash=extracted_text_hash),
+            ContextFile.objects.filter(
+                leases.held_by_me(leases.FILE_JOB), pk=file.pk, extracted_text_hash=extracted_text_hash
+            ),
             field="digest_status",
             from_=DigestStatus.PARSING,
             parsing_started_at=None,
@@ -408,7 +527,7 @@ def _write_file_digest(
             **outcome,
         )
         if not written:
-            logger.info("dropped digest of %s: the file changed while it was parsed", file.pk)
+            logger.info("dropped digest of %s: the file changed, or its job lost its lease, meanwhile", file.pk)
             return False
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
         return True
@@ -503,9 +622,13 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
 @limiter.bulk()
 def build_aggregate(context_set_id) -> None:
     """Task B over the ready files' digests, as a tree of cached calls when the set is large."""
-    context_set = ContextSet.objects.filter(pk=context_set_id).first()
-    if context_set is None or context_set.aggregate_digest_status != DigestStatus.PARSING:
-        return
+    with leases.holding(leases.AGGREGATE_JOB, context_set_id) as held:
+        if held:  # else: not parsing any more, or another worker holds it
+            _build_held_aggregate(context_set_id)
+
+
+def _build_held_aggregate(context_set_id) -> None:
+    context_set = ContextSet.objects.get(pk=context_set_id)
     files = aggregate_inputs(context_set)
     inputs_hash = aggregate_inputs_hash(files)
     stored, error = None, None
@@ -517,6 +640,8 @@ def build_aggregate(context_set_id) -> None:
         except TaskFailed as exc:
             error = {"message": exc.reason}
     status = _write_aggregate(context_set_id, inputs_hash, stored, error)
+    if status is None:
+        return
     notify_context_changed(context_set_id)
     if status == DigestStatus.STALE:
         schedule_aggregate_if_due(context_set_id)  # the files changed while it was built
@@ -526,9 +651,17 @@ def build_aggregate(context_set_id) -> None:
         _settle(context_set_id)
 
 
-def _write_aggregate(context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None) -> DigestStatus:
+def _write_aggregate(
+    context_set_id, inputs_hash: str, stored: StoredDigest | None, error: dict | None
+) -> DigestStatus | None:
+    """The built (or failed) aggregate, written if its job still holds the lease; None if not."""
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
+        if context_set.aggregate_digest_status != DigestStatus.PARSING or (
+            context_set.aggregate_lease_owner != leases.owner()
+        ):
+            logger.info("dropped aggregate of %s: its job lost its lease to another worker", context_set_id)
+            return None
         if current_inputs_hash(context_set) != inputs_hash:
             logger.info("dropped aggregate of %s: files changed while it was built", context_set_id)
             context_set.aggregate_digest_status = DigestStatus.STALE
@@ -653,6 +786,7 @@ def _build_node(
         stored = digest_cache.cached_aggregate(scope, cache_key)
         if stored is not None:
             return {"manifest": manifest, "digest": stored}
+        _break_if_holder_dead(lock)
         time.sleep(NODE_WAIT_POLL_SECONDS)
     try:
         stored = digest_cache.cached_aggregate(scope, cache_key)  # built while this one waited
@@ -679,9 +813,22 @@ def _node_lock(scope: str, cache_key: str):
 
 def _acquire(lock) -> bool:
     try:
-        return lock.acquire(blocking=False)
+        # The holder's process as the token: a waiter can tell when it died (leases.holder_is_dead).
+        return lock.acquire(blocking=False, token=leases.owner())
     except redis.RedisError:
         return True  # no Redis: build it (at worst twice)
+
+
+def _break_if_holder_dead(lock) -> None:
+    """A node lock whose holder was killed (a pool child, a restarted worker's predecessor) is
+    released now, not at its expiry: the job re-queued after the kill builds the node."""
+    try:
+        holder = lock.redis.get(lock.name)
+        if holder and leases.holder_is_dead(holder.decode()):
+            lock.do_release(holder)  # only if it is still that holder's
+            logger.warning("released the aggregate node lock of dead %s", holder.decode())
+    except (redis.RedisError, LockError):
+        pass
 
 
 def _release(lock) -> None:

@@ -118,7 +118,8 @@ def request_parse(context_set: ContextSet, *, expected_revision: int | None = No
         context_set.save(update_fields=["parse_requested", "updated_at"])
         # A failed aggregate over usable files becomes stale again: Parse now is its retry.
         pipeline.refresh_aggregate_state(context_set)
-        transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id))
+        # Parse now also re-queues the jobs no worker holds (their message may be lost).
+        transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id, requeue_unheld=True))
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 

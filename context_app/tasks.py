@@ -1,12 +1,14 @@
 """Celery entry points: load ids, call one pipeline function. All safe to run twice (acks_late)."""
 
 import logging
+import threading
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import celeryd_after_setup, task_failure, worker_ready
+from django.conf import settings
 from django.db import OperationalError
 
-from . import batch_ingest, notify, pipeline
+from . import batch_ingest, leases, notify, pipeline
 from .llm.gateway import get_provider
 
 logger = logging.getLogger(__name__)
@@ -16,12 +18,12 @@ logger = logging.getLogger(__name__)
 RETRY_ON_DB_LOCK = dict(autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2, retry_jitter=True)
 
 
-@shared_task(name="context.parse_context_set")
-def parse_context_set(context_set_id: str) -> None:
-    pipeline.dispatch_parse(context_set_id)
+@shared_task(name="context.parse_context_set", **RETRY_ON_DB_LOCK)
+def parse_context_set(context_set_id: str, requeue_unheld: bool = False) -> None:
+    pipeline.dispatch_parse(context_set_id, requeue_unheld)
 
 
-@shared_task(name="context.extract_file")
+@shared_task(name="context.extract_file", **RETRY_ON_DB_LOCK)
 def extract_file(file_id: str, content_hash: str) -> None:
     pipeline.extract_file(file_id, content_hash)
 
@@ -56,7 +58,43 @@ def build_the_provider(**_kwargs) -> None:
         logger.exception("the model provider could not be built")
 
 
+@task_failure.connect
+def a_failed_job_ends_its_parsing(sender=None, args=None, exception=None, **_kwargs) -> None:
+    """Any exception, after the retries (or a hard time limit): the file or aggregate ends `error`.
+
+    Runs where the failure is known: the task's process, or the worker's main process
+    for a pool child killed at its time limit (its lease then belongs to a dead child).
+    """
+    name = getattr(sender, "name", "")
+    try:
+        if name == "context.digest_file":
+            pipeline.fail_file_job(args[0], exception, extracted_text_hash=args[1])
+        elif name == "context.extract_file":
+            pipeline.fail_file_job(args[0], exception, content_hash=args[1], extracted_text_hash="")
+        elif name == "context.build_aggregate":
+            pipeline.fail_aggregate_job(args[0], exception)
+    except Exception:  # noqa: BLE001 - the lease, renewed no more, expires and the job is re-queued
+        logger.exception("the failure of %s%r was not recorded; its lease will expire", name, tuple(args or ()))
+
+
+@celeryd_after_setup.connect
+def name_the_lease_owner(sender=None, **_kwargs) -> None:
+    """Before the pool forks: leases name this node, so its next instance knows them for its predecessor's."""
+    leases.set_node_name(str(sender))
+
+
 @worker_ready.connect
-def recover_after_restart(**_kwargs) -> None:
-    for context_set_id in pipeline.recover_stuck_files():
-        pipeline.enqueue_parse(context_set_id)
+def recover_after_restart(sender=None, **_kwargs) -> None:
+    """Re-queue at once what no live worker holds: its predecessor's jobs, expired leases, lost messages.
+
+    Then, every GROUNDWORK_LEASE_SWEEP_SECONDS, the jobs whose lease expired since (a
+    worker that died and was not restarted).
+    """
+    if getattr(sender, "hostname", None):
+        leases.set_node_name(sender.hostname)
+    pipeline.recover_and_requeue(queued=True, worker_starting=True)
+    every = settings.GROUNDWORK_LEASE_SWEEP_SECONDS
+    if every > 0:
+        sweep = threading.Thread(target=pipeline.sweep_expired_leases_forever, args=(every,), daemon=True)
+        sweep.name = "lease-sweep"
+        sweep.start()

@@ -21,6 +21,8 @@ def pytest_configure(config):
     settings.CHANNEL_LAYERS = channel_layers_for(_redis.url)
     settings.GROUNDWORK_LLM = "offline"
     settings.GROUNDWORK_LLM_BACKOFF_SECONDS = 0.01
+    # The in-process worker sweeps no leases in the background, between a test's own steps.
+    settings.GROUNDWORK_LEASE_SWEEP_SECONDS = 0
     from config.celery import app
 
     app.conf.broker_url = _redis.url

@@ -43,6 +43,7 @@ class FakeAnthropic:
         self.batches: dict[str, dict] = {}
         self.min_cacheable_tokens = 0  # shorter prefixes are not cached (the API's minimum: 1024 for Sonnet)
         self.batch_polls_before_end = 1  # retrievals that still read `in_progress`
+        self.slow_tasks: dict[str, float] = {}  # TASK name → seconds every request of it waits, until cleared
         self.lock = threading.Lock()
         self.streamed = 0  # answers sent as server-sent events (the request asked for `stream: true`)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -59,6 +60,15 @@ class FakeAnthropic:
         """Every request whose prompt contains `marker` fails, whatever the order of requests."""
         with self.lock:
             self.failing_markers[marker] = status
+
+    def slow_down(self, task: str, seconds: float) -> None:
+        """Every request of `task` (e.g. "PER_FILE_DIGEST") answers `seconds` late: a call stays in flight."""
+        with self.lock:
+            self.slow_tasks[task] = seconds
+
+    def clear_slow_tasks(self) -> None:
+        with self.lock:
+            self.slow_tasks.clear()
 
     def clear_failures(self) -> None:
         with self.lock:
@@ -224,6 +234,10 @@ class FakeAnthropic:
                     return self._json(200, fake._create_batch(body["requests"]))
                 if self.path != "/v1/messages":
                     return self._error(404, "not_found_error", f"no route {self.path}")
+                with fake.lock:
+                    slow = fake.slow_tasks.get(task_name(prompt_text(body)), 0) if fake.slow_tasks else 0
+                if slow:
+                    time.sleep(slow)
                 status, payload, headers = fake.answer(body)
                 if status == 200 and body.get("stream"):
                     return self._events(payload)
@@ -307,6 +321,12 @@ def _blocks(content: str | list[dict] | None) -> list[dict]:
     if not content:
         return []
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def prompt_text(body: dict) -> str:
+    """The text of a Messages request's first message ("" without one)."""
+    messages = body.get("messages") or [{"content": ""}]
+    return text_of(messages[0]["content"])
 
 
 def text_of(content: str | list[dict]) -> str:

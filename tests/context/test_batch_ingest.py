@@ -1,10 +1,8 @@
 """Batch ingest: a large parse's Task A through the Message Batches API (the real SDK, a fake API on loopback,
 a real Redis and Celery worker), polled by the beat task, its answers validated and cached like a call's."""
 
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
 from context_app import batch_ingest, pipeline
 from context_app.llm.output_schema import sent_schema
@@ -84,31 +82,33 @@ def test_a_set_not_opted_in_parses_with_a_call_per_file(api, fake_anthropic):
     assert LLMCall.objects.filter(task="per_file_digest", batch=False).count() == 3
 
 
-def stuck_in_a_batch(api: ContextApi, settings, model: str) -> ContextSet:
-    """A set whose files have been parsing, queued in a submitted batch of `model`, for longer than stuck."""
+def queued_in_a_batch(api: ContextApi, model: str) -> ContextSet:
+    """A set whose files are parsing, queued in a submitted batch of `model` (no worker holds them)."""
     sid = uploaded(api, batch_ingest=True)
     context_set = ContextSet.objects.get(session_id=sid)
     batch = LLMBatch.objects.create(
         context_set=context_set, provider="anthropic", model=model, provider_batch_id=f"msgbatch_{model}"
     )
-    long_ago = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS + 60)
-    ContextFile.objects.update(digest_status=DigestStatus.PARSING, parsing_started_at=long_ago, llm_batch=batch)
+    ContextFile.objects.update(digest_status=DigestStatus.PARSING, lease_owner="", lease_expires_at=None, llm_batch=batch)
     return context_set
 
 
-def test_files_queued_in_a_running_batch_are_not_taken_for_stuck(api, settings):
-    context_set = stuck_in_a_batch(api, settings, "claude-test-model")
-    assert pipeline.recover_stuck_files() == set()  # a batch answers within 24 h
-    LLMBatch.objects.update(status=LLMBatch.Status.ENDED)  # ended without taking them: stuck after all
-    assert pipeline.recover_stuck_files() == {context_set.pk}
+def test_files_queued_in_a_running_batch_are_not_taken_for_unheld(api):
+    context_set = queued_in_a_batch(api, "claude-test-model")
+    assert pipeline.recover_unheld_jobs(queued=True) == set()  # a batch answers within 24 h
+    LLMBatch.objects.update(status=LLMBatch.Status.ENDED)  # ended without taking them: unheld after all
+    assert pipeline.recover_unheld_jobs(queued=True) == {context_set.pk}
 
 
-def test_a_batch_of_another_model_is_ended_untaken_and_its_files_recovered(api, fake_anthropic, settings):
-    context_set = stuck_in_a_batch(api, settings, "an-older-model")
+def test_a_batch_of_another_model_is_ended_untaken_and_its_files_requeued(api, fake_anthropic, monkeypatch):
+    context_set = queued_in_a_batch(api, "an-older-model")
+    requeued = []
+    monkeypatch.setattr(pipeline, "enqueue_parse", requeued.append)
     poll_llm_batches.apply()
     assert LLMBatch.objects.get().status == "ended"
     assert [r["path"] for r in fake_anthropic.requests] == []  # not even asked: its answers are not used
-    assert pipeline.recover_stuck_files() == {context_set.pk}
+    assert requeued == [context_set.pk]
+    assert set(ContextFile.objects.values_list("digest_status", flat=True)) == {DigestStatus.STALE}
 
 
 def test_a_parse_larger_than_a_batch_is_sent_as_several(api, fake_anthropic, monkeypatch):

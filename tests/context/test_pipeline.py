@@ -116,13 +116,15 @@ def test_a_file_finishing_while_the_aggregate_fails_still_gets_its_aggregate(api
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("celery_worker_thread")
-def test_files_left_parsing_by_a_dead_worker_are_recovered(api, settings):
+def test_files_left_parsing_by_a_dead_worker_are_recovered(api):
     sid = api.create_session()
     api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
-    long_ago = timezone.now() - timedelta(seconds=settings.GROUNDWORK_PARSING_STUCK_SECONDS + 60)
-    ContextFile.objects.update(digest_status=DigestStatus.PARSING, parsing_started_at=long_ago)
+    expired = timezone.now() - timedelta(seconds=1)
+    ContextFile.objects.update(
+        digest_status=DigestStatus.PARSING, lease_owner="gone@elsewhere#b00t#4242", lease_expires_at=expired
+    )
     context_set_of(sid).__class__.objects.update(parse_requested=True)
-    assert pipeline.recover_stuck_files() == {context_set_of(sid).pk}
+    assert pipeline.recover_unheld_jobs() == {context_set_of(sid).pk}
     api.parse(sid)
     manifest = api.settle(sid)
     assert manifest["files"][0]["digest_status"] == "ready"

@@ -27,7 +27,9 @@ class TaskRun:
 
 
 class Worker:
-    def __init__(self, hostname: str, env: dict, log_path: Path, concurrency: int = 2) -> None:
+    def __init__(
+        self, hostname: str, env: dict, log_path: Path, concurrency: int = 2, pool: str = "threads", queues: str = ""
+    ) -> None:
         self.hostname = hostname
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - open for the worker's lifetime
@@ -41,7 +43,8 @@ class Worker:
                 "worker",
                 "-n",
                 hostname,
-                "--pool=threads",
+                f"--pool={pool}",
+                *([f"--queues={queues}"] if queues else []),
                 f"--concurrency={concurrency}",
                 "--loglevel=INFO",
                 "--without-gossip",
@@ -60,6 +63,12 @@ class Worker:
         for match in SUCCEEDED.finditer(text):  # a line may be logged twice (Celery's and Django's handler)
             seen.setdefault(match.group(2), TaskRun(match.group(1), match.group(2), self.hostname))
         return list(seen.values())
+
+    def kill(self) -> None:
+        """kill -9 of the worker's main process (its thread pool dies with it)."""
+        self.process.kill()
+        self.process.wait()
+        self._log.close()
 
     def log_size(self) -> int:
         return self.log_path.stat().st_size

@@ -1,0 +1,201 @@
+"""Leases on claimed jobs: which worker process holds a file's or an aggregate's job, until when.
+
+A claim (stale → parsing) queues a job with no owner. The job, when it starts, takes
+the lease: one conditional UPDATE writes its owner (`<node>#<boot>#<pid>`) and an
+expiry `GROUNDWORK_JOB_LEASE_SECONDS` ahead, which a thread of the holding process
+renews every third of that while the job runs. Of two deliveries of one job (a
+redelivered message, a job re-queued by recovery) only one takes the lease; the other
+returns, so a model call is repeated only when its holder died in the middle of it.
+
+A lease is free when it has no owner (queued), has expired (its process died or
+stopped renewing it), or its holder is known dead: a previous instance of this
+worker's node name (one live instance per node name, as Celery assumes), or a pool
+child of this instance that is gone. Recovery (pipeline.recover_unheld_jobs) puts
+the jobs of free leases back in the queue; the job's writes check it still holds
+its lease, so a job that lost it writes nothing.
+"""
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connections, models
+from django.db.models import Q
+from django.utils import timezone
+
+from .claims import claim
+from .models import ContextFile, ContextSet, DigestStatus
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeasedJob:
+    """Where a kind of job keeps its status and its lease."""
+
+    model: type[models.Model]
+    status: str
+    owner: str
+    expires: str
+
+
+FILE_JOB = LeasedJob(ContextFile, "digest_status", "lease_owner", "lease_expires_at")
+AGGREGATE_JOB = LeasedJob(ContextSet, "aggregate_digest_status", "aggregate_lease_owner", "aggregate_lease_expires_at")
+
+_BOOT = uuid.uuid4().hex[:12]  # this process tree's start: a pool child inherits it from its worker
+# The Celery node name (set by the worker before it forks its pool); elsewhere a name
+# no other process has, so no process takes another live one for its dead predecessor.
+_node = f"pid{os.getpid()}@{socket.gethostname()}"
+
+
+def set_node_name(name: str) -> None:
+    global _node
+    _node = name
+
+
+def node_name() -> str:
+    return _node
+
+
+def owner() -> str:
+    """This process, as a lease's owner."""
+    return f"{_node}#{_BOOT}#{os.getpid()}"
+
+
+def lease_seconds() -> float:
+    return settings.GROUNDWORK_JOB_LEASE_SECONDS
+
+
+def held_by_predecessor(job: LeasedJob) -> Q:
+    """Leases of a previous instance of this node: dead, since this one runs under its name."""
+    return Q(**{f"{job.owner}__startswith": f"{_node}#"}) & ~Q(**{f"{job.owner}__startswith": f"{_node}#{_BOOT}#"})
+
+
+def holder_is_dead(holder: str) -> bool:
+    node, _, rest = holder.partition("#")
+    boot, _, pid = rest.partition("#")
+    if node != _node or not pid.isdigit():
+        return False  # another node's holder: only the lease's expiry tells
+    if boot != _BOOT:
+        return True
+    return int(pid) != os.getpid() and not _process_exists(int(pid))
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_free(holder: str, expires_at: datetime | None, now: datetime) -> bool:
+    return not holder or expires_at is None or expires_at <= now or holder_is_dead(holder)
+
+
+def take(job: LeasedJob, pk, **conditions) -> bool:
+    """Take the lease of a `parsing` job whose row also matches `conditions`; False when it is
+    not parsing any more, does not match, or another live process holds it."""
+    row = (
+        job.model.objects.filter(pk=pk, **{job.status: DigestStatus.PARSING}, **conditions)
+        .values(job.owner, job.expires)
+        .first()
+    )
+    now = timezone.now()
+    if row is None or not is_free(row[job.owner], row[job.expires], now):
+        return False
+    # Compare-and-swap on the owner and expiry read: of two deliveries one moves the row.
+    taken = claim(
+        job.model.objects.filter(pk=pk, **conditions, **{job.owner: row[job.owner], job.expires: row[job.expires]}),
+        field=job.status,
+        from_=DigestStatus.PARSING,
+        to=DigestStatus.PARSING,
+        **{job.owner: owner(), job.expires: now + timedelta(seconds=lease_seconds())},
+    )
+    if taken:
+        _renewer.add(job, pk)
+    return taken
+
+
+def end(job: LeasedJob, pk) -> None:
+    """The job is over: its lease expires now (a row still `parsing` is recovered at once)."""
+    _renewer.discard(job, pk)
+    try:
+        job.model.objects.filter(pk=pk, **{job.owner: owner()}).update(**{job.expires: timezone.now()})
+    except Exception:  # noqa: BLE001 - not renewed any more, it expires on its own
+        logger.warning("lease of %s %s not ended; it expires on its own", job.model.__name__, pk, exc_info=True)
+
+
+@contextmanager
+def holding(job: LeasedJob, pk, **conditions) -> Iterator[bool]:
+    """`with holding(FILE_JOB, id, …) as held:` the lease for the block (held False: not taken)."""
+    if not take(job, pk, **conditions):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        end(job, pk)
+
+
+def held_by_me(job: LeasedJob) -> Q:
+    """The condition a job's write adds: it still holds its lease."""
+    return Q(**{job.owner: owner()})
+
+
+class _Renewer:
+    """One thread per process renews the leases its running jobs hold, in one UPDATE a kind."""
+
+    def __init__(self) -> None:
+        self._held: dict[LeasedJob, set] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def after_fork(self) -> None:
+        """A pool child holds none of its parent's leases, nor its lock, nor its thread."""
+        self._held = {}
+        self._lock = threading.Lock()
+        self._thread = None
+
+    def add(self, job: LeasedJob, pk) -> None:
+        with self._lock:
+            self._held.setdefault(job, set()).add(pk)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="lease-renewer", daemon=True)
+                self._thread.start()
+
+    def discard(self, job: LeasedJob, pk) -> None:
+        with self._lock:
+            self._held.get(job, set()).discard(pk)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(lease_seconds() / 3)
+            with self._lock:
+                held = {job: list(pks) for job, pks in self._held.items() if pks}
+            if held:
+                self.renew(held)
+
+    def renew(self, held: dict[LeasedJob, list]) -> None:
+        expires = timezone.now() + timedelta(seconds=lease_seconds())
+        try:
+            for job, pks in held.items():
+                job.model.objects.filter(pk__in=pks, **{job.owner: owner()}).update(**{job.expires: expires})
+        except Exception:  # noqa: BLE001 - tried again in a third of the lease
+            logger.warning("leases not renewed", exc_info=True)
+        finally:
+            connections.close_all()
+
+
+_renewer = _Renewer()
+os.register_at_fork(after_in_child=_renewer.after_fork)

@@ -1,0 +1,104 @@
+"""A job that raised or lost its worker never leaves its file or the aggregate `parsing`.
+
+Eager Celery (the tasks run inline, signals included); the worker-process kills are in
+tests/production/test_dead_workers.py.
+"""
+
+import pytest
+from django.db import OperationalError
+
+from context_app import leases, pipeline
+from context_app.models import ContextFile, ContextSet, DigestStatus
+from tests.factories import ContextApi, make_member, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def eager():
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def api():
+    return ContextApi(make_member()[0])
+
+
+def parsed_set(api) -> tuple[str, ContextSet]:
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022.", "b.txt": b"Site B used 9 MWh in 2023."})
+    api.parse(sid)
+    manifest = api.settle(sid)
+    assert manifest["aggregate_digest_status"] == "ready"
+    return sid, ContextSet.objects.get(session_id=sid)
+
+
+def test_parse_now_requeues_an_aggregate_whose_job_was_lost(api, eager):
+    """Item 3 of issue 17: its task died (or its message was lost), the aggregate stayed `parsing` for good."""
+    sid, context_set = parsed_set(api)
+    # The build over the current files died: still `parsing`, what it stores is of other inputs.
+    ContextSet.objects.filter(pk=context_set.pk).update(
+        aggregate_digest_status=DigestStatus.PARSING, aggregate_inputs_hash="", aggregate_digest=None
+    )
+
+    api.parse(sid)
+
+    manifest = api.settle(sid)
+    assert manifest["aggregate_digest_status"] == "ready"
+    assert ContextSet.objects.get(pk=context_set.pk).aggregate_digest is not None
+
+
+def test_a_digest_job_failing_on_a_locked_database_ends_its_file_in_error(api, eager, monkeypatch):
+    """Item 4: files whose job failed on "database is locked" stayed `parsing` 17 minutes."""
+
+    def locked(**_kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(pipeline, "generate_file_digest", locked)
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    api.parse(sid)
+
+    manifest = api.settle(sid)
+    (file,) = manifest["files"]
+    assert file["digest_status"] == "error"
+    assert "database is locked" in ContextFile.objects.get().error["message"]
+    assert manifest["aggregate_digest_status"] == "error"
+
+
+def test_an_aggregate_job_failing_on_an_unexpected_error_ends_in_error(api, eager, monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug in Task B")
+
+    monkeypatch.setattr(pipeline, "aggregate_tree", broken)
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    api.parse(sid)
+
+    manifest = api.settle(sid)
+    assert manifest["files"][0]["digest_status"] == "ready"
+    assert manifest["aggregate_digest_status"] == "error"
+    assert "a bug in Task B" in ContextSet.objects.get(session_id=sid).aggregate_error["message"]
+
+
+def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
+    settings.GROUNDWORK_JOB_LEASE_SECONDS = 0.6  # renewed every 0.2 s
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    file = ContextFile.objects.get()
+    ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)  # claimed, queued
+
+    with leases.holding(leases.FILE_JOB, file.pk) as held:
+        assert held
+        taken = ContextFile.objects.get().lease_expires_at
+        # The renewer thread may still sleep a third of an earlier, longer lease first.
+        wait_until(lambda: ContextFile.objects.get().lease_expires_at > taken, timeout=30, message="a renewal")
+        assert not leases.take(leases.FILE_JOB, file.pk), "a second delivery finds it held"
+        assert pipeline.recover_unheld_jobs(queued=True) == set(), "held by a live process: not re-queued"
+
+    assert pipeline.recover_unheld_jobs() == {file.context_set_id}, "ended while parsing: re-queued at once"
+    assert ContextFile.objects.get().digest_status == DigestStatus.STALE
