@@ -22,7 +22,7 @@ def api():
 @pytest.fixture
 def session_with_file(api):
     sid = api.create_session()
-    fid = api.upload(sid, {"survey.txt": TEXT}).json()["files"][0]["file_id"]
+    fid = api.upload_and_extract(sid, {"survey.txt": TEXT})["files"][0]["file_id"]
     return sid, fid
 
 
