@@ -9,7 +9,9 @@ worker has extracted it (pipeline.extract_file).
 
 import hashlib
 import io
+import logging
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -23,6 +25,8 @@ from .errors import ApplicationError
 from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .selectors import manifest_of
+
+logger = logging.getLogger(__name__)
 
 HASH_CHUNK_BYTES = 1024 * 1024
 
@@ -60,24 +64,26 @@ def upload_files(
     if not uploads:
         raise ApplicationError("no files in the request (multipart field 'files')")
     named = _named_uploads(uploads)
-    with transaction.atomic():
+    staged = _stage_all(named)
+    with _discarding_unused(staged), transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         existing = {f.filename: f for f in context_set.files.filter(filename__in=named)}
         new_count = sum(1 for name in named if name not in existing)
         limit = settings.GROUNDWORK_MAX_FILES_PER_SET
         if context_set.files.count() + new_count > limit:
             raise ApplicationError(f"a context set holds at most {limit} files")
-        diff = [_store_upload(context_set, name, upload, existing.get(name)) for name, upload in named.items()]
+        diff = [_store_upload(context_set, name, staged[name], existing.get(name)) for name in named]
         return _commit_mutation(context_set, diff)
 
 
 def replace_file(
     context_set: ContextSet, file_id, upload: Upload, *, expected_revision: int | None = None
 ) -> MutationResult:
-    with transaction.atomic():
+    staged = _stage_all({upload.filename: upload})
+    with _discarding_unused(staged), transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         current = _file_in(context_set, file_id)
-        diff = [_store_upload(context_set, current.filename, upload, current)]
+        diff = [_store_upload(context_set, current.filename, staged[upload.filename], current)]
         return _commit_mutation(context_set, diff)
 
 
@@ -187,27 +193,79 @@ def _content_hash_and_size(handle: BinaryIO) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _store_upload(context_set: ContextSet, filename: str, upload: Upload, current: ContextFile | None) -> dict:
+@dataclass
+class _Staged:
+    """An upload hashed, sniffed and stored before the mutation's transaction (no lock held meanwhile)."""
+
+    content_hash: str
+    size: int
+    format: str
+    mime_type: str
+    blob_name: str
+    used: bool = False
+
+
+def _stage_all(named: dict[str, Upload]) -> dict[str, _Staged]:
+    staged: dict[str, _Staged] = {}
+    with _discarding_unused(staged, only_on_error=True):
+        for name, upload in named.items():
+            staged[name] = _stage(name, upload)
+    return staged
+
+
+def _stage(filename: str, upload: Upload) -> _Staged:
     handle = upload.open()
     content_hash, size = _content_hash_and_size(handle)
-    if current is not None and current.content_hash == content_hash:
+    file_format, mime_type = detect_format(filename, handle, upload.content_type)
+    handle.seek(0)
+    blob = ContextFile._meta.get_field("blob")
+    # A new object every time (objects are never overwritten), copied in chunks, never whole in memory.
+    blob_name = blob.storage.save(blob.generate_filename(None, filename), File(handle, name=filename))
+    return _Staged(content_hash, size, file_format, mime_type, blob_name)
+
+
+@contextmanager
+def _discarding_unused(staged: dict[str, _Staged], only_on_error: bool = False):
+    """Stored objects no file took (the same bytes again, a refused or failed mutation) are deleted."""
+    failed = False
+    try:
+        yield
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        if failed or not only_on_error:
+            storage = ContextFile._meta.get_field("blob").storage
+            for item in staged.values():
+                if failed or not item.used:
+                    _delete_quietly(storage, item.blob_name)
+
+
+def _delete_quietly(storage, name: str) -> None:
+    try:
+        storage.delete(name)
+    except Exception:  # noqa: BLE001 - an orphan object is logged, never a failed request
+        logger.warning("stored object %s could not be deleted", name, exc_info=True)
+
+
+def _store_upload(context_set: ContextSet, filename: str, staged: _Staged, current: ContextFile | None) -> dict:
+    if current is not None and current.content_hash == staged.content_hash:
         current.last_change = Change.UNCHANGED
         current.save(update_fields=["last_change", "updated_at"])
         return _diff_item(current, Change.UNCHANGED)
 
-    file_format, mime_type = detect_format(filename, handle, upload.content_type)
-    handle.seek(0)
     file = current or ContextFile(context_set=context_set, filename=filename)
     if current is not None:
         old_blob = current.blob.name
         # robust: a storage outage leaves an orphan object (logged), never a failed request after commit.
         transaction.on_commit(lambda: current.blob.storage.delete(old_blob), robust=True)
-    file.format = file_format
-    file.mime_type = mime_type
-    file.size_bytes = size
+    file.format = staged.format
+    file.mime_type = staged.mime_type
+    file.size_bytes = staged.size
     file.uploaded_at = timezone.now()
-    file.content_hash = content_hash
-    file.blob.save(filename, File(handle, name=filename), save=False)  # copied in chunks, never whole in memory
+    file.content_hash = staged.content_hash
+    file.blob.name = staged.blob_name
+    staged.used = True
     _defer_extraction(file)
     # New bytes are `changed` even when the worker then finds the same text: the digest
     # cache makes such a file ready again without a model call (docs/decisions.md).

@@ -189,6 +189,33 @@ def test_more_files_in_one_request_than_django_takes_is_a_json_400(api, settings
     assert api.manifest(sid)["files"] == []
 
 
+def test_uploaded_bytes_are_stored_before_the_transaction_and_unused_objects_removed(api, monkeypatch):
+    """Copying a 50 MB upload to storage (S3, say) must not hold the set's row or SQLite's write lock."""
+    from django.db import connection
+
+    from context_app.models import ContextFile
+
+    storage = ContextFile._meta.get_field("blob").storage
+    real_save, saved = storage.save, []
+
+    def save(name, content, *args, **kwargs):
+        stored = real_save(name, content, *args, **kwargs)
+        saved.append((stored, connection.in_atomic_block))
+        return stored
+
+    monkeypatch.setattr(storage, "save", save)
+    sid = api.create_session()
+    assert api.upload(sid, {"survey.txt": TEXT}).status_code == 201
+    again = api.upload(sid, {"survey.txt": TEXT})
+    assert again.json()["diff"][0]["change"] == "unchanged"
+    refused = api.upload(sid, {"other.txt": b"Another text."}, if_match=0)
+    assert refused.status_code == 412
+    assert [in_transaction for _name, in_transaction in saved] == [False, False, False]
+    kept = ContextFile.objects.get().blob.name
+    assert [storage.exists(name) for name, _ in saved] == [True, False, False], "only the file's object stays"
+    assert saved[0][0] == kept
+
+
 def test_too_many_files_is_refused(api, settings):
     settings.GROUNDWORK_MAX_FILES_PER_SET = 2
     sid = api.create_session()
