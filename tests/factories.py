@@ -34,7 +34,20 @@ def extract_uploads() -> int:
     rows = list(pending.values_list("id", "content_hash"))
     for file_id, content_hash in rows:
         pipeline.extract_file(file_id, content_hash)
+    # A worker running meanwhile may have taken a file first: it indexes after its write.
+    wait_until(_every_text_indexed, timeout=30, message="the library index of every extracted text")
     return len(rows)
+
+
+def _every_text_indexed() -> bool:
+    from context_app.library import records_from_spans
+    from context_app.models import FileText, LibraryRecord
+
+    for version in FileText.objects.current().filter(file__isnull=False).select_related("file"):
+        expected = len(records_from_spans(version.file.format, version.spans))
+        if LibraryRecord.objects.filter(file_text=version).count() != expected:
+            return False
+    return True
 
 
 def make_member(team: Team | None = None, username: str | None = None):
