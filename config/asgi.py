@@ -22,6 +22,8 @@ application = ProtocolTypeRouter(
     {
         "http": RefuseOversizedBodies(django_asgi_app),
         # The Origin check (for cookie sessions) is inside: a valid ?token= needs no Origin.
-        "websocket": TokenOrSessionAuthMiddleware(URLRouter(context_websockets + research_websockets + chat_websockets)),
+        "websocket": TokenOrSessionAuthMiddleware(
+            URLRouter(context_websockets + research_websockets + chat_websockets)
+        ),
     }
 )

@@ -28,7 +28,9 @@ from .extraction import ExtractedDocument, ExtractionError, ExtractionLimits, Sp
 STARTUP_SECONDS = 5.0
 
 
-def extract_in_child(data: bytes, filename: str, declared_mime: str | None, limits: ExtractionLimits) -> ExtractedDocument:
+def extract_in_child(
+    data: bytes, filename: str, declared_mime: str | None, limits: ExtractionLimits
+) -> ExtractedDocument:
     """extract_document(…) in a child process; every way the child can fail is an ExtractionError."""
     request = {"filename": filename, "declared_mime": declared_mime, "limits": limits.__dict__}
     child = subprocess.Popen(

@@ -60,7 +60,8 @@ def zip_bomb_docx(unpacked_bytes: int) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", b'<?xml version="1.0"?><Types/>')
-        archive.writestr("word/document.xml", b"<w:document " + namespace + b"><w:body>" + body + b"</w:body></w:document>")
+        document = b"<w:document " + namespace + b"><w:body>" + body + b"</w:body></w:document>"
+        archive.writestr("word/document.xml", document)
     return out.getvalue()
 
 
