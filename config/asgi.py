@@ -9,8 +9,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # daphne serves /static/ itself: one process, no separate web server needed on a fresh machine.
 django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
+from config.request_limits import RefuseOversizedBodies  # noqa: E402
+
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from context_app.routing import websocket_urlpatterns as context_websockets  # noqa: E402
 from conversation_app.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
@@ -19,9 +20,10 @@ from research_app.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            TokenOrSessionAuthMiddleware(URLRouter(context_websockets + research_websockets + chat_websockets))
+        "http": RefuseOversizedBodies(django_asgi_app),
+        # The Origin check (for cookie sessions) is inside: a valid ?token= needs no Origin.
+        "websocket": TokenOrSessionAuthMiddleware(
+            URLRouter(context_websockets + research_websockets + chat_websockets)
         ),
     }
 )

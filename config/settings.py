@@ -195,10 +195,14 @@ GROUNDWORK_MAX_UPLOAD_BYTES = env.int("GROUNDWORK_MAX_UPLOAD_BYTES", default=50 
 GROUNDWORK_MAX_FILES_PER_SET = env.int("GROUNDWORK_MAX_FILES_PER_SET", default=1000)
 GROUNDWORK_MAX_PAGES = env.int("GROUNDWORK_MAX_PAGES", default=2000)
 GROUNDWORK_MAX_CHARS = env.int("GROUNDWORK_MAX_CHARS", default=5_000_000)
-GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES", default=200 * 1024 * 1024)
-GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=120.0)
-# Files up to this size are extracted inside the upload request; larger ones in the worker.
-GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = env.int("GROUNDWORK_SYNC_EXTRACT_MAX_BYTES", default=1024 * 1024)
+# A DOCX may unpack to at most this much in all, and hand the XML parser at most this much per part.
+GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES", default=64 * 1024 * 1024)
+GROUNDWORK_MAX_XML_BYTES = env.int("GROUNDWORK_MAX_XML_BYTES", default=16 * 1024 * 1024)
+# Every file is extracted in the worker, in a child process killed after this long and
+# refused more address space than this (context_app/isolation.py); over either, the file
+# is in error naming the limit. 60 s: pypdf needs ~20 ms a page, 2000 pages (the page limit) 40 s.
+GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=60.0)
+GROUNDWORK_EXTRACT_MEMORY_BYTES = env.int("GROUNDWORK_EXTRACT_MEMORY_BYTES", default=1024 * 1024 * 1024)
 # A job (a file's extraction or Task A, a set's Task B) holds a lease on its row while it
 # runs, renewed every third of this by its process: a job whose process died is taken
 # over this long after its last renewal at the latest (at once when its worker restarts).
@@ -210,7 +214,10 @@ GROUNDWORK_LEASE_SWEEP_SECONDS = env.float("GROUNDWORK_LEASE_SWEEP_SECONDS", def
 GROUNDWORK_AGGREGATE_FANOUT = env.int("GROUNDWORK_AGGREGATE_FANOUT", default=8)
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROUNDWORK_MAX_UPLOAD_BYTES + 1024 * 1024
+# An uploaded file over this size is spooled to a temporary file, and goes to storage in chunks.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Files in one multipart request; more get a JSON 400 (research_app/api/errors.py).
+DATA_UPLOAD_MAX_NUMBER_FILES = env.int("DATA_UPLOAD_MAX_NUMBER_FILES", default=100)
 
 # Model gateway. GROUNDWORK_LLM picks the provider; without it, `anthropic`
 # when ANTHROPIC_API_KEY is set, else the offline extractive provider.

@@ -13,8 +13,8 @@ import time
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import PurePosixPath
+from typing import BinaryIO
 
 import charset_normalizer
 
@@ -91,10 +91,14 @@ class Span:
 
 @dataclass(frozen=True)
 class ExtractionLimits:
+    """Bounds on one extraction; each error message names the setting it hit."""
+
     max_pages: int = 2000
     max_chars: int = 5_000_000
-    max_decompressed_bytes: int = 200 * 1024 * 1024
-    seconds: float = 120.0
+    max_decompressed_bytes: int = 64 * 1024 * 1024
+    max_xml_bytes: int = 16 * 1024 * 1024
+    seconds: float = 60.0
+    memory_bytes: int = 1024 * 1024 * 1024  # enforced by the child process (context_app/isolation.py)
 
     @classmethod
     def from_settings(cls) -> "ExtractionLimits":
@@ -104,8 +108,25 @@ class ExtractionLimits:
             max_pages=settings.GROUNDWORK_MAX_PAGES,
             max_chars=settings.GROUNDWORK_MAX_CHARS,
             max_decompressed_bytes=settings.GROUNDWORK_MAX_DECOMPRESSED_BYTES,
+            max_xml_bytes=settings.GROUNDWORK_MAX_XML_BYTES,
             seconds=settings.GROUNDWORK_EXTRACT_SECONDS,
+            memory_bytes=settings.GROUNDWORK_EXTRACT_MEMORY_BYTES,
         )
+
+    def timeout_error(self) -> "ExtractionError":
+        return ExtractionError(
+            "timeout", f"extraction took longer than {self.seconds:g} seconds (limit GROUNDWORK_EXTRACT_SECONDS)"
+        )
+
+    def memory_error(self) -> "ExtractionError":
+        return ExtractionError(
+            "too_large",
+            f"extraction needed more than {_mib(self.memory_bytes)} of memory (limit GROUNDWORK_EXTRACT_MEMORY_BYTES)",
+        )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.4g} MiB"
 
 
 @dataclass(frozen=True)
@@ -150,20 +171,26 @@ def clean_filename(name: str) -> str:
     return base
 
 
-def detect_format(filename: str, data: bytes, declared_mime: str | None = None) -> tuple[str, str]:
-    """(format or "unsupported", mime type), judged by content first, then by extension."""
-    head = data[:8]
-    if data.startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
+def detect_format(filename: str, data: bytes | BinaryIO, declared_mime: str | None = None) -> tuple[str, str]:
+    """(format or "unsupported", mime type), judged by content first, then by extension.
+
+    `data` is the bytes or a seekable file of them: an upload is judged from its first
+    bytes (and a ZIP's directory) without reading it into memory.
+    """
+    handle = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+    handle.seek(0)
+    head = handle.read(8192)
+    if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024]:
         return "pdf", MIME_TYPES["pdf"]
     if head.startswith(b"PK\x03\x04"):
-        if _zip_has(data, "word/document.xml"):
+        if _zip_has(handle, "word/document.xml"):
             return "docx", MIME_TYPES["docx"]
         return "unsupported", "application/zip"
     for magic, mime in UNSUPPORTED_MAGIC:
-        if data.startswith(magic):
+        if head.startswith(magic):
             return "unsupported", mime
     suffix = PurePosixPath(filename.lower()).suffix
-    if not _looks_like_text(data):
+    if not _looks_like_text(head):
         return "unsupported", declared_mime if declared_mime and not declared_mime.startswith(
             "text/"
         ) else "application/octet-stream"
@@ -181,9 +208,9 @@ def _format_from_mime(mime: str | None) -> str | None:
     return None
 
 
-def _zip_has(data: bytes, member: str) -> bool:
+def _zip_has(handle: BinaryIO, member: str) -> bool:
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with zipfile.ZipFile(handle) as archive:
             return member in archive.namelist()
     except (zipfile.BadZipFile, ValueError, OSError):
         return False
@@ -191,12 +218,50 @@ def _zip_has(data: bytes, member: str) -> bool:
 
 def _looks_like_text(data: bytes) -> bool:
     sample = data[:8192]
-    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return False
-    return True
+    return b"\x00" not in sample or _wide_encoding(sample) is not None
 
 
 # --- text ----------------------------------------------------------------------
+
+# Byte-order marks, the 4-byte ones first (UTF-32-LE's starts with UTF-16-LE's).
+BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+# Without a BOM or valid UTF-8, the detector picks among the code pages Western and Central
+# European text is written in (the first wins a tie: short samples decode the same in several)...
+COMMON_CODE_PAGES = ["cp1252", "iso8859_15", "latin_1", "cp1250", "iso8859_2"]
+# ...and goes outside them (Cyrillic, Greek, …) only when its best guess reads as a language.
+SURE_COHERENCE = 0.5
+# Where the text decoder looks: the first bytes tell the encoding of the whole.
+DETECTION_SAMPLE_BYTES = 64 * 1024
+
+
+def _wide_encoding(sample: bytes) -> str | None:
+    """UTF-16/32 by BOM, or without one by where the NUL bytes fall (text mostly below U+0100)."""
+    for bom, encoding in BOMS[1:]:
+        if sample.startswith(bom):
+            return encoding
+    sample = sample[: len(sample) - len(sample) % 4]
+    if len(sample) < 8:
+        return None
+
+    def nul_share(offset: int, step: int) -> float:
+        lane = sample[offset::step]
+        return lane.count(0) / len(lane)
+
+    for encoding, zero_lanes, text_lane in (("utf-32-le", (1, 2, 3), 0), ("utf-32-be", (0, 1, 2), 3)):
+        if all(nul_share(lane, 4) > 0.95 for lane in zero_lanes) and nul_share(text_lane, 4) < 0.05:
+            return encoding
+    even, odd = nul_share(0, 2), nul_share(1, 2)
+    if odd > 0.6 and even < 0.05:
+        return "utf-16-le"
+    if even > 0.6 and odd < 0.05:
+        return "utf-16-be"
+    return None
 
 
 def normalise_text(text: str) -> str:
@@ -210,16 +275,33 @@ def normalise_text(text: str) -> str:
 
 
 def decode_text(data: bytes) -> str:
-    for bom, encoding in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+    """UTF-8 first, then UTF-16/32 (BOM or NUL pattern), then the detector (see COMMON_CODE_PAGES)."""
+    for bom, encoding in BOMS:
         if data.startswith(bom):
             return data[len(bom) :].decode(encoding, errors="replace")
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    best = charset_normalizer.from_bytes(data[:200_000]).best()
-    encoding = best.encoding if best else "latin-1"
-    return data.decode(encoding, errors="replace")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            return data.decode("utf-8", errors="replace")  # cut in the middle of a character
+    wide = _wide_encoding(data[:DETECTION_SAMPLE_BYTES])
+    if wide is not None:
+        return data.decode(wide, errors="replace")
+    return data.decode(_detect_code_page(data[:DETECTION_SAMPLE_BYTES]), errors="replace")
+
+
+def _detect_code_page(sample: bytes) -> str:
+    preference = {name: index for index, name in enumerate(COMMON_CODE_PAGES)}
+    common = sorted(
+        charset_normalizer.from_bytes(sample, cp_isolation=COMMON_CODE_PAGES),
+        key=lambda match: (match.chaos, -match.coherence, preference.get(match.encoding, len(preference))),
+    )
+    best_anywhere = charset_normalizer.from_bytes(sample).best()
+    if best_anywhere is not None and best_anywhere.encoding not in preference:
+        beats_common = not common or best_anywhere.chaos < common[0].chaos
+        if best_anywhere.coherence >= SURE_COHERENCE and beats_common:
+            return best_anywhere.encoding
+    return common[0].encoding if common else COMMON_CODE_PAGES[0]
 
 
 # --- blocks: the format-specific step ----------------------------------------
@@ -246,7 +328,7 @@ class _Budget:
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
-            raise ExtractionError("timeout", f"extraction took longer than {self.limits.seconds:g} seconds")
+            raise self.limits.timeout_error()
 
     @property
     def full(self) -> bool:
@@ -275,7 +357,7 @@ def _pdf_blocks(data: bytes, budget: _Budget) -> tuple[list[Block], int]:
             raise ExtractionError("encrypted", "PDF is encrypted")
         pages = reader.pages
         page_count = len(pages)
-    except ExtractionError:
+    except (ExtractionError, MemoryError):
         raise
     except (PdfReadError, Exception) as exc:  # pypdf raises many types on broken files
         raise ExtractionError("corrupt", f"not a valid PDF: {_short(exc)}") from None
@@ -284,6 +366,8 @@ def _pdf_blocks(data: bytes, budget: _Budget) -> tuple[list[Block], int]:
         budget.check_time()
         try:
             page_text = pages[number].extract_text() or ""
+        except MemoryError:
+            raise
         except Exception as exc:  # one bad page must not lose the document
             raise ExtractionError("corrupt", f"PDF page {number + 1} could not be read: {_short(exc)}") from None
         first = True
@@ -303,6 +387,8 @@ def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:
 
     try:
         document = docx.Document(io.BytesIO(data))
+    except MemoryError:
+        raise
     except Exception as exc:
         raise ExtractionError("corrupt", f"not a valid DOCX: {_short(exc)}") from None
     headings: list[tuple[int, str]] = []
@@ -351,17 +437,29 @@ def _guard_zip(data: bytes, limits: ExtractionLimits) -> None:
             infos = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise ExtractionError("corrupt", f"not a valid DOCX: {_short(exc)}") from None
+    # zipfile never inflates a member past its declared size, so the declared sizes bound the work.
     total = sum(info.file_size for info in infos)
     if total > limits.max_decompressed_bytes:
         raise ExtractionError(
-            "too_large", f"DOCX unpacks to {total} bytes, over the {limits.max_decompressed_bytes}-byte limit"
+            "too_large",
+            f"DOCX unpacks to {_mib(total)}, over the {_mib(limits.max_decompressed_bytes)} limit "
+            "(GROUNDWORK_MAX_DECOMPRESSED_BYTES)",
         )
     for info in infos:
+        if info.filename.endswith((".xml", ".rels")) and info.file_size > limits.max_xml_bytes:
+            raise ExtractionError(
+                "too_large",
+                f"DOCX part {info.filename} is {_mib(info.file_size)} of XML, over the "
+                f"{_mib(limits.max_xml_bytes)} limit (GROUNDWORK_MAX_XML_BYTES)",
+            )
         if info.file_size > 10 * 1024 * 1024 and info.file_size > 100 * max(info.compress_size, 1):
             raise ExtractionError("too_large", f"DOCX member {info.filename} looks like a decompression bomb")
 
 
-class _HTMLText(HTMLParser):
+class _HTMLText:
+    """An lxml parser target: libxml2 reads any tag soup in linear time (html.parser is
+    quadratic on unclosed tags: 250 KB of "<a" took 27 s)."""
+
     SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "head"}
     BLOCK = {
         "p",
@@ -391,8 +489,8 @@ class _HTMLText(HTMLParser):
     }
     HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+    def __init__(self, budget: "_Budget") -> None:
+        self.budget = budget
         self.blocks: list[Block] = []
         self.buffer: list[str] = []
         self.skip_depth = 0
@@ -401,7 +499,10 @@ class _HTMLText(HTMLParser):
         self.title: list[str] = []
         self.in_title = False
 
-    def handle_starttag(self, tag, attrs):
+    def start(self, tag, attrib) -> None:
+        if not isinstance(tag, str):  # a comment or processing instruction
+            return
+        tag = tag.lower()
         if tag == "title":
             self.in_title = True
         elif tag in self.SKIP:
@@ -414,7 +515,10 @@ class _HTMLText(HTMLParser):
         elif tag in ("td", "th"):
             self.buffer.append(" | ")
 
-    def handle_endtag(self, tag):
+    def end(self, tag) -> None:
+        if not isinstance(tag, str):
+            return
+        tag = tag.lower()
         if tag == "title":
             self.in_title = False
         elif tag in self.SKIP:
@@ -429,7 +533,7 @@ class _HTMLText(HTMLParser):
         elif tag in self.BLOCK:
             self.flush()
 
-    def handle_data(self, data):
+    def data(self, data) -> None:
         if self.in_title:
             self.title.append(data)
         elif not self.skip_depth:
@@ -446,27 +550,54 @@ class _HTMLText(HTMLParser):
         text = self._take()
         if text:
             self.blocks.append(Block(text, _path(self.headings)))
+            self.budget.check_time()
+
+    def close(self) -> None:
+        return None
 
 
-def _html_blocks(text: str) -> list[Block]:
-    parser = _HTMLText()
+HTML_FEED_CHARS = 64 * 1024  # the budget is checked between pieces as well as between blocks
+
+
+def _html_blocks(text: str, budget: "_Budget") -> list[Block]:
+    from lxml import etree
+
+    target = _HTMLText(budget)
+    # No network, no entities beyond HTML's own: a file is read as the text it holds.
+    parser = etree.HTMLParser(target=target, recover=True, no_network=True, remove_comments=True, remove_pis=True)
     try:
-        parser.feed(text)
+        for start in range(0, len(text), HTML_FEED_CHARS):
+            budget.check_time()
+            parser.feed(text[start : start + HTML_FEED_CHARS])
         parser.close()
+    except (ExtractionError, MemoryError):
+        raise
     except Exception as exc:
         raise ExtractionError("corrupt", f"HTML could not be read: {_short(exc)}") from None
-    parser.flush()
-    title = re.sub(r"\s+", " ", "".join(parser.title)).strip()
-    blocks = parser.blocks
+    target.flush()
+    title = re.sub(r"\s+", " ", "".join(target.title)).strip()
+    blocks = target.blocks
     if title and not (blocks and blocks[0].text == title):
         blocks.insert(0, Block(title, "", new_section=True))
     return blocks
 
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+def _atx_heading(line: str) -> tuple[int, str] | None:
+    """`## Title ##` → (2, "Title"). By hand, not a regex: `^(#{1,6})\\s+(.*?)\\s*#*\\s*$`
+    backtracked cubically on a heading followed by thousands of spaces (7.5 KB took 34 s)."""
+    level = len(line) - len(line.lstrip("#"))
+    rest = line[level:]
+    if not 1 <= level <= 6 or not rest[:1].isspace():
+        return None
+    return level, rest.strip().rstrip("#").rstrip()  # without a closing run of #s
 
 
-def _markdown_blocks(text: str) -> list[Block]:
+def _is_setext_underline(line: str) -> bool:
+    stripped = line.rstrip()
+    return bool(stripped) and (set(stripped) == {"="} or set(stripped) == {"-"})
+
+
+def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
     headings: list[tuple[int, str]] = []
     blocks: list[Block] = []
     lines = normalise_text(text).split("\n")
@@ -478,23 +609,20 @@ def _markdown_blocks(text: str) -> list[Block]:
             paragraph.clear()
 
     for index, line in enumerate(lines):
-        atx = _ATX.match(line)
-        setext = (
-            index + 1 < len(lines)
-            and line.strip()
-            and not paragraph
-            and re.fullmatch(r"(=+|-+)\s*", lines[index + 1] or "x")
-        )
+        if index % 256 == 0:
+            budget.check_time()
+        atx = _atx_heading(line)
+        setext = index + 1 < len(lines) and line.strip() and not paragraph and _is_setext_underline(lines[index + 1])
         if atx:
             flush()
-            level, title = len(atx.group(1)), atx.group(2)
+            level, title = atx
             headings = [h for h in headings if h[0] < level] + [(level, title)]
             blocks.append(Block(line, _path(headings), new_section=True))
         elif setext:
             level = 1 if lines[index + 1].startswith("=") else 2
             headings = [h for h in headings if h[0] < level] + [(level, line.strip())]
             blocks.append(Block(line, _path(headings), new_section=True))
-        elif re.fullmatch(r"(=+|-+)\s*", line) and blocks and blocks[-1].new_section and not paragraph:
+        elif _is_setext_underline(line) and blocks and blocks[-1].new_section and not paragraph:
             blocks[-1].text += "\n" + line  # the underline of a setext heading
         elif not line.strip():
             flush()
@@ -531,7 +659,7 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     return blocks
 
 
-def _json_blocks(text: str) -> list[Block]:
+def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -545,7 +673,9 @@ def _json_blocks(text: str) -> list[Block]:
     else:
         items = [("$", value)]
     blocks = []
-    for path, item in items:
+    for index, (path, item) in enumerate(items):
+        if index % 256 == 0:
+            budget.check_time()
         try:
             rendered = json.dumps(item, ensure_ascii=False, indent=2) if isinstance(item, dict | list) else str(item)
         except RecursionError:
@@ -555,7 +685,8 @@ def _json_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def _text_blocks(text: str) -> list[Block]:
+def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
+    budget.check_time()
     return [Block(paragraph, "") for paragraph in _paragraphs(normalise_text(text))]
 
 
@@ -600,7 +731,9 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
     parts: list[str] = []
     ranges: list[list] = []  # [start, end, locator] per span
     length = 0
-    for block in blocks:
+    for index, block in enumerate(blocks):
+        if index % 256 == 0:
+            budget.check_time()
         for piece in _split_long(normalise_text(block.text), SPAN_MAX_CHARS):
             piece = budget.take(piece)
             if piece is None:
@@ -645,23 +778,30 @@ def extract_document(
         elif file_format == "docx":
             blocks = _docx_blocks(data, budget)
         else:
+            # No character can need more than 4 bytes: bytes past that many never reach the text.
+            text_bytes = limits.max_chars * 2 * 4
+            if len(data) > text_bytes:
+                data = data[:text_bytes]
+                budget.truncated = True
             text = decode_text(data)
             if len(text) > limits.max_chars * 2:
                 text = text[: limits.max_chars * 2]
                 budget.truncated = True
-            blocks = {
+            reader = {
                 "markdown": _markdown_blocks,
                 "html": _html_blocks,
                 "json": _json_blocks,
                 "text": _text_blocks,
-            }.get(file_format, lambda t: _csv_blocks(t, budget))(text)
+                "csv": _csv_blocks,
+            }[file_format]
+            blocks = reader(text, budget)
         text, spans = _assemble(blocks, budget)
     except ExtractionError:
         raise
     except RecursionError:
         raise ExtractionError("too_large", "document is nested too deeply") from None
     except MemoryError:
-        raise ExtractionError("too_large", "document is too large to extract") from None
+        raise limits.memory_error() from None
     except Exception as exc:  # a library bug on hostile input must still end as a file-level error
         raise ExtractionError("corrupt", f"could not extract text: {_short(exc)}") from None
     if not spans:

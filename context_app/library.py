@@ -103,40 +103,68 @@ def record_terms(draft: RecordDraft) -> Counter:
     return terms
 
 
+INDEX_RECORDS_PER_TRANSACTION = 200  # a write transaction stays short however large the file
+
+
 def index_file(file: ContextFile, version: FileText) -> int:
-    """(Re)write the library records of `file` from the spans of its current `version`; returns how many."""
+    """(Re)write the library records of `file` from the spans of its current `version`; returns how many.
+
+    Terms are computed before any transaction; records and postings are written in
+    short transactions of INDEX_RECORDS_PER_TRANSACTION records each, each holding the
+    file's row and writing only while `version` is still the file's current text (a
+    newer extraction re-indexes the file itself; what this one wrote is removed).
+    """
     drafts = records_from_spans(file.format, version.spans)
     terms = [record_terms(draft) for draft in drafts]
     scope = file.context_set.cache_scope
-    with transaction.atomic():
-        forget_file(file.pk)
-        records = LibraryRecord.objects.bulk_create(
-            [
-                LibraryRecord(
-                    file=file,
-                    file_text=version,
-                    scope=scope,
-                    document_id=file.extracted_text_hash,
-                    position=draft.position,
-                    page=draft.page,
-                    section_path=draft.section_path[:500],
-                    parent_heading=draft.parent_heading[:255],
-                    text=draft.text,
-                    first_span=draft.first_span,
-                    last_span=draft.last_span,
-                    length=sum(counts.values()),
-                )
-                for draft, counts in zip(drafts, terms, strict=True)
-            ]
-        )
-        LibraryPosting.objects.bulk_create(
-            [
-                LibraryPosting(record=record, scope=scope, term=term, tf=tf)
-                for record, counts in zip(records, terms, strict=True)
-                for term, tf in counts.items()
-            ],
-            batch_size=2000,
-        )
+    written = 0
+    for first in range(0, max(len(drafts), 1), INDEX_RECORDS_PER_TRANSACTION):
+        with transaction.atomic():
+            if not _still_current(file, version):
+                LibraryRecord.objects.filter(file_id=file.pk, file_text=version).delete()
+                return 0
+            if first == 0:
+                forget_file(file.pk)
+            batch = slice(first, first + INDEX_RECORDS_PER_TRANSACTION)
+            written += _write_records(file, version, scope, drafts[batch], terms[batch])
+    return written
+
+
+def _still_current(file: ContextFile, version: FileText) -> bool:
+    ContextFile.objects.select_for_update().filter(pk=file.pk).first()  # in line after the file's writers
+    return FileText.objects.current().filter(pk=version.pk, file_id=file.pk).exists()
+
+
+def _write_records(
+    file: ContextFile, version: FileText, scope: str, drafts: list[RecordDraft], terms: list[Counter]
+) -> int:
+    records = LibraryRecord.objects.bulk_create(
+        [
+            LibraryRecord(
+                file=file,
+                file_text=version,
+                scope=scope,
+                document_id=file.extracted_text_hash,
+                position=draft.position,
+                page=draft.page,
+                section_path=draft.section_path[:500],
+                parent_heading=draft.parent_heading[:255],
+                text=draft.text,
+                first_span=draft.first_span,
+                last_span=draft.last_span,
+                length=sum(counts.values()),
+            )
+            for draft, counts in zip(drafts, terms, strict=True)
+        ]
+    )
+    LibraryPosting.objects.bulk_create(
+        [
+            LibraryPosting(record=record, scope=scope, term=term, tf=tf)
+            for record, counts in zip(records, terms, strict=True)
+            for term, tf in counts.items()
+        ],
+        batch_size=2000,
+    )
     return len(records)
 
 

@@ -75,7 +75,7 @@ class ContextFile(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     blob = models.FileField(upload_to="context/%Y/%m/", max_length=255)
     content_hash = models.CharField(max_length=64)
-    # Empty until extraction has run (large files are extracted in the worker).
+    # Empty until the worker has extracted the file (every file is extracted in the worker).
     extracted_text_hash = models.CharField(max_length=64, blank=True)
     chunking_version = models.CharField(max_length=32, blank=True)
     spans_hash = models.CharField(max_length=64, blank=True)

@@ -27,9 +27,9 @@ from .extraction import (
     ExtractedDocument,
     ExtractionError,
     ExtractionLimits,
-    extract_document,
     sha256_hex,
 )
+from .isolation import extract_in_child
 from .llm import limiter
 from .llm.gateway import SpendingCapReached
 from .llm.model_task import TaskFailed
@@ -340,8 +340,11 @@ def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
     file.parsing_started_at = None
 
 
-def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
-    """Record text, spans and hashes; reuse a cached digest when one matches (no model call)."""
+def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText:
+    """Record text, spans and hashes; reuse a cached digest when one matches (no model call).
+
+    Returns the file's current text version; the caller indexes it after commit (library.index_file).
+    """
     same_text = file.extracted_text_hash == document.extracted_text_hash and file.digest_id
     file.format = document.format
     file.mime_type = document.mime_type
@@ -360,11 +363,11 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> None:
         text_hash=document.extracted_text_hash,
         spans_hash=document.spans_hash,
     )
-    library.index_file(file, version)
     if same_text and file.prompt_version == prompt_version():
         file.digest_status = DigestStatus.READY
-        return
+        return version
     attach_cached_digest_or_mark_stale(file)
+    return version
 
 
 def file_cache_key(file: ContextFile) -> str:
@@ -397,7 +400,13 @@ def read_blob(file: ContextFile) -> bytes:
 
 
 def extract_file(file_id, content_hash: str) -> None:
-    """Worker-side extraction of a large file; dropped if the file was replaced meanwhile."""
+    """Worker-side extraction of an uploaded file, under the file's job lease; dropped if the file
+    was replaced meanwhile.
+
+    The bytes are extracted in a child process under the wall-clock and memory limits
+    (isolation.py) with no transaction open; the result is written in one short
+    transaction, then indexed in short ones of its own (library.index_file).
+    """
     with leases.holding(leases.FILE_JOB, file_id, content_hash=content_hash, extracted_text_hash="") as held:
         if held:
             _extract_held_file(file_id, content_hash)
@@ -408,10 +417,10 @@ def _extract_held_file(file_id, content_hash: str) -> None:
     if file is None or file.content_hash != content_hash or file.is_extracted:
         return
     try:
-        data = read_blob(file)
-        document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
+        document = extract_in_child(read_blob(file), file.filename, file.mime_type, ExtractionLimits.from_settings())
     except ExtractionError as exc:
         document, failure = None, exc
+    version = None
     with transaction.atomic():
         current = (
             ContextFile.objects.select_for_update()
@@ -424,9 +433,11 @@ def _extract_held_file(file_id, content_hash: str) -> None:
         if document is None:
             mark_extraction_failed(current, failure)
         else:
-            apply_extraction(current, document)
+            version = apply_extraction(current, document)
         current.save()
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=current.context_set_id))
+    if version is not None:
+        library.index_file(current, version)
     after_change(current.context_set_id)
 
 

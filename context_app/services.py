@@ -2,36 +2,47 @@
 
 Every mutation runs in one transaction holding the set's row, bumps `revision`,
 records the diff for the banner, and after commit pushes `context.updated` and
-(when parsing is wanted) hands work to the worker. No model is called here.
+(when parsing is wanted) hands work to the worker. No model is called here, and
+no file is read: an upload stores the bytes and its file is `parsing` until the
+worker has extracted it (pipeline.extract_file).
 """
 
+import hashlib
+import io
+import logging
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files.base import File
 from django.db import transaction
 from django.utils import timezone
 
 from . import library, pipeline, provenance
 from .errors import ApplicationError
-from .extraction import (
-    ExtractionError,
-    ExtractionLimits,
-    clean_filename,
-    detect_format,
-    extract_document,
-    sha256_hex,
-)
+from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .selectors import manifest_of
+
+logger = logging.getLogger(__name__)
+
+HASH_CHUNK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Upload:
+    """One uploaded file: its bytes, or a seekable file of them (a request's upload, spooled to disk)."""
+
     filename: str
-    data: bytes
+    data: bytes | BinaryIO
     content_type: str | None = None
+
+    def open(self) -> BinaryIO:
+        handle = io.BytesIO(self.data) if isinstance(self.data, bytes | bytearray) else self.data
+        handle.seek(0)
+        return handle
 
 
 @dataclass
@@ -53,24 +64,26 @@ def upload_files(
     if not uploads:
         raise ApplicationError("no files in the request (multipart field 'files')")
     named = _named_uploads(uploads)
-    with transaction.atomic():
+    staged = _stage_all(named)
+    with _discarding_unused(staged), transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         existing = {f.filename: f for f in context_set.files.filter(filename__in=named)}
         new_count = sum(1 for name in named if name not in existing)
         limit = settings.GROUNDWORK_MAX_FILES_PER_SET
         if context_set.files.count() + new_count > limit:
             raise ApplicationError(f"a context set holds at most {limit} files")
-        diff = [_store_upload(context_set, name, upload, existing.get(name)) for name, upload in named.items()]
+        diff = [_store_upload(context_set, name, staged[name], existing.get(name)) for name in named]
         return _commit_mutation(context_set, diff)
 
 
 def replace_file(
     context_set: ContextSet, file_id, upload: Upload, *, expected_revision: int | None = None
 ) -> MutationResult:
-    with transaction.atomic():
+    staged = _stage_all({upload.filename: upload})
+    with _discarding_unused(staged), transaction.atomic():
         context_set = _lock(context_set, expected_revision)
         current = _file_in(context_set, file_id)
-        diff = [_store_upload(context_set, current.filename, upload, current)]
+        diff = [_store_upload(context_set, current.filename, staged[upload.filename], current)]
         return _commit_mutation(context_set, diff)
 
 
@@ -97,13 +110,8 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         retried.error = None
         if retried.is_extracted:
             retried.digest_status = DigestStatus.STALE
-        elif _small(retried):
-            try:
-                _extract_or_defer(retried, pipeline.read_blob(retried))
-            except ExtractionError as exc:  # the stored object is gone: still in error, saying why
-                pipeline.mark_extraction_failed(retried, exc)
         else:
-            _extract_or_defer(retried, None)
+            _defer_extraction(retried)
         retried.save()
         context_set.parse_requested = True
         diff = [{"file_id": str(retried.id), "filename": retried.filename, "change": Change.CHANGED.value}]
@@ -184,64 +192,115 @@ def _named_uploads(uploads: list[Upload]) -> dict[str, Upload]:
     return named
 
 
-def _small(file: ContextFile) -> bool:
-    return file.size_bytes <= settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES
+def _content_hash_and_size(handle: BinaryIO) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    handle.seek(0)
+    while chunk := handle.read(HASH_CHUNK_BYTES):
+        digest.update(chunk)
+        size += len(chunk)
+    handle.seek(0)
+    return digest.hexdigest(), size
 
 
-def _store_upload(context_set: ContextSet, filename: str, upload: Upload, current: ContextFile | None) -> dict:
-    content_hash = sha256_hex(upload.data)
-    if current is not None and current.content_hash == content_hash:
+@dataclass
+class _Staged:
+    """An upload hashed, sniffed and stored before the mutation's transaction (no lock held meanwhile)."""
+
+    content_hash: str
+    size: int
+    format: str
+    mime_type: str
+    blob_name: str
+    used: bool = False
+
+
+def _stage_all(named: dict[str, Upload]) -> dict[str, _Staged]:
+    staged: dict[str, _Staged] = {}
+    with _discarding_unused(staged, only_on_error=True):
+        for name, upload in named.items():
+            staged[name] = _stage(name, upload)
+    return staged
+
+
+def _stage(filename: str, upload: Upload) -> _Staged:
+    handle = upload.open()
+    content_hash, size = _content_hash_and_size(handle)
+    file_format, mime_type = detect_format(filename, handle, upload.content_type)
+    handle.seek(0)
+    blob = ContextFile._meta.get_field("blob")
+    # A new object every time (objects are never overwritten), copied in chunks, never whole in memory.
+    blob_name = blob.storage.save(blob.generate_filename(None, filename), File(handle, name=filename))
+    return _Staged(content_hash, size, file_format, mime_type, blob_name)
+
+
+@contextmanager
+def _discarding_unused(staged: dict[str, _Staged], only_on_error: bool = False):
+    """Stored objects no file took (the same bytes again, a refused or failed mutation) are deleted."""
+    failed = False
+    try:
+        yield
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        if failed or not only_on_error:
+            storage = ContextFile._meta.get_field("blob").storage
+            for item in staged.values():
+                if failed or not item.used:
+                    _delete_quietly(storage, item.blob_name)
+
+
+def _delete_quietly(storage, name: str) -> None:
+    try:
+        storage.delete(name)
+    except Exception:  # noqa: BLE001 - an orphan object is logged, never a failed request
+        logger.warning("stored object %s could not be deleted", name, exc_info=True)
+
+
+def _store_upload(context_set: ContextSet, filename: str, staged: _Staged, current: ContextFile | None) -> dict:
+    if current is not None and current.content_hash == staged.content_hash:
         current.last_change = Change.UNCHANGED
         current.save(update_fields=["last_change", "updated_at"])
         return _diff_item(current, Change.UNCHANGED)
 
-    file_format, mime_type = detect_format(filename, upload.data, upload.content_type)
     file = current or ContextFile(context_set=context_set, filename=filename)
     file.requeued_because = ""  # parsed again for a change of its own now
-    previous_text_hash = file.extracted_text_hash
     if current is not None:
         old_blob = current.blob.name
         # robust: a storage outage leaves an orphan object (logged), never a failed request after commit.
         transaction.on_commit(lambda: current.blob.storage.delete(old_blob), robust=True)
-    file.format = file_format
-    file.mime_type = mime_type
-    file.size_bytes = len(upload.data)
+    file.format = staged.format
+    file.mime_type = staged.mime_type
+    file.size_bytes = staged.size
     file.uploaded_at = timezone.now()
-    file.content_hash = content_hash
-    file.blob.save(filename, ContentFile(upload.data), save=False)
-    _extract_or_defer(file, upload.data if _small(file) else None)
-
-    if current is None:
-        change = Change.NEW
-    elif previous_text_hash and previous_text_hash == file.extracted_text_hash:
-        change = Change.UNCHANGED  # re-saved document, same text: the digest still holds
-    else:
-        change = Change.CHANGED
+    file.content_hash = staged.content_hash
+    file.blob.name = staged.blob_name
+    staged.used = True
+    _defer_extraction(file)
+    # New bytes are `changed` even when the worker then finds the same text: the digest
+    # cache makes such a file ready again without a model call (docs/decisions.md).
+    change = Change.NEW if current is None else Change.CHANGED
     file.last_change = change
     file.save()
     return _diff_item(file, change)
 
 
-def _extract_or_defer(file: ContextFile, data: bytes | None) -> None:
-    """Extract small files now; large ones wait for the worker (status `parsing`, no text hash yet)."""
+def _defer_extraction(file: ContextFile) -> None:
+    """The file waits for the worker (status `parsing`, no text hash yet); no request extracts."""
     file.error = None
-    if data is None:
-        file.extracted_text_hash = ""
-        file.digest_status = DigestStatus.PARSING
-        file.parsing_started_at = timezone.now()
-        file.digest = None
-        file.digest_hash = ""
-        if file.pk:
-            provenance.supersede_current(file.pk)
-            library.forget_file(file.pk)
-        transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
-        return
-    try:
-        document = extract_document(data, file.filename, file.mime_type, ExtractionLimits.from_settings())
-    except ExtractionError as exc:
-        pipeline.mark_extraction_failed(file, exc)
-        return
-    pipeline.apply_extraction(file, document)
+    file.extracted_text_hash = ""
+    file.digest_status = DigestStatus.PARSING
+    file.parsing_started_at = timezone.now()
+    file.digest = None
+    file.digest_hash = ""
+    # Queued afresh: a job still working on the old bytes loses its lease (its writes are
+    # dropped), and the new extraction takes the lease at once instead of finding it held.
+    file.lease_owner = ""
+    file.lease_expires_at = None
+    if file.pk:
+        provenance.supersede_current(file.pk)
+        library.forget_file(file.pk)
+    transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
 
 
 def _diff_item(file: ContextFile, change: Change) -> dict:

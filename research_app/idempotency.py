@@ -31,13 +31,16 @@ class Claim:
 def request_fingerprint(
     method: str, path: str, if_match: str, fields: dict, files: list[tuple[str, str, bytes]]
 ) -> str:
-    """Over the parsed request, so a retried multipart upload with a new boundary still matches."""
+    """Over the parsed request, so a retried multipart upload with a new boundary still matches.
+
+    `files`: (field, filename, SHA-256 digest of the content) per uploaded file.
+    """
     digest = hashlib.sha256()
     head = {"method": method, "path": path, "if_match": if_match, "fields": fields}
     digest.update(json.dumps(head, sort_keys=True, default=str).encode())
-    for field_name, filename, content in files:
+    for field_name, filename, content_digest in files:
         digest.update(f"\x1e{field_name}\x1f{filename}\x1f".encode())
-        digest.update(hashlib.sha256(content).digest())
+        digest.update(content_digest)
     return digest.hexdigest()
 
 

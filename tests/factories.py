@@ -24,6 +24,32 @@ def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05, message
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
+def extract_uploads() -> int:
+    """What the worker does after an upload (pipeline.extract_file), here and now, for every file
+    awaiting it: for tests that run no worker (an upload answers before any extraction)."""
+    from context_app import pipeline
+    from context_app.models import ContextFile, DigestStatus
+
+    pending = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, extracted_text_hash="")
+    rows = list(pending.values_list("id", "content_hash"))
+    for file_id, content_hash in rows:
+        pipeline.extract_file(file_id, content_hash)
+    # A worker running meanwhile may have taken a file first: it indexes after its write.
+    wait_until(_every_text_indexed, timeout=30, message="the library index of every extracted text")
+    return len(rows)
+
+
+def _every_text_indexed() -> bool:
+    from context_app.library import records_from_spans
+    from context_app.models import FileText, LibraryRecord
+
+    for version in FileText.objects.current().filter(file__isnull=False).select_related("file"):
+        expected = len(records_from_spans(version.file.format, version.spans))
+        if LibraryRecord.objects.filter(file_text=version).count() != expected:
+            return False
+    return True
+
+
 def make_member(team: Team | None = None, username: str | None = None):
     team = team or Team.objects.create(name=f"team-{next(_counter)}")
     user = get_user_model().objects.create_user(username or f"user-{next(_counter)}", password="pw")
@@ -84,6 +110,23 @@ class ContextApi:
             format="multipart",
             **kwargs,
         )
+
+    def upload_and_extract(self, sid: str, files: dict[str, bytes], **kwargs) -> dict:
+        """Upload, then extract as the worker would (tests without a worker); the manifest after."""
+        response = self.upload(sid, files, **kwargs)
+        assert response.status_code == 201, response.content
+        extract_uploads()
+        return self.manifest(sid)
+
+    def extracted(self, sid: str, timeout: float = 60) -> dict:
+        """Wait until the worker has extracted every file (none `parsing` without a text); the manifest then."""
+
+        def done():
+            manifest = self.manifest(sid)
+            waiting = [f for f in manifest["files"] if f["digest_status"] == "parsing" and not f["extracted_text_hash"]]
+            return None if waiting else manifest
+
+        return wait_until(done, timeout=timeout, message=f"the files of {sid} to be extracted")
 
     def manifest(self, sid: str) -> dict:
         response = self.get(f"/api/sessions/{sid}/context")

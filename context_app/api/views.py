@@ -165,7 +165,8 @@ def context_digest(request, session):
 
 
 def _upload(uploaded) -> services.Upload:
-    return services.Upload(filename=uploaded.name, data=uploaded.read(), content_type=uploaded.content_type)
+    # The file object, not its bytes: Django spooled a large one to disk, and it goes to storage in chunks.
+    return services.Upload(filename=uploaded.name, data=uploaded, content_type=uploaded.content_type)
 
 
 def _file_or_none(session, fid, with_digest: bool = False) -> ContextFile | None:

@@ -157,7 +157,9 @@ def test_upload_parse_and_read_the_aggregate(browser, live_server_url, member, s
     upload_three_and_parse(page)
     chips = page.evaluate("window.__chips")
     for name in ("alpha.txt", "beta.md", "gamma.txt"):
-        assert chips[name][0] == "stale" and "parsing" in chips[name] and chips[name][-1] == "ready", chips
+        # parsing (stored, the worker extracting) → stale (extracted) → parsing (Task A) → ready
+        assert chips[name][0] == "parsing" and "stale" in chips[name] and chips[name][-1] == "ready", chips
+        assert "parsing" in chips[name][chips[name].index("stale") :], chips
     assert page.locator(".digest-pane .fact").count() >= 3
     assert "current" in page.locator(".digest-meta .badge").first.inner_text()
     assert "offline extractive mode" in page.locator(".digest-meta").inner_text()
@@ -346,7 +348,7 @@ def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(
     page.route_web_socket(re.compile(r"/ws/"), lambda socket: None)
     open_session(page, live_server_url, session_id)
     upload(page, {"alpha.txt": ALPHA})
-    wait_status(page, "alpha.txt", "stale")
+    wait_status(page, "alpha.txt", "parsing")  # the upload's answer; deaf to the socket, it hears no more
     context_set = ContextSet.objects.get(session_id=session_id)
     services.upload_files(context_set, [services.Upload("beta.md", BETA.encode())])  # "another tab"
     page.click('button[aria-label="Delete alpha.txt"]')

@@ -1,5 +1,6 @@
 """SPEC §2.6 contract details: idempotency, If-Match, ETag, limits, team isolation."""
 
+import json
 import uuid
 
 import pytest
@@ -22,7 +23,7 @@ def api():
 @pytest.fixture
 def session_with_file(api):
     sid = api.create_session()
-    fid = api.upload(sid, {"survey.txt": TEXT}).json()["files"][0]["file_id"]
+    fid = api.upload_and_extract(sid, {"survey.txt": TEXT})["files"][0]["file_id"]
     return sid, fid
 
 
@@ -148,6 +149,83 @@ def test_upload_limit_is_413(api, settings):
     assert response.status_code == 413
     assert "limit" in response.json()["error"]
     assert api.manifest(sid)["files"] == []
+
+
+def test_an_oversized_body_gets_the_json_413_before_it_is_read(settings):
+    """Under daphne the ASGI app answers from Content-Length: nothing waits for or reads the body."""
+    from asgiref.sync import async_to_sync
+    from asgiref.testing import ApplicationCommunicator
+
+    from config.asgi import application
+
+    settings.GROUNDWORK_MAX_UPLOAD_BYTES = 8 * 1024 * 1024
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/sessions/00000000-0000-0000-0000-000000000000/context/files",
+        "raw_path": b"/api/sessions/00000000-0000-0000-0000-000000000000/context/files",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"localhost"), (b"content-length", str(9 * 1024 * 1024).encode())],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+    async def answer():
+        communicator = ApplicationCommunicator(application, scope)  # no body is ever sent
+        start = await communicator.receive_output(timeout=5)
+        body = await communicator.receive_output(timeout=5)
+        return start, body
+
+    start, body = async_to_sync(answer)()
+    assert start["status"] == 413 and (b"content-type", b"application/json") in start["headers"]
+    assert json.loads(body["body"]) == {
+        "error": "the upload is 9.0\xa0MB; the limit is 8.0\xa0MB",
+        "limit_bytes": 8 * 1024 * 1024,
+    }
+
+
+def test_more_files_in_one_request_than_django_takes_is_a_json_400(api, settings):
+    sid = api.create_session()
+    response = api.upload(sid, {f"note-{n:03d}.txt": b"A note." for n in range(150)})
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "error": f"too many files in one request: at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES}; "
+        "send the rest in another",
+        "limit": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
+    }
+    assert api.manifest(sid)["files"] == []
+
+
+def test_uploaded_bytes_are_stored_before_the_transaction_and_unused_objects_removed(api, monkeypatch):
+    """Copying a 50 MB upload to storage (S3, say) must not hold the set's row or SQLite's write lock."""
+    from django.db import connection
+
+    from context_app.models import ContextFile
+
+    storage = ContextFile._meta.get_field("blob").storage
+    real_save, saved = storage.save, []
+
+    def save(name, content, *args, **kwargs):
+        stored = real_save(name, content, *args, **kwargs)
+        saved.append((stored, connection.in_atomic_block))
+        return stored
+
+    monkeypatch.setattr(storage, "save", save)
+    sid = api.create_session()
+    assert api.upload(sid, {"survey.txt": TEXT}).status_code == 201
+    again = api.upload(sid, {"survey.txt": TEXT})
+    assert again.json()["diff"][0]["change"] == "unchanged"
+    refused = api.upload(sid, {"other.txt": b"Another text."}, if_match=0)
+    assert refused.status_code == 412
+    assert [in_transaction for _name, in_transaction in saved] == [False, False, False]
+    kept = ContextFile.objects.get().blob.name
+    assert [storage.exists(name) for name, _ in saved] == [True, False, False], "only the file's object stays"
+    assert saved[0][0] == kept
 
 
 def test_too_many_files_is_refused(api, settings):

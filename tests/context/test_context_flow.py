@@ -84,8 +84,10 @@ def test_upload_stores_and_extracts_without_calling_a_model(api):
     body = response.json()
     assert body["revision"] == 1
     assert sorted((d["filename"], d["change"]) for d in body["diff"]) == [("alpha.txt", "new"), ("beta.md", "new")]
-    assert {f["digest_status"] for f in body["files"]} == {"stale"}
-    for file in body["files"]:
+    assert {f["digest_status"] for f in body["files"]} == {"parsing"}  # the worker extracts, not the request
+    manifest = api.extracted(sid)
+    assert {f["digest_status"] for f in manifest["files"]} == {"stale"}
+    for file in manifest["files"]:
         assert file["extracted_text_hash"] and file["spans_hash"] and file["content_hash"]
         assert file["chunking_version"] == "spans.v1"
     assert LLMCall.objects.count() == 0
@@ -184,9 +186,9 @@ def test_auto_parse_digests_after_every_change(api):
 def test_cache_reuse_across_sessions_relabels_sources(api):
     first = parsed_session(api, {"alpha.txt": ALPHA})
     second = api.create_session("Another question")
-    response = api.upload(second, {"renamed.txt": ALPHA})
-    file = response.json()["files"][0]
-    assert file["digest_status"] == "ready"  # straight from the cache, no model call
+    assert api.upload(second, {"renamed.txt": ALPHA}).status_code == 201
+    file = api.extracted(second)["files"][0]
+    assert file["digest_status"] == "ready"  # straight from the cache once extracted, no model call
     assert model_calls(second, "per_file_digest") == 0
     digest = api.get(file["digest_url"]).json()["digest"]
     assert digest["document"]["filename"] == "renamed.txt"
@@ -200,8 +202,8 @@ def test_other_teams_do_not_share_the_cache(api):
     stranger, _ = make_member()
     other = ContextApi(stranger)
     sid = other.create_session()
-    file = other.upload(sid, {"alpha.txt": ALPHA}).json()["files"][0]
-    assert file["digest_status"] == "stale"
+    assert other.upload(sid, {"alpha.txt": ALPHA}).status_code == 201
+    assert other.extracted(sid)["files"][0]["digest_status"] == "stale"
 
 
 def test_unsupported_and_broken_files_get_a_file_level_error(api):
@@ -209,7 +211,7 @@ def test_unsupported_and_broken_files_get_a_file_level_error(api):
     png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
     response = api.upload(sid, {"photo.png": png, "broken.pdf": b"%PDF-1.7 garbage", "alpha.txt": ALPHA})
     assert response.status_code == 201
-    files = {f["filename"]: f for f in response.json()["files"]}
+    files = {f["filename"]: f for f in api.extracted(sid)["files"]}
     assert files["photo.png"]["digest_status"] == "error"
     assert "image/png" in files["photo.png"]["error"]["message"]
     assert files["broken.pdf"]["digest_status"] == "error"
@@ -220,8 +222,7 @@ def test_unsupported_and_broken_files_get_a_file_level_error(api):
     assert manifest["aggregate_digest_status"] == "ready"
 
 
-def test_large_file_is_extracted_in_the_worker(api, settings):
-    settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = 10
+def test_every_file_is_extracted_in_the_worker(api):
     sid = api.create_session()
     body = api.upload(sid, {"alpha.txt": ALPHA}).json()
     assert body["files"][0]["digest_status"] == "parsing"
@@ -236,10 +237,10 @@ def test_large_file_is_extracted_in_the_worker(api, settings):
 def test_retry_a_file_in_error(api, settings):
     sid = api.create_session()
     fid = api.upload(sid, {"empty.txt": b"   \n"}).json()["files"][0]["file_id"]
-    assert api.manifest(sid)["files"][0]["digest_status"] == "error"
+    assert api.extracted(sid)["files"][0]["digest_status"] == "error"
     response = api.post(f"/api/sessions/{sid}/context/files/{fid}/retry")
     assert response.status_code == 202
-    assert response.json()["files"][0]["digest_status"] == "error"  # still empty: same answer, no crash
+    assert api.extracted(sid)["files"][0]["digest_status"] == "error"  # still empty: same answer, no crash
     response = api.post(f"/api/sessions/{sid}/context/files/{fid}/retry")
     assert response.status_code == 202
     ready_fid = api.upload(sid, {"alpha.txt": ALPHA}).json()["diff"][0]["file_id"]

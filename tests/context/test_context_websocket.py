@@ -80,3 +80,37 @@ def test_non_members_and_anonymous_are_refused():
 
     assert async_to_sync(attempt)(stranger.token) == (False, 4404)
     assert async_to_sync(attempt)("not-a-token")[0] is False
+
+
+def _handshake(path: str, headers: list) -> bool:
+    async def scenario():
+        communicator = WebsocketCommunicator(application, path, headers=headers)
+        connected, _ = await communicator.connect()
+        if connected:
+            await communicator.disconnect()
+        return connected
+
+    return async_to_sync(scenario)()
+
+
+def test_a_token_connects_without_an_origin_header():
+    """API clients often send no Origin; the README offers them ?token=."""
+    user, _ = make_member()
+    api = ContextApi(user)
+    sid = api.create_session()
+    assert _handshake(f"/ws/sessions/{sid}/context/?token={api.token}", [(b"host", b"localhost")])
+    assert not _handshake(f"/ws/sessions/{sid}/context/?token=not-a-token", [(b"host", b"localhost")])
+
+
+def test_a_session_cookie_from_a_foreign_origin_is_refused():
+    from django.test import Client
+
+    user, _ = make_member()
+    sid = ContextApi(user).create_session()
+    browser = Client()
+    browser.force_login(user)
+    cookie = (b"cookie", f"sessionid={browser.cookies['sessionid'].value}".encode())
+    path = f"/ws/sessions/{sid}/context/"
+    assert _handshake(path, [cookie, (b"origin", b"http://localhost"), (b"host", b"localhost")])
+    assert not _handshake(path, [cookie, (b"origin", b"https://evil.example"), (b"host", b"localhost")])
+    assert not _handshake(path, [cookie, (b"host", b"localhost")])

@@ -207,3 +207,30 @@ def test_clean_filename():
 
 def test_chunking_version_is_named():
     assert CHUNKING_VERSION == "spans.v1"
+
+
+@pytest.mark.parametrize(
+    "text, encoding",
+    [
+        ("Café pilot: coût 1200 euros. Détails à venir", "latin-1"),  # was read as Baltic (cp1257)
+        ("Zażółć gęślą jaźń, budżet na 2024.", "cp1250"),
+        ("Привет, это русский текст о бюджете проекта.", "cp1251"),  # outside the common pages, but sure
+        *[
+            ("Pumps: 1200 euros, café.", encoding)
+            for encoding in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-16", "utf-32", "utf-8-sig")
+        ],
+    ],
+)
+def test_text_is_decoded_utf8_then_utf16_32_then_western_and_central_code_pages(text, encoding):
+    data = text.encode(encoding)
+    assert detect_format("notes.txt", data) == ("text", "text/plain")
+    assert extract_document(data, "notes.txt").text == text
+
+
+def test_atx_headings_are_parsed_without_backtracking():
+    from context_app.extraction import _atx_heading
+
+    assert _atx_heading("# a" + " " * 2500 + "b") == (1, "a" + " " * 2500 + "b")
+    assert _atx_heading("## Costs ##") == (2, "Costs")
+    assert _atx_heading("### C#") == (3, "C")
+    assert _atx_heading("####### seven") is None and _atx_heading("#hashtag") is None

@@ -60,7 +60,7 @@ def test_a_digest_job_failing_on_a_locked_database_ends_its_file_in_error(api, e
 
     monkeypatch.setattr(pipeline, "generate_file_digest", locked)
     sid = api.create_session()
-    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
     api.parse(sid)
 
     manifest = api.settle(sid)
@@ -76,7 +76,7 @@ def test_an_aggregate_job_failing_on_an_unexpected_error_ends_in_error(api, eage
 
     monkeypatch.setattr(pipeline, "aggregate_tree", broken)
     sid = api.create_session()
-    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
     api.parse(sid)
 
     manifest = api.settle(sid)
@@ -88,7 +88,7 @@ def test_an_aggregate_job_failing_on_an_unexpected_error_ends_in_error(api, eage
 def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
     settings.GROUNDWORK_JOB_LEASE_SECONDS = 0.6  # renewed every 0.2 s
     sid = api.create_session()
-    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
     file = ContextFile.objects.get()
     ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)  # claimed, queued
 

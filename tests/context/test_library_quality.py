@@ -7,7 +7,7 @@ from context_app import library
 from context_app.models import LibraryRecord
 from research_app.models import ResearchSession
 from research_app.services import team_cache_scope
-from tests.factories import ContextApi, make_member
+from tests.factories import ContextApi, extract_uploads, make_member
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,6 +18,7 @@ def test_recall_at_5_on_the_python_docs_corpus():
     files = corpus_files()
     response = api.upload(sid, files)
     assert response.status_code == 201, response.content
+    extract_uploads()
     scope = team_cache_scope(ResearchSession.objects.get(pk=sid).team)
     assert LibraryRecord.objects.filter(scope=scope).values("file").distinct().count() == len(files) == 22
     assert LibraryRecord.objects.filter(scope=scope).count() >= 30

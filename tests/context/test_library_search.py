@@ -26,7 +26,7 @@ from research_app.search import (
     search_all,
 )
 from research_app.services import team_cache_scope
-from tests.factories import ContextApi, make_member, wait_until
+from tests.factories import ContextApi, extract_uploads, make_member, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,6 +46,7 @@ def member():
 def _upload(api, sid, files):
     response = api.upload(sid, files)
     assert response.status_code == 201, response.content
+    extract_uploads()
     return response.json()
 
 
@@ -145,6 +146,7 @@ def test_search_is_per_team_and_follows_replace_and_delete(member):
     assert library.search(_scope(sid), "chlorine dosing")[0].filename == "memo.txt"
 
     assert api.replace(sid, fid, "memo.txt", b"Fluoride levels were checked monthly.").status_code == 200
+    extract_uploads()
     assert library.search(_scope(sid), "chlorine dosing") == []
     assert library.search(_scope(sid), "fluoride")[0].file_id == fid
 
@@ -171,14 +173,14 @@ def test_a_file_that_fails_extraction_leaves_no_records(member):
     body = _upload(api, sid, {"scan.pdf": (FIXTURES / "report.pdf").read_bytes()})
     fid = body["files"][0]["file_id"]
     assert LibraryRecord.objects.filter(file_id=fid).count() == 3
-    response = api.replace(sid, fid, "scan.pdf", b"%PDF-1.4\nthis is not a PDF body")
-    assert response.json()["files"][0]["digest_status"] == "error"
+    assert api.replace(sid, fid, "scan.pdf", b"%PDF-1.4\nthis is not a PDF body").status_code == 200
+    extract_uploads()
+    assert api.manifest(sid)["files"][0]["digest_status"] == "error"
     assert not LibraryRecord.objects.filter(file_id=fid).exists()
     assert library.search(_scope(sid), "capital cost") == []
 
 
-def test_large_files_are_indexed_by_the_worker(member, settings, celery_worker_thread):
-    settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = 10
+def test_files_are_indexed_by_the_worker(member, celery_worker_thread):
     api, _team = member
     sid = api.create_session()
     _upload(api, sid, {"report.pdf": (FIXTURES / "report.pdf").read_bytes()})

@@ -180,7 +180,7 @@ def test_a_429_with_retry_after_is_waited_out_and_the_file_ends_ready(fake_anthr
     settings.GROUNDWORK_LLM_MAX_RETRIES = 0  # the retry-after alone must carry the file through
     api = ContextApi(make_member()[0])
     sid = api.create_session()
-    api.upload(sid, {"pumps.txt": b"District 4 replaced 12 pumps in 2021 for 80,000 euros.\n"})
+    api.upload_and_extract(sid, {"pumps.txt": b"District 4 replaced 12 pumps in 2021 for 80,000 euros.\n"})
     fake_anthropic.script(("status", 429, {"retry-after": "1"}))
     app.conf.task_always_eager = True
     try:

@@ -124,7 +124,7 @@ def test_a_claim_moves_each_row_for_exactly_one_contender():
 
 def test_parse_dispatched_side_by_side_sends_each_file_once(api, monkeypatch):
     sid = api.create_session()
-    assert api.upload(sid, {f"note-{n:02d}.txt": note(n) for n in range(20)}).status_code == 201
+    api.upload_and_extract(sid, {f"note-{n:02d}.txt": note(n) for n in range(20)})
     context_set = ContextSet.objects.get(session_id=sid)
     ContextSet.objects.filter(pk=context_set.pk).update(parse_requested=True)
     sent, lock = [], threading.Lock()

@@ -21,14 +21,12 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 NOTES = b"# Field notes\n\nNight flow in district 3 dropped to 210 m3/h after the valve works.\n"
-# Over the lowered in-request extraction limit below: extracted by the worker, from the bucket.
+# Extracted by the worker, from the bucket (as every file is).
 LARGE = ("Pressure log, district 3.\n\n" + "Line pressure held at 4.2 bar during the night survey. " * 60).encode()
-SYNC_LIMIT = 1024
 
 
 @pytest.fixture
-def api(s3_bucket, settings):
-    settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = SYNC_LIMIT
+def api(s3_bucket):
     return ContextApi(make_member()[0])
 
 
@@ -50,7 +48,6 @@ def download(api, sid, fid):
 
 def test_files_live_in_the_bucket_and_the_worker_extracts_from_it(api, s3_server, s3_bucket, settings):
     pdf = (FIXTURES / "report.pdf").read_bytes()
-    assert len(LARGE) > SYNC_LIMIT >= len(NOTES) and len(pdf) > SYNC_LIMIT
     sid = api.create_session()
     response = api.upload(sid, {"notes.md": NOTES, "report.pdf": pdf, "pressure.txt": LARGE})
     assert response.status_code == 201, response.content
@@ -137,11 +134,11 @@ def test_retrying_a_small_file_whose_object_is_gone(api, s3_server, s3_bucket):
     broken = b"%PDF-1.4\nnot really a pdf\n"
     assert api.upload(sid, {"broken.pdf": broken}).status_code == 201
     fid = api.file_id(sid, "broken.pdf")
-    assert files_of(api, sid)["broken.pdf"]["digest_status"] == "error"
+    assert settled_file(api, sid, "broken.pdf")["digest_status"] == "error"
     s3_server.client().delete_object(Bucket=s3_bucket, Key=ContextFile.objects.get(pk=fid).blob.name)
     response = api.post(f"/api/sessions/{sid}/context/files/{fid}/retry")
     assert response.status_code == 202, response.content
-    failed = files_of(api, sid)["broken.pdf"]
+    failed = settled_file(api, sid, "broken.pdf")
     assert failed["digest_status"] == "error" and failed["error"]["code"] == "storage", failed
 
 

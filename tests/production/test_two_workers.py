@@ -26,8 +26,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.workers]
 
 MODEL = "claude-test-model"
 HOSTS = ("w1@groundwork-test", "w2@groundwork-test")
-# Small enough that every upload is extracted by a worker, from the bucket.
-SYNC_EXTRACT_MAX_BYTES = 0
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +45,6 @@ def stack(django_db_setup, redis_url, s3_server, tmp_path_factory):
         "ANTHROPIC_API_KEY": API_KEY,
         "GROUNDWORK_ANTHROPIC_MODEL": MODEL,
         "GROUNDWORK_LLM_BACKOFF_SECONDS": "0.01",
-        "GROUNDWORK_SYNC_EXTRACT_MAX_BYTES": str(SYNC_EXTRACT_MAX_BYTES),
         **s3_server.env(bucket),
     }
     workers = [
@@ -72,7 +69,6 @@ def api(stack, s3_server, settings):
     settings.ANTHROPIC_API_KEY = API_KEY
     settings.ANTHROPIC_BASE_URL = "http://127.0.0.1:9"  # never called from here
     settings.GROUNDWORK_ANTHROPIC_MODEL = MODEL
-    settings.GROUNDWORK_SYNC_EXTRACT_MAX_BYTES = SYNC_EXTRACT_MAX_BYTES
     use_bucket(settings, s3_server, stack["bucket"])
     reset_providers()
     for fake in stack["fakes"].values():
