@@ -39,6 +39,21 @@ logger = logging.getLogger(__name__)
 # about 240 kB) keep a batch under the Message Batches API's 256 MB; a larger parse sends several.
 MAX_BATCH_REQUESTS = 500
 
+def waits_for_extraction(context_set_id) -> bool:
+    """A set that sends its parses as batches claims nothing while files are still being extracted:
+    uploads are extracted one by one in the worker, and a parse dispatched meanwhile would send
+    them a few at a time, each too few for a batch. Its parse is requested, so the last
+    extraction dispatches it again (pipeline.after_change)."""
+    if settings.GROUNDWORK_LLM_BATCH_MIN_FILES <= 0:
+        return False
+    return ContextFile.objects.filter(
+        context_set_id=context_set_id,
+        context_set__batch_ingest=True,
+        digest_status=DigestStatus.PARSING,
+        extracted_text_hash="",
+    ).exists()
+
+
 def submit_if_due(context_set_id, claimed: list[tuple]) -> list[tuple]:
     """Send the claimed files' Task A as one batch when the set wants it; the (file id, text hash)
     pairs left for a call each (all of them when no batch was sent)."""

@@ -81,11 +81,13 @@ def dispatch_parse(context_set_id, requeue_unheld: bool = False) -> None:
     if not ContextSet.objects.filter(pk=context_set_id).exists():
         return
     restale_outdated_digests(context_set_id)
-    # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
-    claimed = _claim_stale_files(context_set_id)
-    from .batch_ingest import submit_if_due
+    from .batch_ingest import submit_if_due, waits_for_extraction
     from .tasks import digest_file
 
+    if waits_for_extraction(context_set_id):
+        return  # the batch takes the whole parse: the last extraction's after_change dispatches again
+    # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
+    claimed = _claim_stale_files(context_set_id)
     claimed = submit_if_due(context_set_id, claimed)  # a large parse's Task A may go as one batch
 
     for file_id, text_hash in claimed:

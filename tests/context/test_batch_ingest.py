@@ -28,6 +28,7 @@ def uploaded(api: ContextApi, *, batch_ingest: bool) -> str:
     sid = api.create_session()
     assert api.patch(f"/api/sessions/{sid}/context", {"batch_ingest": batch_ingest}, format="json").status_code == 200
     assert api.upload(sid, FILES).status_code == 201
+    api.extracted(sid)
     return sid
 
 
@@ -121,3 +122,20 @@ def test_a_parse_larger_than_a_batch_is_sent_as_several(api, fake_anthropic, mon
     poll_llm_batches.delay()
     api.settle(sid)
     assert LLMCall.objects.filter(task="per_file_digest", batch=True, outcome="ok").count() == 3
+
+
+def test_a_batch_set_claims_nothing_while_a_file_is_still_being_extracted(api, fake_anthropic):
+    sid = uploaded(api, batch_ingest=True)
+    context_set = ContextSet.objects.get(session_id=sid)
+    extracting = ContextFile.objects.filter(filename="gamma.txt")
+    text_hash = extracting.get().extracted_text_hash
+    extracting.update(digest_status=DigestStatus.PARSING, extracted_text_hash="")  # as if still in the worker
+
+    pipeline.dispatch_parse(context_set.pk)
+    assert fake_anthropic.batch_requests() == [] and fake_anthropic.message_requests() == []
+    assert set(ContextFile.objects.values_list("digest_status", flat=True)) == {"stale", "parsing"}
+
+    extracting.update(digest_status=DigestStatus.STALE, extracted_text_hash=text_hash)  # its extraction ends
+    pipeline.dispatch_parse(context_set.pk)
+    [submitted] = fake_anthropic.batch_requests()
+    assert len(submitted["body"]["requests"]) == 3  # the whole parse, not the two extracted first
