@@ -298,7 +298,9 @@ def _defer_extraction(file: ContextFile) -> None:
     file.lease_owner = ""
     file.lease_expires_at = None
     if file.pk:
-        provenance.supersede_current(file.pk)
+        # The current text version stays until the worker has extracted the new bytes:
+        # the same text keeps its version (citations of it stay `current`), another text
+        # supersedes it, a failed extraction too (pipeline.apply_extraction / mark_extraction_failed).
         library.forget_file(file.pk)
     transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
 

@@ -34,7 +34,10 @@ def extract_uploads() -> int:
     rows = list(pending.values_list("id", "content_hash"))
     for file_id, content_hash in rows:
         pipeline.extract_file(file_id, content_hash)
-    # A worker running meanwhile may have taken a file first: it indexes after its write.
+    # A worker running meanwhile (a session-wide test worker) may hold a file's job lease
+    # first: extract_file then returns at once, and that worker writes and indexes it.
+    ids = [file_id for file_id, _hash in rows]
+    wait_until(lambda: not pending.filter(pk__in=ids).exists(), timeout=60, message="the worker's extractions")
     wait_until(_every_text_indexed, timeout=30, message="the library index of every extracted text")
     return len(rows)
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from context_app.models import FileText
 from conversation_app.models import ChatMessage
 from research_app.models import ResearchNode, ResearchRun, ResearchSession
-from tests.factories import ContextApi, make_member
+from tests.factories import ContextApi, extract_uploads, make_member
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, finished, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
@@ -44,7 +44,7 @@ def library_references(report: dict) -> list[dict]:
 
 def test_the_resolver_answers_the_team_with_the_exact_span_and_nobody_else(api):
     sid = api.create_session(title="Pilot A")
-    api.upload(sid, {"valves.md": VALVES.encode()})
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode()})
     text = current_version(sid, "valves.md")
     span = text.spans[1]
     response = api.get(f"/api/sources/{text.version}/{span['span_id']}")
@@ -72,7 +72,7 @@ def test_the_resolver_answers_the_team_with_the_exact_span_and_nobody_else(api):
 def test_the_resolver_reads_a_constant_number_of_queries(api):
     sid = api.create_session()
     long_text = "\n\n".join(f"Paragraph {n} says the valve {n} was replaced." for n in range(60))
-    api.upload(sid, {"short.md": VALVES.encode(), "long.md": long_text.encode()})
+    api.upload_and_extract(sid, {"short.md": VALVES.encode(), "long.md": long_text.encode()})
     counts = []
     for filename in ("short.md", "long.md"):
         text = current_version(sid, filename)
@@ -88,7 +88,7 @@ def test_the_resolver_reads_a_constant_number_of_queries(api):
 
 def test_a_run_in_an_empty_session_cites_another_sessions_page_and_a_same_named_upload_changes_nothing(api):
     a = api.create_session(title="Valve pilot (A)")
-    api.upload(a, {"valves.md": VALVES.encode()})
+    api.upload_and_extract(a, {"valves.md": VALVES.encode()})
     a_text = current_version(a, "valves.md")
     b = api.create_session(title="Empty (B)", question=QUESTION)
 
@@ -110,7 +110,7 @@ def test_a_run_in_an_empty_session_cites_another_sessions_page_and_a_same_named_
     assert root["findings"] and all(f["source_links"] for f in root["findings"])
 
     # An unrelated file of the same name in B: the citation still opens A's text.
-    api.upload(b, {"valves.md": UNRELATED.encode()})
+    api.upload_and_extract(b, {"valves.md": UNRELATED.encode()})
     again = resolve(api, reference).json()
     assert again["text"] == span_text and again["origin_session"]["id"] == a and again["status"] == "current"
     assert api.get(f"/api/runs/{rid}/report").json()["report"]["sources_changed"] == []
@@ -118,7 +118,7 @@ def test_a_run_in_an_empty_session_cites_another_sessions_page_and_a_same_named_
 
 def test_replacing_and_deleting_files_keeps_old_citations_readable_and_the_report_says_so(api):
     sid = api.create_session(title="Pilot", question=BOTH)
-    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     old_valves, old_survey = current_version(sid, "valves.md"), current_version(sid, "survey.txt")
     rid = start(api, sid, max_depth=0)
     report = finished(api, rid)["report"]
@@ -130,6 +130,7 @@ def test_replacing_and_deleting_files_keeps_old_citations_readable_and_the_repor
 
     response = api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", VALVES_V2.encode())
     assert response.status_code == 200, response.content
+    extract_uploads()
     assert current_version(sid, "valves.md").version != old_valves.version
     resolved = resolve(api, valves_link).json()
     assert resolved["status"] == "superseded" and resolved["superseded_at"] and resolved["text"] == old_span
@@ -155,6 +156,7 @@ def test_replacing_and_deleting_files_keeps_old_citations_readable_and_the_repor
     # Other bytes, the same text (line ends are normalised): the version stays.
     current = current_version(sid, "valves.md")
     api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", VALVES_V2.replace("\n", "\r\n").encode())
+    extract_uploads()
     assert current_version(sid, "valves.md").version == current.version
 
 
@@ -199,9 +201,9 @@ def every_citation(api, sid: str, rid: str) -> list[tuple[str, dict]]:
 
 def test_every_stored_citation_resolves_to_the_text_it_was_made_from(api):
     other = api.create_session(title="Earlier pilot")
-    api.upload(other, {"budget.md": b"# Budget\n\nThe valve programme budget was reviewed by the water board.\n"})
+    api.upload_and_extract(other, {"budget.md": b"# Budget\n\nThe valve programme budget was reviewed by the water board.\n"})
     sid = api.create_session(title="Pilot", question=QUESTION)
-    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     rid = start(api, sid, max_depth=1)
     assert finished(api, rid)["status"] == "completed"
     answer = api.post(
@@ -226,6 +228,7 @@ def test_every_stored_citation_resolves_to_the_text_it_was_made_from(api):
     }
 
     api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", VALVES_V2.encode())
+    extract_uploads()
     api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'survey.txt')}")
     api.delete(f"/api/sessions/{other}/context/files/{api.file_id(other, 'budget.md')}")
 
@@ -258,10 +261,11 @@ def test_prune_deletes_only_versions_that_are_neither_current_nor_cited(api):
     from io import StringIO
 
     sid = api.create_session(title="Pilot")
-    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     first = current_version(sid, "valves.md")
     fid = api.file_id(sid, "valves.md")
     api.replace(sid, fid, "valves.md", VALVES_V2.encode())
+    extract_uploads()
     second = current_version(sid, "valves.md")
     # A chat message cites the second version; a report cites the survey.
     session = ResearchSession.objects.get(pk=sid)
@@ -283,6 +287,7 @@ def test_prune_deletes_only_versions_that_are_neither_current_nor_cited(api):
         report={"sections": [{"paragraphs": [{"source_links": [survey_link]}]}], "references": []},
     )
     api.replace(sid, fid, "valves.md", VALVES.encode() + b"\nA third version.\n")
+    extract_uploads()
     third = current_version(sid, "valves.md")
     api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'survey.txt')}")
 
@@ -310,11 +315,12 @@ def test_prune_deletes_only_versions_that_are_neither_current_nor_cited(api):
 
 def test_run_detail_and_report_read_the_changed_sources_in_one_query(api):
     sid = api.create_session(title="Pilot", question=BOTH)
-    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     small = start(api, sid, max_depth=0)
     large = start(api, sid, question=QUESTION, max_depth=1, max_children=3)
     assert finished(api, small)["status"] == finished(api, large)["status"] == "completed"
     api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", VALVES_V2.encode())
+    extract_uploads()
     counts = {}
     for rid in (small, large):
         for path in (f"/api/runs/{rid}", f"/api/runs/{rid}/report"):

@@ -247,7 +247,10 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
 
     events = events_of(api, rid)
     node_failed = [e["payload"] for e in events if e["type"] == "node_failed"]
-    assert node_failed == [{"node": failed.path, "error": failed.error}]
+    assert [{k: v for k, v in e.items() if k != "usage"} for e in node_failed] == [
+        {"node": failed.path, "error": failed.error}
+    ]
+    assert set(node_failed[0]["usage"]) == {"calls", "tokens"}  # the run's so far, for the progress line
     completed_nodes = {e["payload"]["node"] for e in events if e["type"] == "node_completed"}
     assert completed_nodes == {n.path for n in others}
     assert events[-1]["type"] == "run_completed"
