@@ -223,10 +223,22 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
                 add(piece, key, supplied=True, given=given)
     for key, title, text in chunks:
         previous = ""
+        paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
+        span: list[str] = []
         for piece in _pieces(text):
-            add(piece, key, supplied=False, given=False, context=f"{title}\n{previous}")
-            # In a passage a sentence continues the one before; a digest's items stand alone.
-            previous = piece if key.startswith(PASSAGE_KEY) else ""
+            refs = source_refs(piece)
+            if refs != span:
+                paragraph, span = [], refs
+            add(piece, key, supplied=False, given=False, context="\n".join([title, previous, *paragraph]))
+            # In a passage a sentence continues the one before, and the sentences of a paragraph share its
+            # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
+            # stand alone.
+            if key.startswith(PASSAGE_KEY):
+                previous = piece
+                if refs:
+                    paragraph.append(piece)
+            else:
+                previous = ""
     return list(by_text.values())
 
 
