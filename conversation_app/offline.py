@@ -127,6 +127,9 @@ class _Candidate:
     # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading) and the
     # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …").
     context: frozenset[str] = frozenset()
+    # A passage sentence that ends with a colon announces what follows ("… run the venv module as a script
+    # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
+    announced: str = ""
 
 
 def chunk_key(title: str) -> str:
@@ -229,6 +232,9 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
             refs = source_refs(piece)
             if refs != span:
                 paragraph, span = [], refs
+            announcing = by_text.get(comparison_key(previous)) if _announces(previous) else None
+            if announcing is not None and not announcing.announced:
+                announcing.announced = piece
             add(piece, key, supplied=False, given=False, context="\n".join([title, previous, *paragraph]))
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
@@ -240,6 +246,11 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
             else:
                 previous = ""
     return list(by_text.values())
+
+
+def _announces(sentence: str) -> bool:
+    """Whether a sentence ends with a colon (its SourceRefs aside): it introduces what comes next."""
+    return _REF_GROUP.sub(" ", sentence).strip().rstrip(" .").endswith(":")
 
 
 def _index_titles(prompt: str) -> dict[str, str]:
@@ -318,7 +329,7 @@ def chat_turn(prompt: str) -> dict:
 
 def _answer(used: list[_Candidate], uncovered: list[str]) -> dict:
     """The candidates `used` in their own words; led by what the session lacks when `uncovered` is given."""
-    body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in used)
+    body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in _said(used))
     if uncovered:
         quoted = quote_list(uncovered)
         if not used:
@@ -414,9 +425,22 @@ def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
     return True
 
 
+# "How do I …", "how can we …", "how to …" ask for a means: among the sentences that answer, those that give
+# one come first — an instruction ("To create a virtual environment, … run …", "by passing -i", "use …") or
+# a sentence that introduces a command (it ends with a colon).
+_MEANS_ASKED = re.compile(r"\bhow (?:do|can|could|should|would|may|might|must) (?:i|we|you|one)\b|\bhow to\b", re.I)
+_MEANS = re.compile(r"^\W*to [^\W\d_]+\b[^,.;]*,|\bby [^\W\d_]+ing\b|\b(?:run|use|type|call|pass|invoke|enter)\b", re.I)
+
+
+def _gives_means(text: str) -> bool:
+    return bool(_MEANS.search(_REF_GROUP.sub(" ", text))) or _announces(text)
+
+
 def _answering(candidates: list[_Candidate], terms: list[str], question: str) -> list[_Candidate]:
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
     scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
+    if _MEANS_ASKED.search(question):  # a stable sort: by score within each group
+        scored.sort(key=lambda item: not _gives_means(item[1].text))
     distinct: dict[str, _Candidate] = {}
     for _score, candidate in scored:
         distinct.setdefault(sentence_key(candidate.text), candidate)
@@ -481,9 +505,19 @@ def _closed(sentence: str) -> str:
     return sentence if sentence.endswith(_CLOSED) else f"{sentence}."
 
 
+def _said(used: list[_Candidate]) -> list[_Candidate]:
+    """The candidates `used`, each followed by the sentence it announces (see _Candidate.announced)."""
+    said: list[_Candidate] = []
+    for candidate in used:
+        said.append(candidate)
+        if candidate.announced and not any(sentence_key(c.text) == sentence_key(candidate.announced) for c in used):
+            said.append(_Candidate(candidate.announced, frozenset(), candidate.order, False, False, candidate.keys))
+    return said
+
+
 def _citations(used: list[_Candidate]) -> list[str]:
     cited: list[str] = []
-    for candidate in used:
+    for candidate in _said(used):
         cited += source_refs(candidate.text) or candidate.keys[:1]
     cited = [ref for ref in dict.fromkeys(cited) if len(ref) <= MAX_CITATION_CHARS]
     return cited[:MAX_CITATIONS]
