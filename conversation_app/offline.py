@@ -130,6 +130,7 @@ class _Candidate:
     # A passage sentence that ends with a colon announces what follows ("… run the venv module as a script
     # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
     announced: str = ""
+    before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
 
 
 def chunk_key(title: str) -> str:
@@ -205,7 +206,7 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
     by_text: dict[str, _Candidate] = {}
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "") -> None:
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "") -> None:
         normal = comparison_key(piece)
         if not normal:
             return
@@ -214,7 +215,8 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
             terms = frozenset(content_terms(_REF_GROUP.sub(" ", piece)))  # its words, not its references
             candidate = by_text[normal] = _Candidate(piece, terms, len(by_text), supplied, given)
         candidate.given = candidate.given or given
-        candidate.context |= frozenset(content_terms(context))
+        candidate.context |= frozenset(content_terms(_REF_GROUP.sub(" ", context)))  # words, not references
+        candidate.before |= frozenset(content_terms(_REF_GROUP.sub(" ", before)))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -235,7 +237,8 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
             announcing = by_text.get(comparison_key(previous)) if _announces(previous) else None
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
-            add(piece, key, supplied=False, given=False, context="\n".join([title, previous, *paragraph]))
+            context = "\n".join([title, previous, *paragraph])
+            add(piece, key, supplied=False, given=False, context=context, before=previous)
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
             # stand alone.
