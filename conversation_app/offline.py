@@ -373,6 +373,7 @@ _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fe
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
 _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
 _CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
+_WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold. A question of another
 # kind ("what", "which", "how do I") names no answer type: its terms decide alone.
 _ANSWER_TYPES = (
@@ -384,10 +385,7 @@ _ANSWER_TYPES = (
     # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
     (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
     (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
-    (
-        re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I),
-        re.compile(rf"\b{_CAUSE_WORDS}\b", re.I),
-    ),
+    (_WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
         re.compile(r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\bwhat (?:year|date)\b", re.I),
@@ -471,10 +469,15 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     whole = sum(weight.values())
     asked = set(terms)
     figures = set(_FIGURE.findall(question))
+    # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
+    # advantage is that the file is properly closed …"): for a why question, the sentence before a sentence
+    # that gives a cause is that claim, and its terms count in full.
+    why = bool(_WHY.search(question))
     scored = []
     for candidate in candidates:
-        held = sum(weight[t] for t in terms if t in candidate.terms)
-        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - candidate.terms)
+        own = candidate.terms | candidate.before if why else candidate.terms
+        held = sum(weight[t] for t in terms if t in own)
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - own)
         if figures <= set(_FIGURE.findall(candidate.text)) and _holds_answer_type(question, candidate.text, asked):
             scored.append((held / whole, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
