@@ -131,6 +131,7 @@ class _Candidate:
     # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
     announced: str = ""
     before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
+    prior: str = ""  # that sentence
 
 
 def chunk_key(title: str) -> str:
@@ -217,6 +218,7 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
         candidate.given = candidate.given or given
         candidate.context |= frozenset(content_terms(_REF_GROUP.sub(" ", context)))  # words, not references
         candidate.before |= frozenset(content_terms(_REF_GROUP.sub(" ", before)))
+        candidate.prior = candidate.prior or before
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -448,6 +450,17 @@ def _answering(candidates: list[_Candidate], terms: list[str], question: str) ->
     return list(distinct.values())[:MAX_ANSWERING]
 
 
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+
+
+def _refers_back(candidate: _Candidate) -> bool:
+    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
+    Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
+    text = _QUOTED.sub(" ", candidate.text)
+    return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
+
+
 def answer_scores(candidates: list[_Candidate], terms: list[str], question: str) -> list[tuple[float, _Candidate]]:
     """The candidates that could answer `question`, with their score, best first.
 
@@ -472,10 +485,13 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
     # advantage is that the file is properly closed …"): for a why question, the sentence before a sentence
     # that gives a cause is that claim, and its terms count in full.
+    # Likewise a sentence that takes up a noun of the one before with a demonstrative ("… a similar list of the
+    # installed packages." then "A common convention is to put this list in a requirements.txt file"): the two
+    # say one thing.
     why = bool(_WHY.search(question))
     scored = []
     for candidate in candidates:
-        own = candidate.terms | candidate.before if why else candidate.terms
+        own = candidate.terms | candidate.before if why or _refers_back(candidate) else candidate.terms
         held = sum(weight[t] for t in terms if t in own)
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - own)
         if figures <= set(_FIGURE.findall(candidate.text)) and _holds_answer_type(question, candidate.text, asked):
@@ -512,12 +528,22 @@ def _closed(sentence: str) -> str:
 
 
 def _said(used: list[_Candidate]) -> list[_Candidate]:
-    """The candidates `used`, each followed by the sentence it announces (see _Candidate.announced)."""
+    """The candidates `used`, each preceded by the sentence it refers back to ("… a similar list …" before "…
+    put this list in a requirements.txt file") and followed by the one it announces (_Candidate.announced)."""
     said: list[_Candidate] = []
+    keys = {sentence_key(c.text) for c in used}
+
+    def say(text: str, candidate: _Candidate) -> None:
+        if sentence_key(text) not in keys:
+            keys.add(sentence_key(text))
+            said.append(_Candidate(text, frozenset(), candidate.order, False, False, candidate.keys))
+
     for candidate in used:
+        if candidate.prior and _refers_back(candidate):
+            say(candidate.prior, candidate)
         said.append(candidate)
-        if candidate.announced and not any(sentence_key(c.text) == sentence_key(candidate.announced) for c in used):
-            said.append(_Candidate(candidate.announced, frozenset(), candidate.order, False, False, candidate.keys))
+        if candidate.announced:
+            say(candidate.announced, candidate)
     return said
 
 
