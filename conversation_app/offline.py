@@ -124,8 +124,9 @@ class _Candidate:
     supplied: bool  # in the context supplied for this turn
     given: bool  # supplied by a person (not "auto" by the system): used even when it shares no term
     keys: list[str] = field(default_factory=list)  # keys of the chunks that hold it, in order
-    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading) and the
-    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …").
+    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading), the
+    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …") and the
+    # earlier sentences of its paragraph (span).
     context: frozenset[str] = frozenset()
     # A passage sentence that ends with a colon announces what follows ("… run the venv module as a script
     # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
