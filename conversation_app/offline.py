@@ -415,8 +415,25 @@ def _names(text: str, asked: set[str]) -> bool:
     return any(start > 0 for start, _ in new) or len(new) >= 2
 
 
+_WH_WORD = re.compile(r"\b(?:how|what|which|who|whom|whose|when|where|why)\b", re.I)
+
+
+def _asks(pattern: re.Pattern, question: str) -> re.Match | None:
+    """`pattern`'s match in `question` when it is what the question asks: a wh-word the pattern starts with must
+    be the question's first ("Which module measures how long snippets take?" asks for a module, not a
+    duration: "how long" there only begins a clause inside it)."""
+    match = pattern.search(question)
+    if match is None:
+        return None
+    first = _WH_WORD.search(question)
+    wh = _WH_WORD.match(match.group().lstrip(" \t\"'“‘(["))
+    if wh and first is not None and not match.start() <= first.start() < match.end():
+        return None
+    return match
+
+
 def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
-    counted = _HOW_MANY.search(question)
+    counted = _asks(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
         return any(
@@ -424,7 +441,7 @@ def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
             for match in _COUNT_RE.finditer(text)
         )
     for asks, holds in _ANSWER_TYPES:
-        if asks.search(question):
+        if _asks(asks, question):
             return _names(text, asked) if holds is None else bool(holds.search(text))
     return True
 

@@ -412,3 +412,11 @@ def test_a_why_question_reads_the_claim_before_the_reason():
     )
     answer = chat("Why is it wise to lock the pump room?", [*SESSION, guide])
     assert "nobody can change the settings" in answer["answer"]
+
+
+def test_an_answer_type_is_read_from_the_question_word_that_asks_not_from_a_clause_inside():
+    tools = passage("tools.md::S2", "Tools", "The stopwatch module measures the time that small tasks take.")
+    # "Which module …" asks for a module; "how long" only begins a clause inside the question.
+    assert chat("Which module measures how long small tasks take?", [*SESSION, tools])["citations"] == ["tools.md::S2"]
+    # Asked first, "how long" still asks for a duration, which the sentence does not give.
+    assert chat("How long do small tasks take in the stopwatch module?", [*SESSION, tools])["answer"] == ""
