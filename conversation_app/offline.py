@@ -124,9 +124,15 @@ class _Candidate:
     supplied: bool  # in the context supplied for this turn
     given: bool  # supplied by a person (not "auto" by the system): used even when it shares no term
     keys: list[str] = field(default_factory=list)  # keys of the chunks that hold it, in order
-    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading) and the
-    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …").
+    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading), the
+    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …") and the
+    # earlier sentences of its paragraph (span).
     context: frozenset[str] = frozenset()
+    # A passage sentence that ends with a colon announces what follows ("… run the venv module as a script
+    # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
+    announced: str = ""
+    before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
+    prior: str = ""  # that sentence
 
 
 def chunk_key(title: str) -> str:
@@ -202,7 +208,7 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
     by_text: dict[str, _Candidate] = {}
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "") -> None:
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "") -> None:
         normal = comparison_key(piece)
         if not normal:
             return
@@ -211,7 +217,9 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
             terms = frozenset(content_terms(_REF_GROUP.sub(" ", piece)))  # its words, not its references
             candidate = by_text[normal] = _Candidate(piece, terms, len(by_text), supplied, given)
         candidate.given = candidate.given or given
-        candidate.context |= frozenset(content_terms(context))
+        candidate.context |= frozenset(content_terms(_REF_GROUP.sub(" ", context)))  # words, not references
+        candidate.before |= frozenset(content_terms(_REF_GROUP.sub(" ", before)))
+        candidate.prior = candidate.prior or before
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -223,11 +231,32 @@ def _candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bo
                 add(piece, key, supplied=True, given=given)
     for key, title, text in chunks:
         previous = ""
+        paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
+        span: list[str] = []
         for piece in _pieces(text):
-            add(piece, key, supplied=False, given=False, context=f"{title}\n{previous}")
-            # In a passage a sentence continues the one before; a digest's items stand alone.
-            previous = piece if key.startswith(PASSAGE_KEY) else ""
+            refs = source_refs(piece)
+            if refs != span:
+                paragraph, span = [], refs
+            announcing = by_text.get(comparison_key(previous)) if _announces(previous) else None
+            if announcing is not None and not announcing.announced:
+                announcing.announced = piece
+            context = "\n".join([title, previous, *paragraph])
+            add(piece, key, supplied=False, given=False, context=context, before=previous)
+            # In a passage a sentence continues the one before, and the sentences of a paragraph share its
+            # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
+            # stand alone.
+            if key.startswith(PASSAGE_KEY):
+                previous = piece
+                if refs:
+                    paragraph.append(piece)
+            else:
+                previous = ""
     return list(by_text.values())
+
+
+def _announces(sentence: str) -> bool:
+    """Whether a sentence ends with a colon (its SourceRefs aside): it introduces what comes next."""
+    return _REF_GROUP.sub(" ", sentence).strip().rstrip(" .").endswith(":")
 
 
 def _index_titles(prompt: str) -> dict[str, str]:
@@ -306,7 +335,7 @@ def chat_turn(prompt: str) -> dict:
 
 def _answer(used: list[_Candidate], uncovered: list[str]) -> dict:
     """The candidates `used` in their own words; led by what the session lacks when `uncovered` is given."""
-    body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in used)
+    body = " ".join(_closed(cut_text(c.text, MAX_SENTENCE_CHARS)) for c in _said(used))
     if uncovered:
         quoted = quote_list(uncovered)
         if not used:
@@ -347,6 +376,7 @@ _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fe
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
 _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
 _CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
+_WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold. A question of another
 # kind ("what", "which", "how do I") names no answer type: its terms decide alone.
 _ANSWER_TYPES = (
@@ -358,10 +388,7 @@ _ANSWER_TYPES = (
     # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
     (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
     (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
-    (
-        re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I),
-        re.compile(rf"\b{_CAUSE_WORDS}\b", re.I),
-    ),
+    (_WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
         re.compile(r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\bwhat (?:year|date)\b", re.I),
@@ -388,8 +415,25 @@ def _names(text: str, asked: set[str]) -> bool:
     return any(start > 0 for start, _ in new) or len(new) >= 2
 
 
+_WH_WORD = re.compile(r"\b(?:how|what|which|who|whom|whose|when|where|why)\b", re.I)
+
+
+def _asks(pattern: re.Pattern, question: str) -> re.Match | None:
+    """`pattern`'s match in `question` when it is what the question asks: a wh-word the pattern starts with must
+    be the question's first ("Which module measures how long snippets take?" asks for a module, not a
+    duration: "how long" there only begins a clause inside it)."""
+    match = pattern.search(question)
+    if match is None:
+        return None
+    first = _WH_WORD.search(question)
+    wh = _WH_WORD.match(match.group().lstrip(" \t\"'“‘(["))
+    if wh and first is not None and not match.start() <= first.start() < match.end():
+        return None
+    return match
+
+
 def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
-    counted = _HOW_MANY.search(question)
+    counted = _asks(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
         return any(
@@ -397,18 +441,42 @@ def _holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
             for match in _COUNT_RE.finditer(text)
         )
     for asks, holds in _ANSWER_TYPES:
-        if asks.search(question):
+        if _asks(asks, question):
             return _names(text, asked) if holds is None else bool(holds.search(text))
     return True
+
+
+# "How do I …", "how can we …", "how to …" ask for a means: among the sentences that answer, those that give
+# one come first — an instruction ("To create a virtual environment, … run …", "by passing -i", "use …") or
+# a sentence that introduces a command (it ends with a colon).
+_MEANS_ASKED = re.compile(r"\bhow (?:do|can|could|should|would|may|might|must) (?:i|we|you|one)\b|\bhow to\b", re.I)
+_MEANS = re.compile(r"^\W*to [^\W\d_]+\b[^,.;]*,|\bby [^\W\d_]+ing\b|\b(?:run|use|type|call|pass|invoke|enter)\b", re.I)
+
+
+def _gives_means(text: str) -> bool:
+    return bool(_MEANS.search(_REF_GROUP.sub(" ", text))) or _announces(text)
 
 
 def _answering(candidates: list[_Candidate], terms: list[str], question: str) -> list[_Candidate]:
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
     scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
+    if _MEANS_ASKED.search(question):  # a stable sort: by score within each group
+        scored.sort(key=lambda item: not _gives_means(item[1].text))
     distinct: dict[str, _Candidate] = {}
     for _score, candidate in scored:
         distinct.setdefault(sentence_key(candidate.text), candidate)
     return list(distinct.values())[:MAX_ANSWERING]
+
+
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+
+
+def _refers_back(candidate: _Candidate) -> bool:
+    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
+    Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
+    text = _QUOTED.sub(" ", candidate.text)
+    return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
 
 
 def answer_scores(candidates: list[_Candidate], terms: list[str], question: str) -> list[tuple[float, _Candidate]]:
@@ -432,10 +500,18 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     whole = sum(weight.values())
     asked = set(terms)
     figures = set(_FIGURE.findall(question))
+    # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
+    # advantage is that the file is properly closed …"): for a why question, the sentence before a sentence
+    # that gives a cause is that claim, and its terms count in full.
+    # Likewise a sentence that takes up a noun of the one before with a demonstrative ("… a similar list of the
+    # installed packages." then "A common convention is to put this list in a requirements.txt file"): the two
+    # say one thing.
+    why = bool(_WHY.search(question))
     scored = []
     for candidate in candidates:
-        held = sum(weight[t] for t in terms if t in candidate.terms)
-        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - candidate.terms)
+        own = candidate.terms | candidate.before if why or _refers_back(candidate) else candidate.terms
+        held = sum(weight[t] for t in terms if t in own)
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - own)
         if figures <= set(_FIGURE.findall(candidate.text)) and _holds_answer_type(question, candidate.text, asked):
             scored.append((held / whole, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
@@ -469,9 +545,29 @@ def _closed(sentence: str) -> str:
     return sentence if sentence.endswith(_CLOSED) else f"{sentence}."
 
 
+def _said(used: list[_Candidate]) -> list[_Candidate]:
+    """The candidates `used`, each preceded by the sentence it refers back to ("… a similar list …" before "…
+    put this list in a requirements.txt file") and followed by the one it announces (_Candidate.announced)."""
+    said: list[_Candidate] = []
+    keys = {sentence_key(c.text) for c in used}
+
+    def say(text: str, candidate: _Candidate) -> None:
+        if sentence_key(text) not in keys:
+            keys.add(sentence_key(text))
+            said.append(_Candidate(text, frozenset(), candidate.order, False, False, candidate.keys))
+
+    for candidate in used:
+        if candidate.prior and _refers_back(candidate):
+            say(candidate.prior, candidate)
+        said.append(candidate)
+        if candidate.announced:
+            say(candidate.announced, candidate)
+    return said
+
+
 def _citations(used: list[_Candidate]) -> list[str]:
     cited: list[str] = []
-    for candidate in used:
+    for candidate in _said(used):
         cited += source_refs(candidate.text) or candidate.keys[:1]
     cited = [ref for ref in dict.fromkeys(cited) if len(ref) <= MAX_CITATION_CHARS]
     return cited[:MAX_CITATIONS]

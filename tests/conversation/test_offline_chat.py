@@ -354,3 +354,69 @@ def test_a_sentence_held_by_several_artifacts_is_told_once():
     )
     answer = json.loads(OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=prompt)).text)
     assert answer["answer"].count("1.2 million euros") == 1, answer
+
+
+# --- how the sentences of a passage hang together ------------------------------------
+
+
+def passage(ref: str, heading: str, *sentences: str):
+    """A library passage as conversation_app.artifacts.question_passages gives it: a sentence a line, cited."""
+    name = ref.split("::")[0]
+    lines = [f"{s[:-1]} ({ref}){s[-1]}" if s[-1] in ".:" else f"{s} ({ref})." for s in sentences]
+    return note_source(f"[passage:{ref}] {name} › {heading}", "\n".join(lines))
+
+
+def test_a_sentence_keeps_the_subject_of_its_paragraph():
+    storms = passage(
+        "log.md::S3",
+        "Events",
+        "A storm on Pier Lane on 3 March 2024 cut power to 80 homes.",
+        "The fault was a flooded substation.",
+        "Repairs cost 12,000 euros and took two days.",
+    )
+    other = passage("log.md::S5", "Budget", "The new van cost 30,000 euros, paid from the fleet budget.")
+    answer = chat("How much did the Pier Lane repairs cost?", [*SESSION, storms, other])
+    assert answer["citations"] == ["log.md::S3"] and "12,000 euros" in answer["answer"]
+
+
+def test_how_do_i_prefers_an_instruction_and_says_the_command_it_introduces():
+    tool = passage(
+        "tool.md::S2",
+        "Archives",
+        "The pack tool supports creating compressed archives of a folder.",
+        "To create an archive, choose a folder and run the pack tool with its path:",
+        "pack --out backup.zip ./photos",
+    )
+    answer = chat("How do I create an archive with the pack tool?", [*SESSION, tool])
+    assert answer["answer"].startswith("To create an archive") and "pack --out backup.zip" in answer["answer"]
+
+
+def test_a_sentence_that_takes_up_a_noun_of_the_one_before_is_said_with_it():
+    guide = passage(
+        "guide.md::S4",
+        "Exports",
+        "The export command writes a summary of the stored readings to the screen.",
+        "Teams usually save this summary in a shared spreadsheet at the end of each week.",
+    )
+    answer = chat("How do teams keep the stored readings summary in a shared spreadsheet?", [*SESSION, guide])
+    assert answer["answer"].startswith("The export command writes a summary")
+    assert answer["citations"] == ["guide.md::S4"]
+
+
+def test_a_why_question_reads_the_claim_before_the_reason():
+    guide = passage(
+        "style.md::S7",
+        "Habits",
+        "It is wise to lock the pump room at night.",
+        "The advantage is that nobody can change the settings unseen.",
+    )
+    answer = chat("Why is it wise to lock the pump room?", [*SESSION, guide])
+    assert "nobody can change the settings" in answer["answer"]
+
+
+def test_an_answer_type_is_read_from_the_question_word_that_asks_not_from_a_clause_inside():
+    tools = passage("tools.md::S2", "Tools", "The stopwatch module measures the time that small tasks take.")
+    # "Which module …" asks for a module; "how long" only begins a clause inside the question.
+    assert chat("Which module measures how long small tasks take?", [*SESSION, tools])["citations"] == ["tools.md::S2"]
+    # Asked first, "how long" still asks for a duration, which the sentence does not give.
+    assert chat("How long do small tasks take in the stopwatch module?", [*SESSION, tools])["answer"] == ""
