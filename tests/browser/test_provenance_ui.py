@@ -236,6 +236,11 @@ def test_a_chat_answers_inline_sourceref_opens_the_span_it_was_made_from(browser
     context_set = ContextSet.objects.get(session_id=sid)
     file = context_set.files.get(filename="valves.md")
     context_services.replace_file(context_set, file.pk, context_services.Upload("valves.md", b"Nothing about cost."))
+    # The old text stays the current version until the worker has read the new bytes.
+    wait_until(
+        lambda: FileText.objects.filter(version=version, superseded_at__isnull=False).exists(),
+        message="the worker to extract the new bytes",
+    )
     shown = open_in_dialog(page, inline)
     assert shown["span"] == ref.split("::")[1] and shown["text"] == cited
     assert shown["badges"][0].startswith("superseded by a newer upload ("), shown
