@@ -174,8 +174,10 @@ def _lock(context_set: ContextSet, expected_revision: int | None) -> ContextSet:
 
 
 def _file_in(context_set: ContextSet, file_id) -> ContextFile:
+    """The set's file, its row locked: the worker's indexing writes its records holding the same
+    row (library.index_file), so a delete sees every record it must remove with the file."""
     file_uuid = parse_uuid(file_id)
-    file = context_set.files.filter(pk=file_uuid).first() if file_uuid else None
+    file = context_set.files.select_for_update().filter(pk=file_uuid).first() if file_uuid else None
     if file is None:
         raise ApplicationError("file not found", 404)
     return file
