@@ -23,6 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -65,9 +66,20 @@ def node_name() -> str:
     return _node
 
 
-def owner() -> str:
-    """This process, as a lease's owner."""
+def process_owner() -> str:
+    """This process: `<node>#<boot>#<pid>`, what tells whether a holder is dead (holder_is_dead)."""
     return f"{_node}#{_BOOT}#{os.getpid()}"
+
+
+# The leases this context's job holds, {job kind: owner string}. Each hold is this process
+# plus a token of its own: two threads of one process (the llm worker's pool) are two
+# holders, so one job's end can neither end nor stop renewing another's lease of the row.
+_holds: ContextVar[dict] = ContextVar("lease_holds", default={})
+
+
+def owner(job: LeasedJob | None = None) -> str:
+    """The owner string of this context's hold of `job`; else this process (e.g. a node lock's token)."""
+    return _holds.get().get(job) or process_owner()
 
 
 def lease_seconds() -> float:
@@ -82,6 +94,7 @@ def held_by_predecessor(job: LeasedJob) -> Q:
 def holder_is_dead(holder: str) -> bool:
     node, _, rest = holder.partition("#")
     boot, _, pid = rest.partition("#")
+    pid = pid.partition("#")[0]  # a hold's token follows the pid
     if node != _node or not pid.isdigit():
         return False  # another node's holder: only the lease's expiry tells
     if boot != _BOOT:
@@ -114,24 +127,28 @@ def take(job: LeasedJob, pk, **conditions) -> bool:
     now = timezone.now()
     if row is None or not is_free(row[job.owner], row[job.expires], now):
         return False
+    hold = f"{process_owner()}#{uuid.uuid4().hex[:8]}"
     # Compare-and-swap on the owner and expiry read: of two deliveries one moves the row.
     taken = claim(
         job.model.objects.filter(pk=pk, **conditions, **{job.owner: row[job.owner], job.expires: row[job.expires]}),
         field=job.status,
         from_=DigestStatus.PARSING,
         to=DigestStatus.PARSING,
-        **{job.owner: owner(), job.expires: now + timedelta(seconds=lease_seconds())},
+        **{job.owner: hold, job.expires: now + timedelta(seconds=lease_seconds())},
     )
     if taken:
-        _renewer.add(job, pk)
+        _holds.set({**_holds.get(), job: hold})
+        _renewer.add(job, pk, hold)
     return taken
 
 
 def end(job: LeasedJob, pk) -> None:
     """The job is over: its lease expires now (a row still `parsing` is recovered at once)."""
-    _renewer.discard(job, pk)
+    hold = owner(job)
+    _renewer.discard(job, pk, hold)
+    _holds.set({kind: held for kind, held in _holds.get().items() if kind != job})
     try:
-        job.model.objects.filter(pk=pk, **{job.owner: owner()}).update(**{job.expires: timezone.now()})
+        job.model.objects.filter(pk=pk, **{job.owner: hold}).update(**{job.expires: timezone.now()})
     except Exception:  # noqa: BLE001 - not renewed any more, it expires on its own
         logger.warning("lease of %s %s not ended; it expires on its own", job.model.__name__, pk, exc_info=True)
 
@@ -150,14 +167,14 @@ def holding(job: LeasedJob, pk, **conditions) -> Iterator[bool]:
 
 def held_by_me(job: LeasedJob) -> Q:
     """The condition a job's write adds: it still holds its lease."""
-    return Q(**{job.owner: owner()})
+    return Q(**{job.owner: owner(job)})
 
 
 class _Renewer:
     """One thread per process renews the leases its running jobs hold, in one UPDATE a kind."""
 
     def __init__(self) -> None:
-        self._held: dict[LeasedJob, set] = {}
+        self._held: dict[LeasedJob, dict] = {}  # {job kind: {pk: owner string}}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -167,30 +184,33 @@ class _Renewer:
         self._lock = threading.Lock()
         self._thread = None
 
-    def add(self, job: LeasedJob, pk) -> None:
+    def add(self, job: LeasedJob, pk, hold: str) -> None:
         with self._lock:
-            self._held.setdefault(job, set()).add(pk)
+            self._held.setdefault(job, {})[pk] = hold
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="lease-renewer", daemon=True)
                 self._thread.start()
 
-    def discard(self, job: LeasedJob, pk) -> None:
+    def discard(self, job: LeasedJob, pk, hold: str) -> None:
         with self._lock:
-            self._held.get(job, set()).discard(pk)
+            if self._held.get(job, {}).get(pk) == hold:
+                del self._held[job][pk]
 
     def _run(self) -> None:
         while True:
             time.sleep(lease_seconds() / 3)
             with self._lock:
-                held = {job: list(pks) for job, pks in self._held.items() if pks}
+                held = {job: dict(holds) for job, holds in self._held.items() if holds}
             if held:
                 self.renew(held)
 
-    def renew(self, held: dict[LeasedJob, list]) -> None:
+    def renew(self, held: dict[LeasedJob, dict]) -> None:
         expires = timezone.now() + timedelta(seconds=lease_seconds())
         try:
-            for job, pks in held.items():
-                job.model.objects.filter(pk__in=pks, **{job.owner: owner()}).update(**{job.expires: expires})
+            for job, holds in held.items():
+                # Owner strings are unique to a hold: the pair can only match the rows held.
+                mine = job.model.objects.filter(pk__in=list(holds), **{f"{job.owner}__in": set(holds.values())})
+                mine.update(**{job.expires: expires})
         except Exception:  # noqa: BLE001 - tried again in a third of the lease
             logger.warning("leases not renewed", exc_info=True)
         finally:

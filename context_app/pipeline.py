@@ -677,7 +677,7 @@ def _write_aggregate(
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
         if context_set.aggregate_digest_status != DigestStatus.PARSING or (
-            context_set.aggregate_lease_owner != leases.owner()
+            context_set.aggregate_lease_owner != leases.owner(leases.AGGREGATE_JOB)
         ):
             logger.info("dropped aggregate of %s: its job lost its lease to another worker", context_set_id)
             return None
@@ -833,7 +833,7 @@ def _node_lock(scope: str, cache_key: str):
 def _acquire(lock) -> bool:
     try:
         # The holder's process as the token: a waiter can tell when it died (leases.holder_is_dead).
-        return lock.acquire(blocking=False, token=leases.owner())
+        return lock.acquire(blocking=False, token=leases.process_owner())
     except redis.RedisError:
         return True  # no Redis: build it (at worst twice)
 
