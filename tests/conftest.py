@@ -68,6 +68,52 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
             yield worker
 
 
+@pytest.fixture(autouse=True)
+def worker_idle_after_test(request):
+    """A test on the session-wide worker ends only when the worker has nothing left to do.
+
+    Work a test set going (a parse it did not wait for, a retry's follow-up) would
+    otherwise run into the next test, or into the teardown's TRUNCATE of every table
+    (a deadlock on PostgreSQL: the worker holds one table and wants the next)."""
+    on_worker = "celery_worker_thread" in request.fixturenames
+    if on_worker:
+        # Set up the database first, so it is torn down after the wait.
+        request.getfixturevalue("_django_db_helper")
+    yield
+    if on_worker:
+        wait_for_idle_worker()
+
+
+def wait_for_idle_worker(timeout: float = 60.0) -> None:
+    import time
+
+    from celery.worker import state
+
+    from config.celery import app
+
+    def broker_backlog() -> int:
+        with app.connection_for_write() as connection:
+            channel = connection.default_channel
+            return sum(channel.queue_declare(queue=q.name).message_count for q in app.amqp.queues.values())
+
+    def idle() -> bool:
+        # Tasks held for a later time (ETA: a context request's timeout) are not work in hand.
+        return not broker_backlog() and not state.reserved_requests and not state.active_requests
+
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        if idle():
+            # A message between the broker and the worker's books is in neither: idle twice running.
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= 0.2:
+                return
+        else:
+            quiet_since = None
+        time.sleep(0.05)
+    pytest.fail(f"the worker was still busy {timeout}s after the test: {[r.name for r in state.active_requests]}")
+
+
 from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)
 
 # --- browser tests -------------------------------------------------------------
