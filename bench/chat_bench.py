@@ -31,6 +31,7 @@ def main() -> None:
     services.request_parse(session.context_set)
     everything = evaluate(session, user, labelled())
     held_out = evaluate(session, user, labelled(held_out=True))
+    fresh = evaluate(session, user, labelled(fresh=True))
     missed = [r["question"] for r in everything["per_question"] if not r["correct"]]
     calibration = {}
     chosen = offline.ANSWER_SCORE
@@ -49,6 +50,8 @@ def main() -> None:
             "asked_when_unanswerable": everything["asked_when_unanswerable"],
             "held-out answered_with_span": held_out["answered_with_span"],
             "held-out asked_when_unanswerable": held_out["asked_when_unanswerable"],
+            "fresh answered_with_span": fresh["answered_with_span"],
+            "fresh asked_when_unanswerable": fresh["asked_when_unanswerable"],
             "missed": len(missed),
         },
         calibration_part=calibration,

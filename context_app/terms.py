@@ -82,6 +82,47 @@ def query_terms(question: str) -> list[str]:
     return [term for term in dict.fromkeys(analyze(question)) if term not in asked]
 
 
+# --- irregular verbs -------------------------------------------------------------------
+# A question asks in the base form ("did costs rise?"), a file tells in the past ("costs rose"). The stemmer
+# joins the forms of regular verbs (replaced, replace → replac), not these. Common English irregular verbs:
+# base, past, past participle.
+_IRREGULAR_VERBS = """
+arise arose arisen; be was been; beat beat beaten; become became become; begin began begun;
+bend bent bent; bind bound bound; bite bit bitten; bleed bled bled; blow blew blown; break broke broken;
+breed bred bred; bring brought brought; build built built; burn burnt burnt; buy bought bought;
+catch caught caught; choose chose chosen; cling clung clung; come came come; creep crept crept; deal dealt dealt;
+dig dug dug; draw drew drawn; dream dreamt dreamt; drink drank drunk; drive drove driven; eat ate eaten;
+fall fell fallen; feed fed fed; feel felt felt; fight fought fought; find found found; flee fled fled;
+fly flew flown; forbid forbade forbidden; forget forgot forgotten; forgive forgave forgiven; freeze froze frozen;
+get got gotten; give gave given; go went gone; grow grew grown; hang hung hung;
+have had had; hear heard heard; hide hid hidden; hold held held; keep kept kept; know knew known; lay laid laid;
+lead led led; lean leant leant; leave left left; lend lent lent; lie lay lain; light lit lit; lose lost lost;
+make made made; mean meant meant; meet met met; overcome overcame overcome; pay paid paid; ride rode ridden;
+ring rang rung; rise rose risen; run ran run; say said said; see saw seen; seek sought sought; sell sold sold;
+send sent sent; shake shook shaken; shine shone shone; shoot shot shot; show showed shown; shrink shrank shrunk;
+sing sang sung; sink sank sunk; sit sat sat; sleep slept slept; slide slid slid; speak spoke spoken;
+speed sped sped; spend spent spent; spin spun spun; spring sprang sprung; stand stood stood; steal stole stolen;
+stick stuck stuck; sting stung stung; strike struck struck; strive strove striven; swear swore sworn;
+sweep swept swept; swim swam swum; swing swung swung; take took taken; teach taught taught; tear tore torn;
+tell told told; think thought thought; throw threw thrown; understand understood understood;
+undertake undertook undertaken; wake woke woken; wear wore worn; weep wept wept; win won won;
+withdraw withdrew withdrawn; write wrote written
+"""
+_VERB_FORMS = [forms.split() for forms in _IRREGULAR_VERBS.split(";")]
+# A past form that is also a base form ("lay", past of "lie") stays itself; so do stop words ("was", "had").
+_BASE_FORMS = {
+    stem(form): stem(forms[0])
+    for forms in _VERB_FORMS
+    for form in forms[1:]
+    if form not in STOP_WORDS and form not in {base for base, *_ in _VERB_FORMS}
+}
+
+
+def base_term(term: str) -> str:
+    """A term (a stem) with an irregular verb's past forms taken to its base form ("rose" → "rise")."""
+    return _BASE_FORMS.get(term, term)
+
+
 # --- BM25 (the library's ranking) ----------------------------------------------------------
 
 # Okapi BM25 with the usual parameters (Robertson & Zaragoza 2009); the library ranks its records with them.

@@ -42,6 +42,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from context_app.ir.budget import SUMMARY_PREFIX
 from context_app.ir.render import CONTENT_HEADER, TRUNCATED_MARKER
@@ -51,6 +52,7 @@ from context_app.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     STOP_WORDS,
+    base_term,
     comparison_key,
     content_terms,
     cut_text,
@@ -108,8 +110,8 @@ _REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
-_FILE_KEYS = ("digest:", PASSAGE_KEY)
-_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"  # artifacts made of the session's files (see _relevant_key)
+_FILE_KEYS = ("digest:", PASSAGE_KEY)  # artifacts made of the session's files (see _relevant_key)
+_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
 _CLOSED = tuple(".!?…)]\"”'’")
 
 
@@ -281,8 +283,15 @@ def _is_small_talk(message: str) -> bool:
     return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
 
 
+# "What happens to …", "what goes wrong if …": the verbs frame the question, as "what" does; a sentence that
+# answers says what happens, in its own words ("… will not be interpreted correctly").
+_FRAMING = re.compile(
+    r"\bwhat (?:happens|happened|will happen|would happen|goes wrong|went wrong|can go wrong)\b", re.I
+)
+
+
 def _message_terms(message: str) -> list[str]:
-    return [term for term in question_terms(message) if term not in _IGNORED_TERMS]
+    return [term for term in question_terms(_FRAMING.sub("what", message)) if term not in _IGNORED_TERMS]
 
 
 def _previous_user_message(history: object, message: str) -> str:
@@ -375,6 +384,7 @@ _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
 _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+_SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 _CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
 _WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold. A question of another
@@ -386,12 +396,16 @@ _ANSWER_TYPES = (
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
     ),
     # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
+    # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
+    (re.compile(r"\bby how much\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
     (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
     (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
     (_WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
-        re.compile(r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\bwhat (?:year|date)\b", re.I),
+        re.compile(
+            r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\b(?:what|which) (?:year|date|month)s?\b", re.I
+        ),
         re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
     ),
     (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
@@ -479,6 +493,34 @@ def _refers_back(candidate: _Candidate) -> bool:
     return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
 
 
+_DATE_KIND = re.compile(r"\b(?:what|which) (year|date|month)s?\b", re.I)
+_DO_SUPPORT = re.compile(r"\b(?:do|does|did)(?:n[’']?t)?\b", re.I)
+
+
+# Words of a pair that tell two things apart: a sentence about the night crew does not answer a question
+# about the day crew, however much else the two share.
+_OPPOSITES = """day night; morning evening; summer winter; spring autumn; north south; east west; upper lower;
+    inner outer; first last; old new; public private; internal external; input output; minimum maximum;
+    increase decrease; import export; success failure; upstream downstream; weekday weekend; inbound outbound;
+    indoor outdoor; domestic foreign; male female"""
+_OPPOSITE = {
+    stem(one): stem(other) for pair in _OPPOSITES.split(";") for one, other in [pair.split(), reversed(pair.split())]
+}
+
+
+def _contrasts(asked: list[str], held: frozenset[str]) -> bool:
+    """Whether a sentence lacks a term of the question and holds its opposite ("night crew" for "day crew")."""
+    return any(term not in held and _OPPOSITE.get(term) in held for term in asked)
+
+
+class _Forms(NamedTuple):
+    """A candidate's terms, before and context (see _Candidate) with verbs in their base form."""
+
+    terms: frozenset[str]
+    before: frozenset[str]
+    context: frozenset[str]
+
+
 def answer_scores(candidates: list[_Candidate], terms: list[str], question: str) -> list[tuple[float, _Candidate]]:
     """The candidates that could answer `question`, with their score, best first.
 
@@ -491,11 +533,18 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     """
     if not candidates or not terms:
         return []
-    terms = [term for term in terms if not term.isdigit()]  # figures must occur as written, see below
+    # Figures must occur as written (see below). A question with "did"/"does" puts its verb in the base form
+    # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
+    # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
+    base = base_term if _DO_SUPPORT.search(question) else str
+    # "Which months", "what year": the noun names what the answer is ("March", "1958"), not a word it holds.
+    kind = {stem(noun.lower()) for noun in _DATE_KIND.findall(question)}
+    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in kind))
     if not terms:
         return []
     total = len(candidates)
-    frequency = Counter(term for candidate in candidates for term in candidate.terms if term in terms)
+    forms = {id(c): _Forms(*(frozenset(map(base, t)) for t in (c.terms, c.before, c.context))) for c in candidates}
+    frequency = Counter(term for f in forms.values() for term in f.terms if term in terms)
     weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
     whole = sum(weight.values())
     asked = set(terms)
@@ -509,10 +558,15 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     why = bool(_WHY.search(question))
     scored = []
     for candidate in candidates:
-        own = candidate.terms | candidate.before if why or _refers_back(candidate) else candidate.terms
+        form = forms[id(candidate)]
+        own = form.terms | form.before if why or _refers_back(candidate) else form.terms
         held = sum(weight[t] for t in terms if t in own)
-        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in candidate.context - own)
-        if figures <= set(_FIGURE.findall(candidate.text)) and _holds_answer_type(question, candidate.text, asked):
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
+        if (
+            figures <= set(_FIGURE.findall(candidate.text))
+            and _holds_answer_type(question, candidate.text, asked)
+            and not _contrasts(terms, form.terms)
+        ):
             scored.append((held / whole, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored

@@ -420,3 +420,61 @@ def test_an_answer_type_is_read_from_the_question_word_that_asks_not_from_a_clau
     assert chat("Which module measures how long small tasks take?", [*SESSION, tools])["citations"] == ["tools.md::S2"]
     # Asked first, "how long" still asks for a duration, which the sentence does not give.
     assert chat("How long do small tasks take in the stopwatch module?", [*SESSION, tools])["answer"] == ""
+
+
+def test_a_question_with_did_matches_a_verb_the_file_tells_in_the_past():
+    ledger = passage(
+        "ledger.md::S2",
+        "Spending",
+        "Fuel prices rose by 9 percent over the winter.",
+        "The depot spent 4,000 euros on new tyres.",
+    )
+    sources = [*SESSION, ledger]
+    # "did … rise" is "rose", "did … spend" is "spent": the stemmer alone joins neither.
+    assert chat("By how much did fuel prices rise?", sources)["citations"] == ["ledger.md::S2"]
+    assert "9 percent" in chat("By how much did fuel prices rise?", sources)["answer"]
+    assert "4,000 euros" in chat("How much did the depot spend on tyres?", sources)["answer"]
+    # "do" puts the verb in its base form as "did" does.
+    assert chat("By how much do fuel prices rise?", sources)["citations"] == ["ledger.md::S2"]
+
+
+def test_by_how_much_asks_for_a_change_which_a_share_gives():
+    survey = passage("survey.md::S3", "Results", "Complaints dropped by 12 percent after the new rota.")
+    answer = chat("By how much did complaints drop after the new rota?", [*SESSION, survey])
+    assert answer["citations"] == ["survey.md::S3"]
+    # The same terms with no share, amount or count: nothing says by how much.
+    vague = passage("survey.md::S4", "Results", "Complaints dropped after the new rota.")
+    assert chat("By how much did complaints drop after the new rota?", [*SESSION, vague])["answer"] == ""
+
+
+def test_what_happens_and_what_goes_wrong_frame_the_question():
+    manual = passage(
+        "manual.md::S6",
+        "Calibration",
+        "If the gauge is not zeroed before a reading, the pressure values will be reported too high.",
+    )
+    sources = [*SESSION, manual]
+    for question in (
+        "What goes wrong if a gauge is not zeroed first?",
+        "What happens if a gauge is not zeroed first?",
+    ):
+        assert chat(question, sources)["citations"] == ["manual.md::S6"], question
+
+
+def test_which_month_asks_for_a_month_not_for_the_word():
+    works = passage(
+        "works.md::S2",
+        "Works",
+        "The reservoir is inspected every two months.",
+        "The reservoir was relined between April and July 2021.",
+    )
+    answer = chat("In which months was the reservoir relined?", [*SESSION, works])
+    assert answer["answer"].startswith("The reservoir was relined between April and July")
+    assert "every two months" not in answer["answer"]
+
+
+def test_a_sentence_about_the_opposite_of_what_is_asked_does_not_answer():
+    crews = passage("crews.md::S1", "Crews", "The night shift has two welders and one crane driver.")
+    sources = [*SESSION, crews]
+    assert chat("How many welders are on the night shift?", sources)["citations"] == ["crews.md::S1"]
+    assert chat("How many welders are on the day shift?", sources)["answer"] == ""
