@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests import session_worker
 from tests.production import databases
 from tests.redis_server import RedisServer
 
@@ -65,7 +66,19 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
 
     with django_db_blocker.unblock():
         with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30) as worker:
+            session_worker.running = True
             yield worker
+            session_worker.running = False
+
+
+@pytest.fixture
+def eager():
+    """Celery tasks run inline, in the test's thread: a test steps through the pipeline without a worker."""
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
 
 
 @pytest.fixture(autouse=True)
@@ -81,37 +94,7 @@ def worker_idle_after_test(request):
         request.getfixturevalue("_django_db_helper")
     yield
     if on_worker:
-        wait_for_idle_worker()
-
-
-def wait_for_idle_worker(timeout: float = 60.0) -> None:
-    import time
-
-    from celery.worker import state
-
-    from config.celery import app
-
-    def broker_backlog() -> int:
-        with app.connection_for_write() as connection:
-            channel = connection.default_channel
-            return sum(channel.queue_declare(queue=q.name).message_count for q in app.amqp.queues.values())
-
-    def idle() -> bool:
-        # Tasks held for a later time (ETA: a context request's timeout) are not work in hand.
-        return not broker_backlog() and not state.reserved_requests and not state.active_requests
-
-    deadline = time.monotonic() + timeout
-    quiet_since = None
-    while time.monotonic() < deadline:
-        if idle():
-            # A message between the broker and the worker's books is in neither: idle twice running.
-            quiet_since = quiet_since or time.monotonic()
-            if time.monotonic() - quiet_since >= 0.2:
-                return
-        else:
-            quiet_since = None
-        time.sleep(0.05)
-    pytest.fail(f"the worker was still busy {timeout}s after the test: {[r.name for r in state.active_requests]}")
+        session_worker.wait_until_idle()
 
 
 from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)

@@ -56,15 +56,6 @@ def test_buckets_average_close_to_the_fan_out_and_stay_content_defined():
     assert len(nodes(tree_of(added)) - nodes(levels)) <= 3 * len(levels)
 
 
-@pytest.fixture
-def eager():
-    from config.celery import app
-
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
 def calls(task: str) -> int:
     """Answered calls (a retried attempt is a row of its own, not a call answered)."""
     return LLMCall.objects.filter(task=task, attempt=1).exclude(outcome__in=["throttled", "transient"]).count()

@@ -9,18 +9,10 @@ from django.db import OperationalError
 
 from context_app import leases, pipeline
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from tests import session_worker
 from tests.factories import ContextApi, make_member, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def eager():
-    from config.celery import app
-
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
 
 
 @pytest.fixture
@@ -89,6 +81,9 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
     settings.GROUNDWORK_JOB_LEASE_SECONDS = 0.6  # renewed every 0.2 s
     sid = api.create_session()
     api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    # A session-wide worker started by an earlier test gets the upload's extraction message too,
+    # and takes the lease for a moment to find the text already there.
+    session_worker.wait_until_idle()
     file = ContextFile.objects.get()
     ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)  # claimed, queued
 

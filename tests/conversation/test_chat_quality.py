@@ -10,7 +10,6 @@ bench/chat_bench.py reports the whole set. The bars are what the held-out part r
 import pytest
 
 from bench.chat_quality import evaluate, labelled, session_files
-from config.celery import app
 from context_app import services as context_services
 from research_app.services import create_session
 from tests.factories import make_member
@@ -21,14 +20,7 @@ ANSWERED_BAR = 0.85  # answerable held-out questions whose answer cites the answ
 ASKED_BAR = 0.85  # unanswerable held-out questions that get a context request
 
 
-@pytest.fixture
-def eager_celery():
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
-def test_held_out_questions_are_answered_with_their_span_or_asked(eager_celery):
+def test_held_out_questions_are_answered_with_their_span_or_asked(eager):
     user, _team = make_member()
     session = create_session(user=user, title="Chat quality")
     uploads = [context_services.Upload(name, data) for name, data in session_files().items()]
