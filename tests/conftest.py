@@ -89,11 +89,13 @@ def worker_idle_after_test(request):
     otherwise run into the next test, or into the teardown's TRUNCATE of every table
     (a deadlock on PostgreSQL: the worker holds one table and wants the next)."""
     on_worker = "celery_worker_thread" in request.fixturenames
-    if on_worker:
+    if on_worker or request.node.get_closest_marker("django_db"):
         # Set up the database first, so it is torn down after the wait.
         request.getfixturevalue("_django_db_helper")
     yield
-    if on_worker:
+    # A test that runs no worker still feeds the session's worker once it runs (an upload's extraction):
+    # what it left going is waited for too.
+    if on_worker or session_worker.busy():
         session_worker.wait_until_idle()
 
 

@@ -13,22 +13,30 @@ import pytest
 running = False  # set by conftest's celery_worker_thread while the worker runs
 
 
+def _broker_backlog() -> int:
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        return sum(channel.queue_declare(queue=q.name).message_count for q in app.amqp.queues.values())
+
+
+def idle() -> bool:
+    """Nothing queued, nothing reserved or running (tasks held for later, ETA, are not work in hand)."""
+    from celery.worker import state
+
+    return not _broker_backlog() and not state.reserved_requests and not state.active_requests
+
+
+def busy() -> bool:
+    return running and not idle()
+
+
 def wait_until_idle(timeout: float = 60.0) -> None:
     """Return once the worker has nothing to do (no-op when it is not running); fail after `timeout`."""
     if not running:
         return
     from celery.worker import state
-
-    from config.celery import app
-
-    def broker_backlog() -> int:
-        with app.connection_for_write() as connection:
-            channel = connection.default_channel
-            return sum(channel.queue_declare(queue=q.name).message_count for q in app.amqp.queues.values())
-
-    def idle() -> bool:
-        # Tasks held for a later time (ETA: a context request's timeout) are not work in hand.
-        return not broker_backlog() and not state.reserved_requests and not state.active_requests
 
     deadline = time.monotonic() + timeout
     quiet_since = None
