@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 # about 240 kB) keep a batch under the Message Batches API's 256 MB; a larger parse sends several.
 MAX_BATCH_REQUESTS = 500
 
+
 def waits_for_extraction(context_set_id) -> bool:
     """A set that sends its parses as batches claims nothing while files are still being extracted:
     uploads are extracted one by one in the worker, and a parse dispatched meanwhile would send

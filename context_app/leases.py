@@ -21,11 +21,12 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
 from django.conf import settings
 from django.db import connections, models
@@ -46,9 +47,10 @@ class LeasedJob:
     status: str
     owner: str
     expires: str
+    claimed_at: str | None = None  # when the row was claimed (queued for a worker), where the model keeps it
 
 
-FILE_JOB = LeasedJob(ContextFile, "digest_status", "lease_owner", "lease_expires_at")
+FILE_JOB = LeasedJob(ContextFile, "digest_status", "lease_owner", "lease_expires_at", "parsing_started_at")
 AGGREGATE_JOB = LeasedJob(ContextSet, "aggregate_digest_status", "aggregate_lease_owner", "aggregate_lease_expires_at")
 
 _BOOT = uuid.uuid4().hex[:12]  # this process tree's start: a pool child inherits it from its worker
@@ -74,7 +76,7 @@ def process_owner() -> str:
 # The leases this context's job holds, {job kind: owner string}. Each hold is this process
 # plus a token of its own: two threads of one process (the llm worker's pool) are two
 # holders, so one job's end can neither end nor stop renewing another's lease of the row.
-_holds: ContextVar[dict] = ContextVar("lease_holds", default={})
+_holds: ContextVar[Mapping] = ContextVar("lease_holds", default=MappingProxyType({}))  # replaced, never mutated
 
 
 def owner(job: LeasedJob | None = None) -> str:

@@ -220,7 +220,8 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
     worker starts, also those its previous instance held (dead, see leases.py); with
     `queued`, also those no worker has taken yet, whose message may have been lost with
     a dead worker's prefetch or a Redis restart (a duplicate message finds the lease
-    taken and does nothing); a file only when it was claimed more than a lease ago. The caller enqueues a parse of each set touched.
+    taken and does nothing), once they were claimed more than a lease ago. The caller
+    enqueues a parse of each set touched.
     """
     now = timezone.now()
     touched = set()
@@ -228,13 +229,15 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
         unheld = Q(**{f"{job.owner}__gt": "", f"{job.expires}__lte": now})
         if worker_starting:
             unheld |= leases.held_by_predecessor(job)
-        if queued and job is leases.FILE_JOB:
-            # Not a file claimed a moment ago: its message is on its way to a worker, and
-            # re-queuing it let two deliveries make the same model call (seen on PostgreSQL).
-            in_flight_since = now - timedelta(seconds=leases.lease_seconds())
-            unheld |= Q(lease_owner="") & (Q(parsing_started_at__lt=in_flight_since) | Q(parsing_started_at=None))
-        elif queued:
-            unheld |= Q(**{job.owner: ""})
+        if queued:
+            never_taken = Q(**{job.owner: ""})
+            if job.claimed_at:
+                # Not one claimed a moment ago: its message is on its way to a worker, and
+                # re-queuing it let two deliveries make the same model call (seen on PostgreSQL).
+                in_flight_since = now - timedelta(seconds=leases.lease_seconds())
+                claimed = job.claimed_at
+                never_taken &= Q(**{f"{claimed}__lt": in_flight_since}) | Q(**{f"{claimed}__isnull": True})
+            unheld |= never_taken
         rows = job.model.objects.filter(unheld, **{job.status: DigestStatus.PARSING})
         if job is leases.FILE_JOB:
             # Queued in a provider batch: no worker holds it, the batch answers within 24 h (batch_ingest).

@@ -385,6 +385,8 @@ _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fe
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
 _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
+# "Which months", "what year": asks for a date; the noun names what the answer is, not a word it holds.
+_DATE_KIND = re.compile(r"\b(?:what|which) (year|date|month)s?\b", re.I)
 _CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
 _WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold. A question of another
@@ -403,9 +405,7 @@ _ANSWER_TYPES = (
     (_WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
-        re.compile(
-            r"\bwhen (?:did|was|were|will|is the next|are the next)\b|\b(?:what|which) (?:year|date|month)s?\b", re.I
-        ),
+        re.compile(rf"\bwhen (?:did|was|were|will|is the next|are the next)\b|{_DATE_KIND.pattern}", re.I),
         re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
     ),
     (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
@@ -493,7 +493,6 @@ def _refers_back(candidate: _Candidate) -> bool:
     return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
 
 
-_DATE_KIND = re.compile(r"\b(?:what|which) (year|date|month)s?\b", re.I)
 _DO_SUPPORT = re.compile(r"\b(?:do|does|did)(?:n[’']?t)?\b", re.I)
 
 
@@ -537,7 +536,7 @@ def answer_scores(candidates: list[_Candidate], terms: list[str], question: str)
     # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
     # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
     base = base_term if _DO_SUPPORT.search(question) else str
-    # "Which months", "what year": the noun names what the answer is ("March", "1958"), not a word it holds.
+    # "Which months": the answer says "March", not "month" (_DATE_KIND).
     kind = {stem(noun.lower()) for noun in _DATE_KIND.findall(question)}
     terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in kind))
     if not terms:

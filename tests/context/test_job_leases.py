@@ -4,8 +4,11 @@ Eager Celery (the tasks run inline, signals included); the worker-process kills 
 tests/production/test_dead_workers.py.
 """
 
+from datetime import timedelta
+
 import pytest
 from django.db import OperationalError
+from django.utils import timezone
 
 from context_app import leases, pipeline
 from context_app.models import ContextFile, ContextSet, DigestStatus
@@ -97,3 +100,18 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
 
     assert pipeline.recover_unheld_jobs() == {file.context_set_id}, "ended while parsing: re-queued at once"
     assert ContextFile.objects.get().digest_status == DigestStatus.STALE
+
+
+def test_a_queued_file_is_re_queued_only_once_it_has_waited_a_lease(api, settings):
+    settings.GROUNDWORK_JOB_LEASE_SECONDS = 30
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    session_worker.wait_until_idle()
+    file = ContextFile.objects.get()
+    queued = ContextFile.objects.filter(pk=file.pk)
+    # Claimed a moment ago, no worker has taken it yet: its message is on its way.
+    queued.update(digest_status=DigestStatus.PARSING, lease_owner="", parsing_started_at=timezone.now())
+    assert pipeline.recover_unheld_jobs(queued=True) == set()
+    # Claimed longer than a lease ago and still not taken: its message was lost.
+    queued.update(parsing_started_at=timezone.now() - timedelta(seconds=31))
+    assert pipeline.recover_unheld_jobs(queued=True) == {file.context_set_id}
