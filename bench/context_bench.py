@@ -21,7 +21,8 @@ from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
 from context_app import services  # noqa: E402
 from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
 from context_app.models import LLMCall  # noqa: E402
-from research_app.services import create_session, ensure_demo_user  # noqa: E402
+from research_app.services import create_session
+from workspaces.services import ensure_demo_user  # noqa: E402
 
 
 def text_file(topic: str, n: int = 6) -> bytes:

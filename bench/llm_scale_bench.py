@@ -286,7 +286,8 @@ def interactive_probe(latency: float) -> float:
 
 def run_scenario(stack: Stack, files: int, args, *, probe: bool) -> dict:
     from context_app import services
-    from research_app.services import create_session, ensure_demo_user
+    from research_app.services import create_session
+    from workspaces.services import ensure_demo_user
 
     user, _team = ensure_demo_user(f"bench{files}", "bench", f"Bench {files}")  # a team (digest cache) of its own
     session = create_session(user=user, title=f"{files} files")
@@ -374,7 +375,8 @@ def memory_scenario() -> dict:
         setup_django()
         stack.start_workers()
         from context_app import services
-        from research_app.services import create_session, ensure_demo_user
+        from research_app.services import create_session
+        from workspaces.services import ensure_demo_user
 
         user, _team = ensure_demo_user("benchmem", "bench", "Bench")
         session = create_session(user=user, title="memory")

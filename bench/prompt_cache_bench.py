@@ -29,8 +29,9 @@ from context_app.llm.gateway import reset_providers  # noqa: E402
 from context_app.llm.pricing import call_cost  # noqa: E402
 from context_app.models import LLMCall  # noqa: E402
 from research_app.runs import engine  # noqa: E402
-from research_app.services import create_session, ensure_demo_user  # noqa: E402
+from research_app.services import create_session
 from tests.fake_anthropic import API_KEY, FakeAnthropic  # noqa: E402
+from workspaces.services import ensure_demo_user  # noqa: E402
 
 MODEL = "claude-sonnet-4-5"
 MIN_CACHEABLE_TOKENS = 1024

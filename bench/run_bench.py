@@ -31,7 +31,8 @@ from context_app import services  # noqa: E402
 from context_app.models import LLMCall  # noqa: E402
 from research_app.models import ResearchRun  # noqa: E402
 from research_app.runs import engine  # noqa: E402
-from research_app.services import create_session, ensure_demo_user  # noqa: E402
+from research_app.services import create_session
+from workspaces.services import ensure_demo_user  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "library_corpus"
 LABELLED = [q["question"] for q in json.loads((CORPUS / "questions.json").read_text())]

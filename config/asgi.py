@@ -9,14 +9,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # daphne serves /static/ itself: one process, no separate web server needed on a fresh machine.
 django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
-from config.request_limits import RefuseOversizedBodies  # noqa: E402
-
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from config.request_limits import RefuseOversizedBodies  # noqa: E402
 from context_app.routing import websocket_urlpatterns as context_websockets  # noqa: E402
 from conversation_app.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
 from research_app.routing import websocket_urlpatterns as research_websockets  # noqa: E402
-from research_app.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
+from workspaces.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

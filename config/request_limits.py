@@ -10,7 +10,7 @@ import json
 
 from django.conf import settings
 
-from research_app.api.decorators import oversized_upload_message
+from workspaces.api.decorators import oversized_upload_message
 
 
 def content_length(scope: dict) -> int:

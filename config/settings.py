@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "channels",
+    "workspaces",
     "context_app",
     "research_app",
     "conversation_app",
@@ -186,7 +187,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "research_app.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "workspaces.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -216,7 +217,7 @@ IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROUNDWORK_MAX_UPLOAD_BYTES + 1024 * 1024
 # An uploaded file over this size is spooled to a temporary file, and goes to storage in chunks.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
-# Files in one multipart request; more get a JSON 400 (research_app/api/errors.py).
+# Files in one multipart request; more get a JSON 400 (workspaces/api/errors.py).
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("DATA_UPLOAD_MAX_NUMBER_FILES", default=100)
 
 # Model gateway. GROUNDWORK_LLM picks the provider; without it, `anthropic`

@@ -1,7 +1,7 @@
 """Live context status (SPEC §2.7): `context.updated` with the whole manifest, for a session's members."""
 
-from research_app.consumers import MemberGroupConsumer
-from research_app.selectors import is_member
+from workspaces.consumers import MemberGroupConsumer
+from workspaces.selectors import is_member
 
 from .notify import context_group_name
 

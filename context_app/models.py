@@ -1,7 +1,7 @@
 """Context files, their extracted spans, stored digests, the digest cache and model calls.
 
-context_app knows a research session only through a foreign key; it imports
-nothing from the other apps.
+context_app knows a research session only through a foreign key down to workspaces;
+it imports nothing from the apps above it.
 """
 
 import uuid
@@ -28,7 +28,7 @@ class ContextSet(models.Model):
     """The files of one research session, with a revision bumped by every mutation."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.OneToOneField("research_app.ResearchSession", on_delete=models.CASCADE, related_name="context_set")
+    session = models.OneToOneField("workspaces.ResearchSession", on_delete=models.CASCADE, related_name="context_set")
     # Digests are shared through the cache between sets with the same scope (a team).
     cache_scope = models.CharField(max_length=64, db_index=True)
     revision = models.PositiveIntegerField(default=0)

@@ -20,7 +20,9 @@ from django.db.models import Q
 from django.utils import timezone
 from redis.exceptions import LockError
 
-from . import digest_cache, leases, library, provenance, shared_redis, signals
+from workspaces import shared_redis
+
+from . import digest_cache, leases, library, provenance, signals
 from .claims import claim
 from .digests.generate import GeneratedDigest, generate_aggregate_digest, generate_file_digest, prompt_version
 from .extraction import (

@@ -10,7 +10,6 @@ worker has extracted it (pipeline.extract_file).
 import hashlib
 import io
 import logging
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -20,8 +19,10 @@ from django.core.files.base import File
 from django.db import transaction
 from django.utils import timezone
 
+from workspaces.errors import ApplicationError
+from workspaces.selectors import parse_uuid
+
 from . import library, pipeline, provenance
-from .errors import ApplicationError
 from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .selectors import manifest_of
@@ -152,13 +153,6 @@ def set_options(
 
 
 # --- internals ---------------------------------------------------------------
-
-
-def parse_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
 
 
 def _lock(context_set: ContextSet, expected_revision: int | None) -> ContextSet:

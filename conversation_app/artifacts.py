@@ -25,7 +25,8 @@ from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from context_app.terms import split_sentences
-from research_app.models import ResearchRun, ResearchSession
+from research_app.models import ResearchRun
+from workspaces.models import ResearchSession
 
 from .models import ChatMessage, ContextRequest, ContextSupply
 

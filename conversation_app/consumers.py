@@ -1,7 +1,7 @@
 """The session chat, live: `conversation:*` events for the session's members."""
 
-from research_app.consumers import MemberGroupConsumer
-from research_app.selectors import is_member
+from workspaces.consumers import MemberGroupConsumer
+from workspaces.selectors import is_member
 
 from .events import conversation_group_name
 

@@ -5,7 +5,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from research_app.models import ResearchSession
+from workspaces.models import ResearchSession
 
 
 class Conversation(models.Model):

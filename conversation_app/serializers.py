@@ -1,6 +1,6 @@
 """The JSON of chat messages, context requests and supplies (SPEC §5)."""
 
-from research_app.api.bodies import Body, Boolean, Text
+from workspaces.api.bodies import Body, Boolean, Text
 
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 

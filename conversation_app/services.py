@@ -21,15 +21,16 @@ from django.utils import timezone
 
 from context_app import grounding, provenance
 from context_app.claims import claim
-from context_app.errors import ApplicationError
 from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from context_app.llm.output import partial_string_field
 from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
 from context_app.selectors import context_set_id_of
 from context_app.terms import bm25_rank, query_terms
-from research_app.models import ResearchRun, ResearchSession
-from research_app.selectors import as_uuid
+from research_app.models import ResearchRun
+from workspaces.errors import ApplicationError
+from workspaces.models import ResearchSession
+from workspaces.selectors import parse_uuid
 
 from . import events
 from .artifacts import (
@@ -265,7 +266,7 @@ def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dic
 
 
 def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id, payloads) -> dict:
-    pk = as_uuid(request_id)
+    pk = parse_uuid(request_id)
     request = ContextRequest.objects.filter(pk=pk, conversation__session=session).first() if pk else None
     if request is None:
         raise ApplicationError("context request not found", 404)
@@ -311,7 +312,7 @@ def _checked_payload(session, request: ContextRequest, payload: dict) -> tuple[s
     if kind == "skip":
         return slot, kind, {}
     if kind == "file":
-        pk = as_uuid(payload.get("file_id"))
+        pk = parse_uuid(payload.get("file_id"))
         file = ContextFile.objects.filter(pk=pk, context_set__session=session).first() if pk else None
         if file is None:
             raise ApplicationError("file_id must name a file of this session's context")

@@ -4,7 +4,7 @@ each view calls one service."""
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from research_app.api.decorators import idempotent, with_body, with_session_id
+from workspaces.api.decorators import idempotent, with_body, with_session_id
 
 from . import services
 from .models import Conversation

@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class ResearchAppConfig(AppConfig):
     name = "research_app"
-    verbose_name = "Teams, sessions and research runs"
+    verbose_name = "Research runs"
 
     def ready(self) -> None:
         from context_app import provenance

@@ -1,18 +1,12 @@
-"""Teams and research sessions."""
-
-from decimal import Decimal
+"""Creating a research session: its row and its (empty) context set, in one transaction."""
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from context_app.errors import ApplicationError
 from context_app.services import create_context_set
-
-from .models import ResearchSession, Team
-
-
-def team_cache_scope(team: Team) -> str:
-    return f"team:{team.pk}"
+from workspaces.errors import ApplicationError
+from workspaces.models import ResearchSession, Team
+from workspaces.services import team_cache_scope
 
 
 def create_session(*, user: AbstractBaseUser, title: str, question: str = "", team_id=None) -> ResearchSession:
@@ -33,39 +27,4 @@ def create_session(*, user: AbstractBaseUser, title: str, question: str = "", te
     with transaction.atomic():
         session = ResearchSession.objects.create(team=team, title=title, question=question or "", created_by=user)
         create_context_set(session.pk, team_cache_scope(team))
-    return session
-
-
-def ensure_demo_user(username: str = "demo", password: str = "demo", team_name: str = "Demo"):
-    """The login `make run` prints: user demo/demo in team Demo."""
-    from django.contrib.auth import get_user_model
-
-    user_model = get_user_model()
-    user, created = user_model.objects.get_or_create(username=username)
-    if created:
-        user.set_password(password)
-        user.save()
-    team, _ = Team.objects.get_or_create(name=team_name)
-    team.members.add(user)
-    return user, team
-
-
-def preference_for(user):
-    from .models import UserPreference
-
-    preference, _ = UserPreference.objects.get_or_create(user=user)
-    return preference
-
-
-def set_ui_debug(user, ui_debug: bool):
-    preference = preference_for(user)
-    preference.ui_debug = ui_debug
-    preference.save(update_fields=["ui_debug"])
-    return preference
-
-
-def set_spending_cap(session: ResearchSession, cap: Decimal | None) -> ResearchSession:
-    """The dollars the session's model calls may cost in all; None falls back to the deployment's default."""
-    session.spending_cap_usd = cap
-    session.save(update_fields=["spending_cap_usd", "updated_at"])
     return session

@@ -7,13 +7,14 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from context_app.errors import ApplicationError
 from context_app.selectors import manifest_of
+from workspaces.errors import ApplicationError
+from workspaces.selectors import sessions_visible_to, visible_session
+from workspaces.services import preference_for
 
 from . import services
-from .api.run_serializers import serialize_run_summary
 from .api.serializers import serialize_session
-from .selectors import sessions_visible_to, visible_session
+from .runs.events import serialize_run_summary
 
 
 @login_required
@@ -37,7 +38,7 @@ def session_page(request, sid):
     session = visible_session(request.user, sid)
     if session is None:
         raise Http404("session not found")
-    preference = services.preference_for(request.user)
+    preference = preference_for(request.user)
     runs = [serialize_run_summary(run) for run in session.runs.all()]
     bootstrap = {
         "session": serialize_session(session),

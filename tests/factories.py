@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from context_app.models import ContextSet, LLMCall
-from research_app.models import Team
+from workspaces.models import Team
 
 _counter = itertools.count(1)
 

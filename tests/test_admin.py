@@ -11,11 +11,8 @@ from tests.factories import ContextApi, make_member, wait_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 
 EXPECTED = {
+    "workspaces": {"team", "researchsession", "idempotencyrecord", "userpreference"},
     "research_app": {
-        "team",
-        "researchsession",
-        "idempotencyrecord",
-        "userpreference",
         "researchrun",
         "researchnode",
         "nodecontextslice",

@@ -2,7 +2,7 @@
 
 from rest_framework.exceptions import ValidationError
 
-from research_app.api.bodies import Body, Boolean
+from workspaces.api.bodies import Body, Boolean
 
 
 class ContextOptionsBody(Body):

@@ -9,10 +9,10 @@ user's teams, then the version with its origin session.
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from research_app.api.errors import error
-from research_app.models import Team
-from research_app.selectors import as_uuid
-from research_app.services import team_cache_scope
+from workspaces.api.errors import error
+from workspaces.models import Team
+from workspaces.selectors import parse_uuid
+from workspaces.services import team_cache_scope
 
 from ..models import FileText
 from ..provenance import origin_json
@@ -29,7 +29,7 @@ def visible_versions(user):
 
 @api_view(["GET"])
 def source_detail(request, version, span):
-    pk = as_uuid(version)
+    pk = parse_uuid(version)
     text = visible_versions(request.user).filter(version=pk).first() if pk else None
     found = next((s for s in text.spans if s.get("span_id") == span), None) if text else None
     if found is None:

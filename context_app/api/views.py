@@ -7,8 +7,9 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from research_app.api.decorators import idempotent, limit_upload_size, with_body, with_revision, with_session
-from research_app.api.errors import error
+from workspaces.api.decorators import idempotent, limit_upload_size, with_body, with_revision, with_session
+from workspaces.api.errors import error
+from workspaces.selectors import parse_uuid
 
 from .. import provenance, selectors, services
 from ..models import ContextFile, StoredDigest
@@ -170,7 +171,7 @@ def _upload(uploaded) -> services.Upload:
 
 
 def _file_or_none(session, fid, with_digest: bool = False) -> ContextFile | None:
-    file_uuid = services.parse_uuid(fid)
+    file_uuid = parse_uuid(fid)
     if file_uuid is None:
         return None
     files = session.context_set.files.all()

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
-from .. import shared_redis
+from workspaces import shared_redis
 
 logger = logging.getLogger(__name__)
 

@@ -3,11 +3,11 @@
 from django.urls import reverse
 
 from context_app.usage import run_usage
+from workspaces.api.bodies import AsSent, Body, Text
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
-from ..runs.events import event_json
+from ..runs.events import event_json, serialize_run_summary
 from ..runs.report import report_json
-from .bodies import AsSent, Body, Text
 
 
 class NewRunBody(Body):
@@ -19,18 +19,6 @@ class NewRunBody(Body):
     max_children = AsSent(required=False, allow_null=True)
     max_nodes = AsSent(required=False, allow_null=True)
     token_budget = AsSent(required=False, allow_null=True)
-
-
-def serialize_run_summary(run: ResearchRun) -> dict:
-    return {
-        "run_id": str(run.id),
-        "session_id": str(run.session_id),
-        "question": run.question,
-        "status": run.status,
-        "created_at": run.created_at.isoformat(),
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "url": reverse("run-detail", kwargs={"rid": run.id}),
-    }
 
 
 def serialize_run(run: ResearchRun) -> dict:

@@ -3,11 +3,14 @@
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
+from workspaces.api.decorators import idempotent, with_body, with_session
+from workspaces.api.errors import error
+
 from ..runs import engine
+from ..runs.events import serialize_run_summary
 from ..runs.report import report_json
-from .decorators import idempotent, with_body, with_run, with_session
-from .errors import error
-from .run_serializers import NewRunBody, serialize_events, serialize_run, serialize_run_summary
+from .decorators import with_run
+from .run_serializers import NewRunBody, serialize_events, serialize_run
 
 MAX_EVENTS_PER_PAGE = 500
 

@@ -4,10 +4,10 @@ from django.db.models import Count
 from rest_framework import serializers
 
 from context_app.models import DigestStatus
+from workspaces.api.bodies import AsSent, Body, Boolean, Text
+from workspaces.models import ResearchSession
 
-from ..models import ResearchSession
-from .bodies import AsSent, Body, Boolean, Text
-from .run_serializers import serialize_run_summary
+from ..runs.events import serialize_run_summary
 
 
 class PreferencesBody(Body):

@@ -5,10 +5,11 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from context_app import usage
+from workspaces.api.decorators import idempotent, with_body, with_session
+from workspaces.selectors import sessions_visible_to
+from workspaces.services import preference_for, set_spending_cap, set_ui_debug
 
 from .. import services
-from ..selectors import sessions_visible_to
-from .decorators import idempotent, with_body, with_session
 from .serializers import NewSessionBody, PreferencesBody, SessionPatchBody, serialize_session
 
 
@@ -30,9 +31,9 @@ def sessions(request, body=None):
 @with_body(PreferencesBody)
 def preferences(request, body=None):
     if request.method == "PATCH":
-        preference = services.set_ui_debug(request.user, body["ui_debug"])
+        preference = set_ui_debug(request.user, body["ui_debug"])
     else:
-        preference = services.preference_for(request.user)
+        preference = preference_for(request.user)
     return Response({"ui_debug": preference.ui_debug})
 
 
@@ -42,7 +43,7 @@ def preferences(request, body=None):
 @with_body(SessionPatchBody)
 def session_detail(request, session, body=None):
     if request.method == "PATCH":
-        session = services.set_spending_cap(session, body["spending_cap_usd"])
+        session = set_spending_cap(session, body["spending_cap_usd"])
     return Response(serialize_session(session, detail=True))
 
 

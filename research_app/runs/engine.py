@@ -19,15 +19,16 @@ from context_app import grounding, provenance
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
-from context_app.errors import ApplicationError
 from context_app.ir import note_source
 from context_app.ir.types import Source
 from context_app.llm.model_task import TaskFailed
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from workspaces.errors import ApplicationError
+from workspaces.models import ResearchSession
+from workspaces.services import team_cache_scope
 
-from ..models import NodeContextSlice, ResearchNode, ResearchRun, ResearchSession
+from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from ..services import team_cache_scope
 from . import model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
 from .events import RunStopped, announce, emit, ensure_status

@@ -4,16 +4,13 @@ And, for the session's viewers, a run's creation and each change of its status
 (`run.created`, `run.status`) on the session's runs group (`/ws/sessions/{sid}/runs/`).
 """
 
-import logging
-
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
+from django.urls import reverse
+
+from workspaces import live
 
 from ..models import ResearchRun, RunEvent
-
-logger = logging.getLogger(__name__)
 
 
 def run_group_name(run_id) -> str:
@@ -57,17 +54,8 @@ def emit(run_id, type: str, *, while_status: str | None = None, **payload) -> Ru
             raise RunStopped(run_id, type)
         seq = ResearchRun.objects.values_list("last_seq", flat=True).get(pk=run_id)
         event = RunEvent.objects.create(run_id=run_id, seq=seq, type=type, payload=payload)
-        transaction.on_commit(lambda: _push(run_id, event))
+        live.push_on_commit(run_group_name(run_id), {"type": "run.event", "event": event_json(event)})
     return event
-
-
-def _push(run_id, event: RunEvent) -> None:
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            run_group_name(run_id), {"type": "run.event", "event": event_json(event)}
-        )
-    except Exception:  # the event is stored; a watcher catches up with ?after=N
-        logger.exception("could not push event %s of run %s", event.seq, run_id)
 
 
 def session_runs_group_name(session_id) -> str:
@@ -77,21 +65,28 @@ def session_runs_group_name(session_id) -> str:
 def announce(run_id, kind: str = "run.status") -> None:
     """Once the transaction commits, tell the session's viewers: `run.created` or `run.status`,
     with the run's summary as it is then (the shape of GET /api/sessions/{sid}/runs)."""
-    transaction.on_commit(lambda: _announce(run_id, kind))
+    # robust: a failure to read the run is logged; the run is stored, and a viewer sees it on its next load.
+    transaction.on_commit(lambda: _announce(run_id, kind), robust=True)
 
 
 def _announce(run_id, kind: str) -> None:
-    from ..api.run_serializers import serialize_run_summary
+    run = ResearchRun.objects.select_related("created_by").filter(pk=run_id).first()
+    if run is None:
+        return
+    message = {"type": kind, "run": serialize_run_summary(run)}
+    if kind == "run.created":
+        message["by"] = run.created_by.get_username() if run.created_by else None
+    live.push(session_runs_group_name(run.session_id), {"type": "session.run", "message": message})
 
-    try:
-        run = ResearchRun.objects.select_related("created_by").filter(pk=run_id).first()
-        if run is None:
-            return
-        message = {"type": kind, "run": serialize_run_summary(run)}
-        if kind == "run.created":
-            message["by"] = run.created_by.get_username() if run.created_by else None
-        async_to_sync(get_channel_layer().group_send)(
-            session_runs_group_name(run.session_id), {"type": "session.run", "message": message}
-        )
-    except Exception:  # the run is stored; a viewer that missed this sees it on its next load
-        logger.exception("could not announce %s of run %s", kind, run_id)
+
+def serialize_run_summary(run: ResearchRun) -> dict:
+    """A run in short: the rows of GET /api/sessions/{sid}/runs and of the session's live run list."""
+    return {
+        "run_id": str(run.id),
+        "session_id": str(run.session_id),
+        "question": run.question,
+        "status": run.status,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "url": reverse("run-detail", kwargs={"rid": run.id}),
+    }

@@ -2,9 +2,9 @@
 
 import pytest
 
-from research_app.models import Team
 from research_app.services import create_session
 from tests.factories import make_member
+from workspaces.models import Team
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

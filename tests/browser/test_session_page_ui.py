@@ -12,7 +12,6 @@ from channels.layers import get_channel_layer
 from context_app.models import ContextSet
 from context_app.notify import context_group_name
 from context_app.selectors import manifest_of
-from research_app.models import Team
 from tests.browser.test_context_ui import (  # noqa: F401  (member, session_id, observable_parsing: fixtures)
     ALPHA,
     BETA,
@@ -28,6 +27,7 @@ from tests.browser.test_context_ui import (  # noqa: F401  (member, session_id, 
 )
 from tests.browser.test_research_ui import open_research
 from tests.factories import make_member
+from workspaces.models import Team
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,8 +6,8 @@ import uuid
 import pytest
 from django.contrib.auth import get_user_model
 
-from research_app import idempotency
 from tests.factories import ContextApi, make_member
+from workspaces import idempotency
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,10 +17,11 @@ from context_app import spending
 from context_app.llm.base import LLMRequest
 from context_app.llm.pricing import call_cost, prompt_caching_saving
 from context_app.models import ContextSet, DigestCacheHit, LLMCall, SpendingHold
-from research_app.models import ResearchRun, ResearchSession, RunEvent
+from research_app.models import ResearchRun, RunEvent
 from research_app.runs.events import RunStopped
 from research_app.runs.model_tasks import TokenReservation
 from tests.factories import ContextApi, make_member
+from workspaces.models import ResearchSession
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ import pytest
 from bench.retrieval_quality import corpus_files, evaluate
 from context_app import library
 from context_app.models import LibraryRecord
-from research_app.models import ResearchSession
-from research_app.services import team_cache_scope
 from tests.factories import ContextApi, extract_uploads, make_member
+from workspaces.models import ResearchSession
+from workspaces.services import team_cache_scope
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,6 @@ from django.core.management import CommandError, call_command
 from context_app import library, terms
 from context_app.ir import estimate_tokens
 from context_app.models import LibraryPosting, LibraryRecord
-from research_app.models import ResearchSession
 from research_app.search import (
     ContextBuilder,
     LibrarySearch,
@@ -25,8 +24,9 @@ from research_app.search import (
     providers_for_scope,
     search_all,
 )
-from research_app.services import team_cache_scope
 from tests.factories import ContextApi, extract_uploads, make_member, wait_until
+from workspaces.models import ResearchSession
+from workspaces.services import team_cache_scope
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,6 +1,7 @@
 """Bad model output never reaches a stored digest: repair once, then drop what is still invalid."""
 
 import json
+
 import pytest
 
 from context_app.digests.validation import ref_key

@@ -11,9 +11,10 @@ from rest_framework.test import APIClient
 
 from context_app.models import FileText
 from conversation_app.models import ChatMessage
-from research_app.models import ResearchNode, ResearchRun, ResearchSession
+from research_app.models import ResearchNode, ResearchRun
 from tests.factories import ContextApi, extract_uploads, make_member
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, finished, start
+from workspaces.models import ResearchSession
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 

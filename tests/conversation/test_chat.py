@@ -4,12 +4,12 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from bench.chat_quality import FIXTURES
 from config.asgi import application
 from context_app.models import LLMCall
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
-from bench.chat_quality import FIXTURES
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]

@@ -22,8 +22,9 @@ from context_app import pipeline
 from context_app import tasks as context_tasks
 from context_app.claims import claim
 from context_app.models import ContextFile, ContextSet, DigestStatus
-from research_app.models import IdempotencyRecord, ResearchRun, ResearchSession
+from research_app.models import ResearchRun
 from tests.factories import ContextApi, make_member
+from workspaces.models import IdempotencyRecord, ResearchSession
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

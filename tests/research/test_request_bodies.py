@@ -2,8 +2,8 @@
 
 import pytest
 
-from research_app.api.bodies import AsSent, Body, Boolean, Text, check
 from tests.factories import ContextApi, make_member
+from workspaces.api.bodies import AsSent, Body, Boolean, Text, check
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

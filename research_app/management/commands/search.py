@@ -5,9 +5,9 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
-from research_app.models import ResearchSession
 from research_app.search import ContextBuilder, providers_for_scope, search_all
-from research_app.services import team_cache_scope
+from workspaces.models import ResearchSession
+from workspaces.services import team_cache_scope
 
 
 class Command(BaseCommand):

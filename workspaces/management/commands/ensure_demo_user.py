@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from research_app.services import ensure_demo_user
+from workspaces.services import ensure_demo_user
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from context_app.errors import ApplicationError
+from workspaces.errors import ApplicationError
 
 
 def error(message: str, status: int, **extra) -> Response:

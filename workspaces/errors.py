@@ -1,6 +1,6 @@
 """The one error every service raises for a request it refuses.
 
-The API turns it into `{"error": message, **extra}` with `status` (research_app.api.errors);
+The API turns it into `{"error": message, **extra}` with `status` (workspaces.api.errors);
 a page shows its `message`. It lives in the bottom app so every app can raise it.
 """
 
