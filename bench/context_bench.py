@@ -20,7 +20,7 @@ from django.conf import settings  # noqa: E402
 from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
 from context_app import services  # noqa: E402
 from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
-from context_app.models import LLMCall  # noqa: E402
+from llm_platform.models import LLMCall  # noqa: E402
 from research_app.services import create_session
 from workspaces.services import ensure_demo_user  # noqa: E402
 

@@ -163,9 +163,9 @@ class FakeMessages:
 
 def _offline_answer(body: dict) -> tuple[str, str]:
     """What the offline handlers answer to this request (Django must be set up), and its TASK."""
-    from context_app.llm.base import LLMRequest
-    from context_app.llm.offline import OfflineProvider
-    from context_app.llm.task_envelope import task_name
+    from llm_platform.base import LLMRequest
+    from llm_platform.offline import OfflineProvider
+    from llm_platform.task_envelope import task_name
 
     content = body["messages"][0]["content"]
     prompt = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)

@@ -2,7 +2,7 @@
 
     python bench/grounding_bench.py     (make bench runs it)
 
-The product's threshold is context_app.grounding.SUPPORT_THRESHOLD; the figures
+The product's threshold is llm_platform.grounding.SUPPORT_THRESHOLD; the figures
 for it and for its neighbours go to bench/results/grounding.json.
 """
 
@@ -10,7 +10,7 @@ import json
 
 import harness  # noqa: F401  (puts the project on the path)
 
-from context_app import grounding
+from llm_platform import grounding
 
 LABELLED = harness.ROOT / "tests" / "fixtures" / "grounding" / "labelled.json"
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)

@@ -257,9 +257,9 @@ def calls_of(context_set_id) -> dict:
     """Model calls by task: answered calls (one per Task A/B), and refused attempts (429/529) recorded."""
     from django.db.models import Count
 
-    from context_app.models import LLMCall
+    from llm_platform.models import LLMCall
 
-    rows = LLMCall.objects.filter(context_set_id=context_set_id)
+    rows = LLMCall.objects.filter(session__context_set=context_set_id)
     by = dict(rows.values_list("outcome").annotate(n=Count("id")).values_list("outcome", "n"))
     answered = rows.exclude(outcome__in=["throttled", "transient", "failed"])
     retried = rows.filter(outcome__in=["transient", "failed"]).values_list("error", flat=True)
@@ -274,8 +274,8 @@ def calls_of(context_set_id) -> dict:
 def interactive_probe(latency: float) -> float:
     """Seconds one interactive model call takes end to end (queueing for a slot included)."""
     from context_app.digests.envelopes import per_file_envelope
-    from context_app.llm import gateway
-    from context_app.llm.base import LLMRequest
+    from llm_platform import gateway
+    from llm_platform.base import LLMRequest
 
     # Any envelope the fake's offline handlers answer will do: what is timed is the wait for a slot.
     prompt = per_file_envelope("probe.txt", "text", [{"span_id": "S1", "text": "The probe cost 5 euros."}])

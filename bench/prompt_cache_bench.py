@@ -25,9 +25,9 @@ from django.conf import settings  # noqa: E402
 
 from bench.retrieval_quality import corpus_files  # noqa: E402
 from context_app import services  # noqa: E402
-from context_app.llm.gateway import reset_providers  # noqa: E402
-from context_app.llm.pricing import call_cost  # noqa: E402
-from context_app.models import LLMCall  # noqa: E402
+from llm_platform.gateway import reset_providers  # noqa: E402
+from llm_platform.models import LLMCall  # noqa: E402
+from llm_platform.pricing import call_cost  # noqa: E402
 from research_app.runs import engine  # noqa: E402
 from research_app.services import create_session
 from tests.fake_anthropic import API_KEY, FakeAnthropic  # noqa: E402
@@ -71,7 +71,7 @@ def parse_and_run(*, prompt_cache: bool) -> dict:
     finally:
         fake.stop()
     run.refresh_from_db()
-    parse = list(LLMCall.objects.filter(context_set=session.context_set, task__in=PARSE_TASKS))  # the bind phase
+    parse = list(LLMCall.objects.filter(session=session, task__in=PARSE_TASKS))  # the bind phase
     research = list(LLMCall.objects.filter(subject__startswith=f"run:{run.pk}:"))
     return {
         "parse": usage(parse),

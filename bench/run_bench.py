@@ -28,7 +28,7 @@ from rest_framework.test import APIClient  # noqa: E402
 
 from bench.retrieval_quality import corpus_files  # noqa: E402
 from context_app import services  # noqa: E402
-from context_app.models import LLMCall  # noqa: E402
+from llm_platform.models import LLMCall  # noqa: E402
 from research_app.models import ResearchRun  # noqa: E402
 from research_app.runs import engine  # noqa: E402
 from research_app.services import create_session

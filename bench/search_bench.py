@@ -21,8 +21,8 @@ ROOT = harness.ROOT
 
 from bench.retrieval_quality import corpus_files, evaluate  # noqa: E402
 from context_app import library, services  # noqa: E402
-from context_app.ir import estimate_tokens  # noqa: E402
 from context_app.models import LibraryPosting, LibraryRecord  # noqa: E402
+from llm_platform.ir import estimate_tokens  # noqa: E402
 from research_app.search import ContextBuilder, LibrarySearch, SearchResult, deduplicate_results  # noqa: E402
 from research_app.services import create_session
 from workspaces.services import ensure_demo_user, team_cache_scope  # noqa: E402

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "channels",
     "workspaces",
+    "llm_platform",
     "context_app",
     "research_app",
     "conversation_app",
@@ -242,7 +243,7 @@ GROUNDWORK_LLM_BACKOFF_SECONDS = env.float("GROUNDWORK_LLM_BACKOFF_SECONDS", def
 # ("provider:*" prices a provider's other models): input, output, cache_read,
 # cache_write, and batch_discount (the share a batch API call is billed at). The
 # defaults are the vendors' list prices of 2026-11; GROUNDWORK_LLM_PRICES (JSON of
-# the same shape) overrides or adds entries. context_app.llm.pricing reads it.
+# the same shape) overrides or adds entries. llm_platform.pricing reads it.
 GROUNDWORK_LLM_PRICES = {
     "anthropic:claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "cache_read": 0.30, "cache_write": 3.75},
     "anthropic:claude-haiku-4-5": {"input": 1.0, "output": 5.0, "cache_read": 0.10, "cache_write": 1.25},
@@ -253,7 +254,7 @@ GROUNDWORK_LLM_PRICES = {
 } | env.json("GROUNDWORK_LLM_PRICES", default={})
 GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", default=0.5)
 # Dollars a session's model calls may cost in all unless the session sets its own
-# (PATCH spending_cap_usd); unset = no cap. context_app.spending enforces it.
+# (PATCH spending_cap_usd); unset = no cap. llm_platform.spending enforces it.
 GROUNDWORK_SESSION_SPENDING_CAP_USD = env.float("GROUNDWORK_SESSION_SPENDING_CAP_USD", default=None)
 # Anthropic prompt caching: each request marks its stable prefix (the system prompt,
 # an envelope's context) with cache_control. Off only to measure it (bench/prompt_cache_bench.py)

@@ -1,27 +1,8 @@
 from django.contrib import admin
 
-from .llm.pricing import call_cost
-from .models import (
-    ContextFile,
-    ContextSet,
-    DigestCacheEntry,
-    DigestCacheHit,
-    LibraryRecord,
-    LLMBatch,
-    LLMCall,
-    StoredDigest,
-)
-from .usage import money
+from workspaces.admin import ReadOnlyTabularInline
 
-
-class ReadOnlyTabularInline(admin.TabularInline):
-    """Rows listed under their parent, every field read-only and none deleted here (every app's admin uses it)."""
-
-    extra = 0
-    can_delete = False
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.fields
+from .models import ContextFile, ContextSet, DigestCacheEntry, DigestCacheHit, LibraryRecord, StoredDigest
 
 
 class ContextFileInline(ReadOnlyTabularInline):
@@ -46,18 +27,6 @@ class ContextSetAdmin(admin.ModelAdmin):
     list_select_related = ("session",)
     readonly_fields = ("id", "aggregate_digest", "aggregate_inputs_hash", "last_diff", "updated_at")
     inlines = [ContextFileInline]
-
-
-@admin.register(LLMBatch)
-class LLMBatchAdmin(admin.ModelAdmin):
-    """Task A batches (batch_ingest): read-only, the provider holds them."""
-
-    list_display = ("provider_batch_id", "context_set", "provider", "model", "status", "created_at", "ended_at")
-    list_filter = ("status", "provider")
-    readonly_fields = [f.name for f in LLMBatch._meta.fields] + ["requests"]
-
-    def has_add_permission(self, request):
-        return False
 
 
 @admin.register(ContextFile)
@@ -96,59 +65,6 @@ class DigestCacheEntryAdmin(admin.ModelAdmin):
     list_filter = ("kind", "scope")
     search_fields = ("cache_key", "filename")
     list_select_related = ("digest",)
-
-
-class SessionFilter(admin.SimpleListFilter):
-    """Calls of one session (through its context set): the sessions that made calls, newest first."""
-
-    title = "session"
-    parameter_name = "session"
-    MAX_LISTED = 100  # older sessions: ?session=<session id> still filters
-
-    def lookups(self, request, model_admin):
-        sets = (
-            ContextSet.objects.filter(pk__in=LLMCall.objects.values("context_set_id"))
-            .select_related("session")
-            .order_by("-session__created_at")[: self.MAX_LISTED]
-        )
-        return [(str(context_set.session_id), context_set.session.title) for context_set in sets]
-
-    def queryset(self, request, queryset):
-        if self.value() is None:
-            return queryset
-        return queryset.filter(context_set__session_id=self.value())
-
-
-@admin.register(LLMCall)
-class LLMCallAdmin(admin.ModelAdmin):
-    list_display = (
-        "created_at",
-        "task",
-        "attempt",
-        "provider",
-        "model",
-        "outcome",
-        "retries",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-        "cost",
-        "latency_ms",
-    )
-    list_filter = (SessionFilter, "task", "outcome", "provider", "batch", "prompt_version")
-    search_fields = ("subject", "error")
-    date_hierarchy = "created_at"
-
-    @admin.display(description="cost (USD)")
-    def cost(self, call: LLMCall) -> str:
-        dollars = call_cost(
-            call.provider,
-            call.model,
-            batch=call.batch,
-            **{kind: getattr(call, kind) for kind in LLMCall.TOKEN_KINDS},
-        )
-        return "unpriced" if dollars is None else money(dollars)
 
 
 @admin.register(DigestCacheHit)

@@ -8,9 +8,10 @@ class ContextAppConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import pre_delete
 
+        from llm_platform import offline
+
         from .digests import generate
         from .digests import offline as digests
-        from .llm import offline
         from .models import ContextFile
 
         for task in (generate.PER_FILE_DIGEST, generate.AGGREGATE_DIGEST):

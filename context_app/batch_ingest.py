@@ -25,12 +25,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from llm_platform import gateway, limiter
+from llm_platform.base import LLMRequest, ProviderError
+from llm_platform.models import LLMBatch
+
 from . import digest_cache, leases, pipeline
 from .claims import claim
 from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
-from .llm import gateway, limiter
-from .llm.base import LLMRequest, ProviderError
-from .models import ContextFile, ContextSet, DigestStatus, FileText, LLMBatch
+from .models import ContextFile, ContextSet, DigestStatus, FileText
 from .notify import notify_context_changed
 
 logger = logging.getLogger(__name__)
@@ -85,7 +87,7 @@ def _submit(context_set: ContextSet, provider, requests: dict[str, LLMRequest], 
         return False
     with transaction.atomic():
         batch = LLMBatch.objects.create(
-            context_set=context_set,
+            session_id=context_set.session_id,
             provider=provider.name,
             model=provider.model,
             provider_batch_id=batch_id,
@@ -139,7 +141,7 @@ def take_batch(batch_pk) -> bool:
         # its files (queued, no worker holds them) go back to the queue at once.
         logger.warning("batch %s abandoned: the provider is now %s:%s", batch.provider_batch_id, *_identity(provider))
         if _end(batch):
-            for context_set_id in pipeline.recover_unheld_jobs(batch.context_set_id, queued=True):
+            for context_set_id in pipeline.recover_unheld_jobs(_context_set_id(batch), queued=True):
                 pipeline.enqueue_parse(context_set_id)
         return False
     try:
@@ -152,8 +154,13 @@ def take_batch(batch_pk) -> bool:
     for custom_id, entry in batch.requests.items():
         answer = results.get(custom_id, ProviderError("the batch returned no result for this request"))
         _take_answer(batch, entry["file_id"], entry["extracted_text_hash"], answer, provider)
-    notify_context_changed(batch.context_set_id)
+    notify_context_changed(_context_set_id(batch))
     return True
+
+
+def _context_set_id(batch: LLMBatch):
+    """The set whose files the batch digests (a batch is recorded, as every model call, by session)."""
+    return ContextSet.objects.filter(session_id=batch.session_id).values_list("pk", flat=True).first()
 
 
 def _identity(provider) -> tuple[str, str]:
@@ -207,7 +214,7 @@ def _digest_from_answer(batch: LLMBatch, file_id, text_hash: str, answer, provid
             provider=provider,
             prompt_version=prompt_version(),
             subject=subject,
-            context_set_id=file.context_set_id,
+            session_id=file.context_set.session_id,
         )
     except gateway.GatewayError:  # not answered in the batch: a call of its own, as any parse
         return False
@@ -219,7 +226,7 @@ def _digest_from_answer(batch: LLMBatch, file_id, text_hash: str, answer, provid
             format=file.format,
             spans=text.spans,
             subject=subject,
-            context_set_id=file.context_set_id,
+            session_id=file.context_set.session_id,
             provider=provider,
         ),
     )

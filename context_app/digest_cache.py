@@ -9,11 +9,13 @@ import json
 
 from django.db import IntegrityError, transaction
 
+from llm_platform.gateway import get_provider
+from llm_platform.models import LLMCall
+
 from .digests.generate import PER_FILE_DIGEST, GeneratedDigest
 from .digests.relabel import digest_hash, relabel_digest
 from .extraction import sha256_hex
-from .llm.gateway import get_provider
-from .models import ContextFile, DigestCacheEntry, DigestCacheHit, LLMCall, StoredDigest
+from .models import ContextFile, DigestCacheEntry, DigestCacheHit, StoredDigest
 
 
 def provider_identity() -> str:

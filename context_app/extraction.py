@@ -18,6 +18,8 @@ from typing import BinaryIO
 
 import charset_normalizer
 
+from llm_platform.ir.modality import MIME_TYPES
+
 CHUNKING_VERSION = "spans.v1"
 FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json")
 
@@ -25,15 +27,6 @@ SPAN_TARGET_CHARS = 1000
 SPAN_MAX_CHARS = 2000
 CSV_ROWS_PER_SPAN = 40
 
-MIME_TYPES = {
-    "pdf": "application/pdf",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "text": "text/plain",
-    "markdown": "text/markdown",
-    "html": "text/html",
-    "csv": "text/csv",
-    "json": "application/json",
-}
 EXTENSIONS = {
     ".pdf": "pdf",
     ".docx": "docx",

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Avg, Count, F
 
-from .ir.types import page_of_locator
+from llm_platform.ir.types import page_of_locator
+from llm_platform.terms import analyze, bm25_weight
+
 from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
-from .terms import analyze, bm25_weight
 
 RECORD_MAX_CHARS = 4000
 # Formats whose locators are headings: a record is one section.

@@ -92,7 +92,7 @@ class ContextFile(models.Model):
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
     # Parsing, its Task A queued in this provider batch: not stuck while the batch runs (up to 24 h).
-    llm_batch = models.ForeignKey("LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
+    llm_batch = models.ForeignKey("llm_platform.LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
     # The lease on the file's job (extraction or Task A) while it is `parsing` (see
     # context_app/leases.py): empty owner = queued, no worker holds it yet.
     lease_owner = models.CharField(max_length=200, blank=True)
@@ -214,18 +214,6 @@ class DigestCacheEntry(models.Model):
         verbose_name_plural = "digest cache entries"
 
 
-class SpendingHold(models.Model):
-    """The most a model call in progress may cost, held against its session's spending cap until its
-    LLMCall row is written (context_app.spending). A worker that dies mid-call leaves its hold to expire."""
-
-    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="+")
-    amount_usd = models.DecimalField(max_digits=12, decimal_places=6)
-    expires_at = models.DateTimeField(db_index=True)
-
-    def __str__(self) -> str:
-        return f"${self.amount_usd} held until {self.expires_at:%H:%M:%S}"
-
-
 class DigestCacheHit(models.Model):
     """A file made ready from the digest cache: the model calls it did not make, for the cost ledger.
 
@@ -248,78 +236,6 @@ class DigestCacheHit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} cache hit for {self.subject}"
-
-class LLMBatch(models.Model):
-    """Task A calls sent together through a provider's batch API, polled until they end (batch_ingest)."""
-
-    class Status(models.TextChoices):
-        SUBMITTED = "submitted"  # the provider is answering; poll_batches asks again
-        ENDED = "ended"  # its answers were taken (each one an LLMCall with batch=True)
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    context_set = models.ForeignKey(ContextSet, on_delete=models.CASCADE, related_name="llm_batches")
-    provider = models.CharField(max_length=32)
-    model = models.CharField(max_length=128)
-    provider_batch_id = models.CharField(max_length=128, unique=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SUBMITTED, db_index=True)
-    # {custom_id: {"file_id", "extracted_text_hash"}}: what each request was for.
-    requests = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        verbose_name = "LLM batch"
-
-    def __str__(self) -> str:
-        return f"batch {self.provider_batch_id} ({self.status}, {len(self.requests)} requests)"
-
-
-class LLMCall(models.Model):
-    class Outcome(models.TextChoices):
-        OK = "ok"
-        RETRIED = "retried"
-        INVALID = "invalid"
-        FAILED = "failed"
-        # An attempt that failed and was retried (its answer, or final failure, is another row):
-        THROTTLED = "throttled"  # 429 / 529: the provider asked us to slow down
-        TRANSIENT = "transient"  # a timeout, a lost connection, a 5xx
-
-    TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
-    task = models.CharField(max_length=64, db_index=True)
-    attempt = models.PositiveSmallIntegerField(default=1)  # 2 = the repair call
-    provider = models.CharField(max_length=32)
-    model = models.CharField(max_length=128)
-    prompt_version = models.CharField(max_length=32, blank=True)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    # Prompt caching (input_tokens excludes both): read from the cache, and written to it.
-    cache_read_input_tokens = models.PositiveIntegerField(default=0)
-    cache_creation_input_tokens = models.PositiveIntegerField(default=0)
-    batch = models.BooleanField(default=False)  # answered through a batch API (billed at its discount)
-    latency_ms = models.PositiveIntegerField(default=0)
-    retries = models.PositiveSmallIntegerField(default=0)
-    outcome = models.CharField(max_length=16, choices=Outcome.choices)
-    error = models.TextField(blank=True)
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)  # HTTP status of a failed attempt
-    waited_ms = models.PositiveIntegerField(default=0)  # waiting for a slot, tokens or a 429 cool-down
-    # What the call was for, e.g. "file:<uuid>" or "aggregate:<context set uuid>".
-    subject = models.CharField(max_length=128, blank=True)
-    context_set = models.ForeignKey(
-        ContextSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_calls"
-    )
-    # The research run the call worked for (research_app.ResearchRun's id; no foreign key: context_app
-    # does not depend on research_app). Its ledger is one indexed filter.
-    run_id = models.UUIDField(null=True, blank=True, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name = "LLM call"
-
-    def __str__(self) -> str:
-        return f"{self.task} via {self.provider} ({self.outcome})"
-
 
 class LibraryRecord(models.Model):
     """A page (PDF) or section of an extracted file, as the team's library search sees it."""

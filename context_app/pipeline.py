@@ -20,6 +20,10 @@ from django.db.models import Q
 from django.utils import timezone
 from redis.exceptions import LockError
 
+from llm_platform import limiter
+from llm_platform.gateway import SpendingCapReached
+from llm_platform.model_task import TaskFailed
+from llm_platform.models import LLMBatch
 from workspaces import shared_redis
 
 from . import digest_cache, leases, library, provenance, signals
@@ -33,10 +37,7 @@ from .extraction import (
     sha256_hex,
 )
 from .isolation import extract_in_child
-from .llm import limiter
-from .llm.gateway import SpendingCapReached
-from .llm.model_task import TaskFailed
-from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, LLMBatch, StoredDigest
+from .models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, FileText, StoredDigest
 from .notify import notify_context_changed, notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
@@ -488,7 +489,7 @@ def _digest_held_file(file_id, extracted_text_hash: str) -> None:
                 format=file.format,
                 spans=text.spans,
                 subject=f"file:{file.id}",
-                context_set_id=file.context_set_id,
+                session_id=file.context_set.session_id,
             ),
         )
     finish_file_digest(file, extracted_text_hash, stored, error)
@@ -819,7 +820,7 @@ def _build_node(
                 manifest=manifest,
                 digests=[entry["digest"].content for entry in entries],
                 subject=f"aggregate:{context_set.id}",
-                context_set_id=context_set.id,
+                session_id=context_set.session_id,
             )
             stored = digest_cache.store_digest(
                 scope=scope, cache_key=cache_key, kind=StoredDigest.Kind.AGGREGATE, generated=generated

@@ -8,8 +8,9 @@ from celery.signals import celeryd_after_setup, task_failure, worker_ready
 from django.conf import settings
 from django.db import OperationalError
 
+from llm_platform.gateway import get_provider
+
 from . import batch_ingest, leases, notify, pipeline
-from .llm.gateway import get_provider
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ class ConversationAppConfig(AppConfig):
 
     def ready(self) -> None:
         from context_app import provenance
-        from context_app.llm import offline
+        from llm_platform import offline
 
         from . import offline as chat
         from .artifacts import cited_source_versions

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from context_app import library, provenance
 from context_app.digests.items import digest_items, item_line
-from context_app.ir import note_source
-from context_app.ir.types import Source
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
-from context_app.terms import split_sentences
+from llm_platform.ir import note_source
+from llm_platform.ir.types import Source
+from llm_platform.terms import split_sentences
 from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
 

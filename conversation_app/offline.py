@@ -4,14 +4,14 @@ A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
 conversation_app's AppConfig.ready() registers `chat_turn` with the offline
-provider (context_app.llm.offline.register).
+provider (llm_platform.offline.register).
 
 The evidence chunks are the library's best passages of the session's files for the
 question and the session's artifacts (artifacts.py), each titled with its key in
 brackets ("[passage:ops.md::S2] ops.md › Staffing", "[digest:aggregate] Aggregate
 digest", "[report:<uuid>] Report: …", "[supply:<uuid>] Note from alice"). Every line
 of a digest ("[fact] … (a.txt::S1)") and every sentence of the other chunks and of
-the context supplied for this turn is a candidate (the terms of context_app.terms).
+the context supplied for this turn is a candidate (the terms of llm_platform.terms).
 
 - The message has no content terms ("hi", "thanks"): a fixed sentence saying
   what the assistant does with this session.
@@ -44,11 +44,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from context_app.ir.budget import SUMMARY_PREFIX
-from context_app.ir.render import CONTENT_HEADER, TRUNCATED_MARKER
-from context_app.llm.base import ProviderError
-from context_app.llm.task_envelope import evidence_chunks, read_task
-from context_app.terms import (
+from llm_platform.base import ProviderError
+from llm_platform.ir.budget import SUMMARY_PREFIX
+from llm_platform.ir.render import CONTENT_HEADER, TRUNCATED_MARKER
+from llm_platform.task_envelope import evidence_chunks, read_task
+from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     STOP_WORDS,

@@ -19,14 +19,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from context_app import grounding, provenance
+from context_app import provenance
 from context_app.claims import claim
-from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
-from context_app.llm.output import partial_string_field
-from context_app.llm.prompts import render_sheet, style_fragment
 from context_app.models import ContextFile
-from context_app.selectors import context_set_id_of
-from context_app.terms import bm25_rank, query_terms
+from llm_platform import grounding
+from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
+from llm_platform.output import partial_string_field
+from llm_platform.prompts import render_sheet, style_fragment
+from llm_platform.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun
 from workspaces.errors import ApplicationError
 from workspaces.models import ResearchSession
@@ -101,7 +101,7 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
                 cache_context=True,  # the session's files, sent again every turn
             ),
             subject=f"chat:{message.pk}",
-            context_set_id=context_set_id_of(session.pk),
+            session_id=session.pk,
             on_partial=AnswerDeltas(session.pk, message.pk),
         )
     except TaskFailed as exc:
@@ -166,7 +166,7 @@ INLINE_CITATION = re.compile(r"\[((?:digest|report|findings|supply):[^\]\s]+)\]|
 def grounded_answer(
     answer: str, citations: list[str], artifacts, versions: dict[str, str]
 ) -> tuple[str, list[str], list[str]]:
-    """The answer with only the citations that exist and whose text supports it (context_app.grounding).
+    """The answer with only the citations that exist and whose text supports it (llm_platform.grounding).
 
     A SourceRef is checked against the span of the version its link will open
     (`versions`, as source_versions pins them), an artifact key against the artifact.

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from context_app.admin import ReadOnlyTabularInline
+from workspaces.admin import ReadOnlyTabularInline
 
 from .models import NodeContextSlice, ResearchNode, ResearchRun, RunEvent
 

@@ -7,7 +7,7 @@ class ResearchAppConfig(AppConfig):
 
     def ready(self) -> None:
         from context_app import provenance
-        from context_app.llm import offline
+        from llm_platform import offline
 
         from . import receivers  # noqa: F401  (connects the context pipeline's signals)
         from .runs import model_tasks

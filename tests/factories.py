@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from context_app.models import ContextSet, LLMCall
+from llm_platform.models import LLMCall
 from workspaces.models import Team
 
 _counter = itertools.count(1)
@@ -158,7 +158,7 @@ class ContextApi:
 
 
 def model_calls(sid: str, task: str, attempt: int | None = 1) -> int:
-    calls = LLMCall.objects.filter(context_set=ContextSet.objects.get(session_id=sid), task=task)
+    calls = LLMCall.objects.filter(session_id=sid, task=task)
     if attempt is not None:
         calls = calls.filter(attempt=attempt)
     return calls.count()

@@ -24,10 +24,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from context_app.llm.base import LLMRequest, ProviderError
-from context_app.llm.gateway import reset_providers
-from context_app.llm.offline import OfflineProvider
-from context_app.llm.task_envelope import task_name
+from llm_platform.base import LLMRequest, ProviderError
+from llm_platform.gateway import reset_providers
+from llm_platform.offline import OfflineProvider
+from llm_platform.task_envelope import task_name
 
 API_KEY = "test-key"
 BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?$")

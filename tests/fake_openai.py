@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from context_app.llm.base import LLMRequest
-from context_app.llm.gateway import reset_providers
-from context_app.llm.offline import OfflineProvider
+from llm_platform.base import LLMRequest
+from llm_platform.gateway import reset_providers
+from llm_platform.offline import OfflineProvider
 from tests.fake_anthropic import STREAM_PIECE
 
 

@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
-from context_app.llm.offline import Handler, OfflineProvider
+from llm_platform.base import LLMRequest, LLMResponse, ProviderError
+from llm_platform.offline import Handler, OfflineProvider
 
 OUTAGE_MESSAGE = "the model service answered 503 Service Unavailable"
 
@@ -79,7 +79,7 @@ class ScriptedProvider(OfflineProvider):
 @pytest.fixture
 def scripted_llm(settings):
     """Model calls go to the scripted provider for this test; yields its Script (reset before and after)."""
-    from context_app.llm import gateway
+    from llm_platform import gateway
 
     ScriptedProvider.script.reset()
     settings.GROUNDWORK_LLM = f"{ScriptedProvider.__module__}.{ScriptedProvider.__qualname__}"

@@ -24,9 +24,9 @@ EXPECTED = {
         "storeddigest",
         "digestcacheentry",
         "digestcachehit",
-        "llmcall",
         "libraryrecord",
     },
+    "llm_platform": {"llmcall"},
     "conversation_app": {"conversation", "chatmessage", "contextrequest", "contextsupply"},
 }
 

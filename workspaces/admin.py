@@ -3,6 +3,16 @@ from django.contrib import admin
 from .models import IdempotencyRecord, ResearchSession, Team, UserPreference
 
 
+class ReadOnlyTabularInline(admin.TabularInline):
+    """Rows listed under their parent, every field read-only and none deleted here (every app's admin uses it)."""
+
+    extra = 0
+    can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
     list_display = ("name", "member_count", "created_at")

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from ..ir.tokens import estimate_tokens
-from ..llm.base import LLMRequest, Provider
-from ..llm.gateway import GatewayResult
-from ..llm.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task, task_request
-from ..models import LLMCall
+from llm_platform.base import LLMRequest, Provider
+from llm_platform.gateway import GatewayResult
+from llm_platform.ir.tokens import estimate_tokens
+from llm_platform.model_task import ModelTask, TaskFailed, TaskResult, TextPrompt, run_model_task, task_request
+from llm_platform.models import LLMCall
+
 from .envelopes import aggregate_envelope, per_file_envelope
 from .validation import check_aggregate_digest, check_per_file_digest, sources_of
 
@@ -62,7 +63,7 @@ def generate_file_digest(
     format: str,
     spans: list[dict],
     subject: str = "",
-    context_set_id=None,
+    session_id=None,
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     """Task A for one file; a file too large for one model input is digested in windows and merged."""
@@ -73,7 +74,7 @@ def generate_file_digest(
             format,
             window,
             subject=subject,
-            context_set_id=context_set_id,
+            session_id=session_id,
             provider=provider,
             on_call=calls.append,
         )
@@ -103,7 +104,7 @@ def file_digest_request(filename: str, format: str, spans: list[dict], provider:
 
 
 def file_digest_from_answer(
-    answer: GatewayResult, *, filename: str, format: str, spans: list[dict], subject: str, context_set_id, provider
+    answer: GatewayResult, *, filename: str, format: str, spans: list[dict], subject: str, session_id, provider
 ) -> GeneratedDigest:
     """Task A for a file of one window whose first answer came from a batch: checked as any answer is,
     with the same one repair call (made at once, not batched) when it is invalid."""
@@ -113,7 +114,7 @@ def file_digest_from_answer(
         format,
         spans,
         subject=subject,
-        context_set_id=context_set_id,
+        session_id=session_id,
         provider=provider,
         on_call=calls.append,
         answer=answer,
@@ -128,7 +129,7 @@ def _window_digest(
     window: list[dict],
     *,
     subject: str,
-    context_set_id,
+    session_id,
     provider: Provider | None,
     on_call: Callable[[LLMCall], None],
     answer: GatewayResult | None = None,
@@ -140,7 +141,7 @@ def _window_digest(
             TextPrompt(per_file_envelope(filename, format, window)),
             check=lambda text: check_per_file_digest(text, filename=filename, format=format, span_ids=span_ids),
             subject=subject,
-            context_set_id=context_set_id,
+            session_id=session_id,
             provider=provider,
             on_call=on_call,
             first_answer=answer,
@@ -207,7 +208,7 @@ def generate_aggregate_digest(
     manifest: list[dict],
     digests: list[dict],
     subject: str = "",
-    context_set_id=None,
+    session_id=None,
     provider: Provider | None = None,
 ) -> GeneratedDigest:
     allowed: set[str] = set().union(*(sources_of(digest) for digest in digests))
@@ -218,7 +219,7 @@ def generate_aggregate_digest(
             TextPrompt(aggregate_envelope(manifest, digests)),
             check=lambda text: check_aggregate_digest(text, allowed_sources=allowed, manifest=manifest),
             subject=subject,
-            context_set_id=context_set_id,
+            session_id=session_id,
             provider=provider,
             on_call=calls.append,
         )

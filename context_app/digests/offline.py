@@ -25,7 +25,8 @@ source is copied from the inputs.
 import re
 from collections.abc import Iterable
 
-from ..terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
+from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
+
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
 from .validation import SCHEMA_VERSION, split_ref

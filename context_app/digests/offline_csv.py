@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ..terms import cut_text
+from llm_platform.terms import cut_text
 
 MAX_CLAIM_CHARS = 400
 MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summarised by them

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 
 from jsonschema import Draft202012Validator
 
-from ..llm.output import Checked, json_path, parse_model_json
-from ..llm.prompts import schema_validator
+from llm_platform.output import Checked, json_path, parse_model_json
+from llm_platform.prompts import schema_validator
 
 SCHEMA_VERSION = "context_digest.v1.4.1"
 

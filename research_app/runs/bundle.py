@@ -11,10 +11,10 @@ from django.conf import settings
 
 from context_app import provenance
 from context_app.digests.items import item_line
-from context_app.ir import build_envelope, fit_to_budget, sources_from_spans
 from context_app.models import ContextSet, DigestStatus
 from context_app.selectors import files_of
-from context_app.terms import analyze
+from llm_platform.ir import build_envelope, fit_to_budget, sources_from_spans
+from llm_platform.terms import analyze
 
 
 def context_bundle(context_set: ContextSet) -> dict:

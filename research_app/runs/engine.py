@@ -15,14 +15,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from context_app import grounding, provenance
+from context_app import provenance
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
-from context_app.ir import note_source
-from context_app.ir.types import Source
-from context_app.llm.model_task import TaskFailed
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from llm_platform import grounding
+from llm_platform.ir import note_source
+from llm_platform.ir.types import Source
+from llm_platform.model_task import TaskFailed
 from workspaces.errors import ApplicationError
 from workspaces.models import ResearchSession
 from workspaces.services import team_cache_scope
@@ -446,7 +447,7 @@ def evidence(results: Sequence[dict]) -> list[Source]:
 
 
 def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
-    """Findings with their citations to results that exist and support them (context_app.grounding);
+    """Findings with their citations to results that exist and support them (llm_platform.grounding);
     a finding left citing none of them is dropped, and its marks of dropped citations go with them.
 
     `source_links` are the citation objects of the library results it cites (web results have none).

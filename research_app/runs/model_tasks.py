@@ -2,7 +2,7 @@
 
 A task's evidence (search results) travels as envelope chunks; its structured
 inputs (question, findings, the node's context items) as INPUT_JSON
-(context_app.llm.model_task.EnvelopePrompt). The answer must match the task's
+(llm_platform.model_task.EnvelopePrompt). The answer must match the task's
 JSON Schema (prompts/schemas/), with one repair call. Checks beyond the schema
 (citation numbers, SourceRefs) belong to the caller, which knows what was given.
 """
@@ -14,13 +14,11 @@ from collections.abc import Sequence
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from context_app import spending
-from context_app.ir.types import Source
-from context_app.llm import gateway
-from context_app.llm.base import LLMRequest
-from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, TaskResult, run_model_task
-from context_app.models import LLMCall
-from context_app.selectors import context_set_id_of
+from llm_platform import gateway, spending
+from llm_platform.base import LLMRequest
+from llm_platform.ir.types import Source
+from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, TaskResult, run_model_task
+from llm_platform.models import LLMCall
 
 from ..models import ResearchRun
 from .events import RunStopped, ensure_status
@@ -93,7 +91,7 @@ def run_task(
             task,
             EnvelopePrompt(inputs, evidence),
             subject=subject,
-            context_set_id=context_set_id_of(run.session_id),
+            session_id=run.session_id,
             run_id=run.pk,
             on_call=reservation.settle,
             before_call=before_call,

@@ -5,18 +5,18 @@ double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes the task's schema (prompts/schemas/).
 Every handler reads the prompt it is given (`read_task`, `evidence_chunks`) and
 answers from that alone. research_app's AppConfig.ready() registers the
-handlers with the offline provider (context_app.llm.offline.register).
+handlers with the offline provider (llm_platform.offline.register).
 
 The common tool is token overlap. A text's content terms are its lower-cased
 words without English stop words (and, for questions, without question words),
 stemmed with the Snowball English stemmer, so "losses" meets "loss" and
-"reduced" meets "reduce" (context_app.terms).
+"reduced" meets "reduce" (llm_platform.terms).
 
 - NODE_QUERIES: the question itself, its keywords, then its quoted phrases and
   its runs of two or more content words (a crude noun phrase).
 - NODE_FINDINGS: from each numbered search result, the statements (never a heading
   or a label) that best answer the question by BM25 (the library's terms and
-  parameters, context_app.terms.bm25_rank), in the source's own words; the same
+  parameters, llm_platform.terms.bm25_rank), in the source's own words; the same
   sentence in several results becomes one finding citing all of them.
 - NODE_SUFFICIENCY: the share of the question's terms that some finding or
   context item mentions; enough evidence and 75 % coverage make it sufficient,
@@ -40,10 +40,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from context_app.ir.budget import SUMMARY_PREFIX
-from context_app.llm.base import ProviderError
-from context_app.llm.task_envelope import EvidenceChunk, evidence_chunks, read_task
-from context_app.terms import (
+from llm_platform.base import ProviderError
+from llm_platform.ir.budget import SUMMARY_PREFIX
+from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
+from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     bm25_rank,
@@ -103,7 +103,7 @@ GAP_WORDS = frozenset(
 
 _WORD = re.compile(r"[^\W_]+")
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
-# What the degrade ladder wraps a summarised chunk in (context_app.ir.budget.extractive_summary).
+# What the degrade ladder wraps a summarised chunk in (llm_platform.ir.budget.extractive_summary).
 _SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")

@@ -12,10 +12,11 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from context_app import grounding, provenance
+from context_app import provenance
 from context_app.claims import claim
 from context_app.digests.items import digest_items
-from context_app.llm.model_task import TaskFailed
+from llm_platform import grounding
+from llm_platform.model_task import TaskFailed
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
@@ -170,7 +171,7 @@ def checked_report(
     output: dict, reference_texts: dict[int, str], source_texts: dict[str, str]
 ) -> tuple[dict, list[str]]:
     """The report with only the citations and SourceRefs that were given and whose text supports
-    the paragraph (context_app.grounding); a paragraph left with no support is dropped. What was
+    the paragraph (llm_platform.grounding); a paragraph left with no support is dropped. What was
     removed is said plainly."""
     dropped: list[str] = []
     sections = []

@@ -2,11 +2,11 @@
 
 The engine falls back to it when a model's CONTEXT_SPLIT is malformed, and the
 offline provider answers CONTEXT_SPLIT with it (offline.py). Pure, deterministic,
-no Django: the terms are context_app.terms' (stemmed, stop words and question
+no Django: the terms are llm_platform.terms' (stemmed, stop words and question
 words removed).
 """
 
-from context_app.terms import content_terms, question_terms, quote_list, surface_words
+from llm_platform.terms import content_terms, question_terms, quote_list, surface_words
 
 
 def plural(count: int, singular: str, many: str | None = None) -> str:

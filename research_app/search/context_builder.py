@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from context_app.ir.budget import boundary_prefixes, longest_fitting_prefix
-from context_app.ir.tokens import estimate_tokens
+from llm_platform.ir.budget import boundary_prefixes, longest_fitting_prefix
+from llm_platform.ir.tokens import estimate_tokens
 
 from .providers import SearchProvider, SearchResult, search_all
 

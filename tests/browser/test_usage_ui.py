@@ -2,7 +2,7 @@
 
 import pytest
 
-from context_app.models import LLMCall
+from llm_platform.models import LLMCall
 from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, open_session, wait_status
 from tests.browser.test_research_ui import run_to_completion, session_id  # noqa: F401  (fixture)
 from tests.factories import make_member
@@ -37,7 +37,7 @@ def test_the_usage_panel_shows_the_ledger_after_a_parse_and_after_a_run(
     page.click("#parse-now")
     for name in ("valves.md", "survey.txt"):
         wait_status(page, name, "ready")
-    calls = LLMCall.objects.filter(context_set__session_id=session_id)
+    calls = LLMCall.objects.filter(session_id=session_id)
     page.wait_for_function(
         "() => document.querySelector('#usage-rows tr[data-task=\"aggregate_digest\"]') !== null", timeout=30_000
     )
@@ -50,7 +50,7 @@ def test_the_usage_panel_shows_the_ledger_after_a_parse_and_after_a_run(
     page.click("#tab-research")
     page.wait_for_selector("#research-tab", state="visible")
     run_to_completion(page)
-    run_calls = LLMCall.objects.filter(run_id__isnull=False, context_set__session_id=session_id)
+    run_calls = LLMCall.objects.filter(run_id__isnull=False, session_id=session_id)
     assert run_calls.exists()
     page.wait_for_function(
         "calls => document.getElementById('run-usage').textContent.startsWith(`This run: ${calls} calls`)",

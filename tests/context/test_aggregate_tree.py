@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from context_app import pipeline, services
-from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
+from context_app.models import ContextFile, ContextSet, DigestStatus
+from llm_platform.models import LLMCall
 from research_app.services import create_session
 from tests.factories import make_member
 

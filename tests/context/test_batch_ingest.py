@@ -5,10 +5,11 @@ a real Redis and Celery worker), polled by the beat task, its answers validated 
 import pytest
 
 from context_app import batch_ingest, pipeline
-from context_app.llm.output_schema import sent_schema
-from context_app.llm.prompts import load_schema
-from context_app.models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus, LLMBatch, LLMCall
+from context_app.models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus
 from context_app.tasks import poll_llm_batches
+from llm_platform.models import LLMBatch, LLMCall
+from llm_platform.output_schema import sent_schema
+from llm_platform.prompts import load_schema
 from tests.context.test_context_flow import ALPHA, BETA, GAMMA
 from tests.factories import ContextApi, make_member, wait_until
 
@@ -88,7 +89,7 @@ def queued_in_a_batch(api: ContextApi, model: str) -> ContextSet:
     sid = uploaded(api, batch_ingest=True)
     context_set = ContextSet.objects.get(session_id=sid)
     batch = LLMBatch.objects.create(
-        context_set=context_set, provider="anthropic", model=model, provider_batch_id=f"msgbatch_{model}"
+        session_id=sid, provider="anthropic", model=model, provider_batch_id=f"msgbatch_{model}"
     )
     ContextFile.objects.update(digest_status=DigestStatus.PARSING, lease_owner="", lease_expires_at=None, llm_batch=batch)
     return context_set

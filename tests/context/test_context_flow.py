@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from context_app.models import ContextSet, LLMCall
+from context_app.models import ContextSet
+from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, model_calls
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]

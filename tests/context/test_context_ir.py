@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from context_app.ir import (
+from llm_platform.ir import (
     Anchor,
     ProviderCapabilities,
     anchor_to_sourceref,
@@ -44,8 +44,8 @@ from context_app.ir import (
     to_openai,
     to_provider,
 )
-from context_app.ir.budget import SUMMARY_PREFIX
-from context_app.ir.render import NO_CONTENT_NOTE, OMITTED_MARKER, TRUNCATED_MARKER, render_task
+from llm_platform.ir.budget import SUMMARY_PREFIX
+from llm_platform.ir.render import NO_CONTENT_NOTE, OMITTED_MARKER, TRUNCATED_MARKER, render_task
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "src:1a2b3c4d"
@@ -159,7 +159,7 @@ def test_source_id_is_sha256_prefix_and_deterministic():
 
 
 def test_source_id_is_stable_across_processes():
-    code = "from context_app.ir import source_id; print(source_id('Quarterly report — ü'))"
+    code = "from llm_platform.ir import source_id; print(source_id('Quarterly report — ü'))"
     runs = {
         subprocess.run(
             [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

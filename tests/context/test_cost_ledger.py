@@ -13,10 +13,11 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from context_app import spending
-from context_app.llm.base import LLMRequest
-from context_app.llm.pricing import call_cost, prompt_caching_saving
-from context_app.models import ContextSet, DigestCacheHit, LLMCall, SpendingHold
+from context_app.models import ContextSet, DigestCacheHit
+from llm_platform import spending
+from llm_platform.base import LLMRequest
+from llm_platform.models import LLMCall, SpendingHold
+from llm_platform.pricing import call_cost, prompt_caching_saving
 from research_app.models import ResearchRun, RunEvent
 from research_app.runs.events import RunStopped
 from research_app.runs.model_tasks import TokenReservation
@@ -46,7 +47,7 @@ def api():
 
 def call(context_set, task, *, provider="anthropic", model="claude-sonnet-4-5", run=None, **fields):
     return LLMCall.objects.create(
-        context_set=context_set,
+        session_id=context_set.session_id,
         task=task,
         provider=provider,
         model=model,
@@ -265,16 +266,16 @@ def test_admin_lists_llm_calls_filtered_by_session_with_their_cost(api, priced, 
     call(other, "chat_turn", input_tokens=1, output_tokens=1)
     client.force_login(get_user_model().objects.create_superuser("root", "root@example.org", "pw"))
 
-    page = client.get(reverse("admin:context_app_llmcall_changelist"), {"session": sid, "task": "report"})
+    page = client.get(reverse("admin:llm_platform_llmcall_changelist"), {"session": sid, "task": "report"})
     assert page.status_code == 200
     shown = list(page.context["cl"].result_list)
     assert shown == [r for r in rows if r.task == "report"]
     html = page.content.decode()
     assert "Valve survey" in html  # the session filter's choices
     assert dollars(cost_of(shown)) in html
-    everything = client.get(reverse("admin:context_app_llmcall_changelist"), {"session": sid})
+    everything = client.get(reverse("admin:llm_platform_llmcall_changelist"), {"session": sid})
     assert everything.context["cl"].result_count == len(rows)
-    by_outcome = client.get(reverse("admin:context_app_llmcall_changelist"), {"session": sid, "outcome": "failed"})
+    by_outcome = client.get(reverse("admin:llm_platform_llmcall_changelist"), {"session": sid, "outcome": "failed"})
     assert by_outcome.context["cl"].result_count == 1
 
 
@@ -291,18 +292,18 @@ def test_calls_in_parallel_cannot_pass_the_spending_cap_together(api, priced):
     )
     ResearchSession.objects.filter(pk=sid).update(spending_cap_usd=(most * 3 / 2).quantize(Decimal("0.0001")))
 
-    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+    with spending.held_within_cap(sid, "anthropic", "claude-sonnet-4-5", request):
         # A second call while the first is in progress: both could pass the cap, so it is refused.
         with pytest.raises(spending.OverSpendingCap, match="held by calls in progress"):
-            with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+            with spending.held_within_cap(sid, "anthropic", "claude-sonnet-4-5", request):
                 pass
     assert not SpendingHold.objects.exists(), "the hold ends with its call"
-    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+    with spending.held_within_cap(sid, "anthropic", "claude-sonnet-4-5", request):
         pass  # the first call is over (and cost nothing recorded): the next one may go
 
     # A hold left by a worker that died mid-call stops counting once the longest call is over.
-    SpendingHold.objects.create(context_set=context_set, amount_usd=most, expires_at=timezone.now())
-    with spending.held_within_cap(context_set.pk, "anthropic", "claude-sonnet-4-5", request):
+    SpendingHold.objects.create(session_id=sid, amount_usd=most, expires_at=timezone.now())
+    with spending.held_within_cap(sid, "anthropic", "claude-sonnet-4-5", request):
         pass
 
 

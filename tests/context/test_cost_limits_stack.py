@@ -8,7 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from context_app.models import ContextSet, DigestCacheHit, LLMCall
+from context_app.models import ContextSet, DigestCacheHit
+from llm_platform.models import LLMCall
 from research_app.models import ResearchRun
 from tests.context.test_cost_ledger import cost_of, dollars
 from tests.factories import ContextApi, make_member
@@ -40,7 +41,7 @@ def parsed_session(api, files=FILES) -> str:
 
 
 def session_calls(sid):
-    return LLMCall.objects.filter(context_set__session_id=sid)
+    return LLMCall.objects.filter(session_id=sid)
 
 
 def test_a_parse_and_a_run_are_in_the_ledger_as_the_sums_of_their_calls(api, priced):

@@ -11,9 +11,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.core.management import CommandError, call_command
 
-from context_app import library, terms
-from context_app.ir import estimate_tokens
+from context_app import library
 from context_app.models import LibraryPosting, LibraryRecord
+from llm_platform import terms
+from llm_platform.ir import estimate_tokens
 from research_app.search import (
     ContextBuilder,
     LibrarySearch,

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from context_app.ir import (
+from llm_platform import gateway
+from llm_platform.base import LLMRequest
+from llm_platform.ir import (
     ProviderCapabilities,
     build_envelope,
     capabilities_for,
@@ -16,9 +18,7 @@ from context_app.ir import (
     render_text,
     sources_from_spans,
 )
-from context_app.llm import gateway
-from context_app.llm.base import LLMRequest
-from context_app.models import LLMCall
+from llm_platform.models import LLMCall
 from tests.fake_anthropic import text_of
 
 pytestmark = pytest.mark.django_db

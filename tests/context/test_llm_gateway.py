@@ -11,9 +11,9 @@ import time
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from context_app.llm import gateway, offline
-from context_app.llm.base import LLMRequest, LLMResponse, ProviderError
-from context_app.models import LLMCall
+from llm_platform import gateway, offline
+from llm_platform.base import LLMRequest, LLMResponse, ProviderError
+from llm_platform.models import LLMCall
 from tests.fake_anthropic import api_key_of
 from tests.scripted_provider import ScriptedProvider
 
@@ -249,9 +249,9 @@ def test_a_crashing_provider_is_still_recorded(settings):
 def test_every_task_the_apps_send_has_the_handler_its_app_registered():
     from context_app.digests import generate
     from context_app.digests import offline as digests
-    from context_app.llm.model_task import ModelTask
     from conversation_app import offline as chat
     from conversation_app import services as chat_services
+    from llm_platform.model_task import ModelTask
     from research_app.runs import model_tasks
     from research_app.runs import offline as research
 
@@ -288,7 +288,7 @@ def test_a_task_has_one_handler():
 
 def test_an_explicit_provider_is_used_and_retryable_errors_are_retried():
     provider = FlakyProvider(ProviderError("overloaded", retryable=True))
-    result = gateway.complete(request(), provider=provider, context_set_id=None)
+    result = gateway.complete(request(), provider=provider, session_id=None)
     assert provider.calls == 2
     assert (result.call.provider, result.call.model, result.call.outcome) == ("scripted", "scripted-1-0401", "retried")
 
@@ -340,14 +340,14 @@ def test_provider_selection(settings):
 
 
 def test_a_dotted_path_names_a_provider_class(settings):
-    settings.GROUNDWORK_LLM = "context_app.llm.offline.OfflineProvider"
+    settings.GROUNDWORK_LLM = "llm_platform.offline.OfflineProvider"
     provider = gateway.get_provider()
     assert type(provider) is offline.OfflineProvider
     assert gateway.get_provider() is provider  # cached like a named provider
     assert gateway.complete(request()).call.provider == "offline"
 
-    settings.GROUNDWORK_LLM = "context_app.llm.offline.NoSuchProvider"
-    with pytest.raises(ImproperlyConfigured, match=r"'context_app.llm.offline.NoSuchProvider' cannot be imported"):
+    settings.GROUNDWORK_LLM = "llm_platform.offline.NoSuchProvider"
+    with pytest.raises(ImproperlyConfigured, match=r"'llm_platform.offline.NoSuchProvider' cannot be imported"):
         gateway.get_provider()
     settings.GROUNDWORK_LLM = "no_such_module.Provider"
     with pytest.raises(ImproperlyConfigured, match="cannot be imported"):

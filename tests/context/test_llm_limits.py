@@ -1,4 +1,4 @@
-"""The provider's limits (context_app.llm.limiter) and the gateway's 429 handling.
+"""The provider's limits (llm_platform.limiter) and the gateway's 429 handling.
 
 The limiter keeps its counts in the tests' own Redis; every test starts and ends
 with them forgotten (gateway.reset_providers() resets them too).
@@ -11,9 +11,10 @@ from email.utils import format_datetime
 
 import pytest
 
-from context_app.llm import gateway, limiter
-from context_app.llm.base import LLMRequest, retry_after_seconds
-from context_app.models import ContextFile, DigestStatus, LLMCall
+from context_app.models import ContextFile, DigestStatus
+from llm_platform import gateway, limiter
+from llm_platform.base import LLMRequest, retry_after_seconds
+from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member
 
 PROVIDER = "limits-test"

@@ -7,15 +7,15 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from context_app.digests.generate import AGGREGATE_DIGEST, PER_FILE_DIGEST, generate_file_digest
-from context_app.ir import build_envelope
-from context_app.ir.types import sources_from_spans
-from context_app.llm import gateway
-from context_app.llm.base import LLMRequest
-from context_app.llm.model_task import EnvelopePrompt, ModelTask, TaskFailed, TextPrompt, run_model_task
-from context_app.llm.output_schema import sent_schema
-from context_app.llm.prompts import load_schema, prompts_dir
-from context_app.models import LLMCall
 from conversation_app.services import CHAT_TURN
+from llm_platform import gateway
+from llm_platform.base import LLMRequest
+from llm_platform.ir import build_envelope
+from llm_platform.ir.types import sources_from_spans
+from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, TextPrompt, run_model_task
+from llm_platform.models import LLMCall
+from llm_platform.output_schema import sent_schema
+from llm_platform.prompts import load_schema, prompts_dir
 from research_app.runs.model_tasks import RESEARCH_TASKS
 from tests.fake_anthropic import text_of
 

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from context_app.digests.validation import ref_key
-from context_app.models import LLMCall, StoredDigest
+from context_app.models import StoredDigest
+from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, model_calls
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
@@ -79,7 +80,7 @@ def test_a_provider_that_keeps_failing_marks_the_file_error_and_retry_recovers(a
 
 
 def test_the_answer_field_is_read_from_every_prefix_of_a_streamed_answer():
-    from context_app.llm.output import partial_string_field
+    from llm_platform.output import partial_string_field
 
     answer = 'Caf\u00e9 "quoted" \\ back\nslash, tab\t and 😀 (a surrogate pair).'
     raw = 'Here you are:\n```json\n{"needs": [{"answer": "inner"}], "citations": ["a::S1"], "answer": '

@@ -3,9 +3,9 @@
 import pytest
 
 from context_app.digests.generate import generate_file_digest
-from context_app.llm import gateway
-from context_app.llm.base import LLMRequest
-from context_app.models import LLMCall
+from llm_platform import gateway
+from llm_platform.base import LLMRequest
+from llm_platform.models import LLMCall
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from context_app import pipeline, services
 from context_app.digests.validation import ref_key
-from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
+from context_app.models import ContextFile, ContextSet, DigestStatus
+from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -183,7 +184,7 @@ def test_span_windows_fit_the_budget_keep_order_and_cover_every_span():
     from context_app.digests.envelopes import per_file_envelope
     from context_app.digests.generate import span_windows
     from context_app.extraction import ExtractionLimits, extract_document
-    from context_app.ir import estimate_tokens
+    from llm_platform.ir import estimate_tokens
 
     spans = [s.as_dict() for s in extract_document(DISTRICTS.encode(), "d.md", "", ExtractionLimits()).spans]
     windows = span_windows("d.md", "markdown", spans, 400)

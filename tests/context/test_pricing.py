@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from context_app.llm.pricing import call_cost
+from llm_platform.pricing import call_cost
 
 
 def test_a_call_is_priced_by_token_kind(settings):

@@ -6,8 +6,8 @@ from channels.testing import WebsocketCommunicator
 
 from bench.chat_quality import FIXTURES
 from config.asgi import application
-from context_app.models import LLMCall
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
+from llm_platform.models import LLMCall
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
@@ -311,7 +311,7 @@ def test_the_answer_is_streamed_as_deltas_then_the_final_message(api, sid):
 
 
 def test_a_chat_turn_goes_through_the_anthropic_sdk_to_the_fake_api(fake_anthropic, api, sid):
-    from context_app.llm.task_envelope import task_name
+    from llm_platform.task_envelope import task_name
     from tests.fake_anthropic import text_of
 
     answer = say(api, sid, "How much did the valve programme cost?")

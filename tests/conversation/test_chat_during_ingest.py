@@ -2,7 +2,8 @@
 
 import pytest
 
-from context_app.models import ContextFile, ContextSet, DigestStatus, LLMCall
+from context_app.models import ContextFile, ContextSet, DigestStatus
+from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import VALVES
 
@@ -28,7 +29,7 @@ def test_a_chat_reply_arrives_while_two_hundred_files_are_parsing(scripted_llm, 
     api.parse(sid)
     context_set = ContextSet.objects.get(session_id=sid)
     wait_until(
-        lambda: LLMCall.objects.filter(context_set=context_set, task="per_file_digest").count() >= 5,
+        lambda: LLMCall.objects.filter(session_id=sid, task="per_file_digest").count() >= 5,
         message="the ingest's digests to be under way",
     )
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from context_app.ir import build_envelope, fit_to_budget, note_source, render_text
-from context_app.llm.base import LLMRequest
-from context_app.llm.offline import OfflineProvider
-from context_app.llm.task_envelope import evidence_chunks, task_text
 from conversation_app.offline import GREETING, source_refs
+from llm_platform.base import LLMRequest
+from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
+from llm_platform.offline import OfflineProvider
+from llm_platform.task_envelope import evidence_chunks, task_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"

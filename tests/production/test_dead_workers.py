@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from config.celery import app
-from context_app.llm.gateway import reset_providers
-from context_app.llm.task_envelope import task_name
+from llm_platform.gateway import reset_providers
+from llm_platform.task_envelope import task_name
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import API_KEY, FakeAnthropic, prompt_text
 from tests.production import databases

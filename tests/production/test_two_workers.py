@@ -12,8 +12,8 @@ import json
 import pytest
 
 from config.celery import app
-from context_app.llm.gateway import reset_providers
-from context_app.models import LLMCall
+from llm_platform.gateway import reset_providers
+from llm_platform.models import LLMCall
 from research_app.models import ResearchNode
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import API_KEY, FakeAnthropic

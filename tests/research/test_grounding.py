@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from context_app import grounding
+from llm_platform import grounding
 from research_app.runs.engine import cited_findings
 from research_app.runs.report import checked_report
 from tests.factories import ContextApi, make_member

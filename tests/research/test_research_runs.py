@@ -2,7 +2,8 @@
 
 import pytest
 
-from context_app.models import ContextSet, LLMCall
+from context_app.models import ContextSet
+from llm_platform.models import LLMCall
 from research_app.models import NodeContextSlice, ResearchNode, ResearchRun
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 

@@ -12,8 +12,8 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from context_app.llm.task_envelope import read_task, task_name
-from context_app.models import LLMCall
+from llm_platform.models import LLMCall
+from llm_platform.task_envelope import read_task, task_name
 from research_app import tasks
 from research_app.models import ResearchNode, ResearchRun, RunEvent
 from research_app.runs import engine, model_tasks, report

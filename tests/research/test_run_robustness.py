@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from context_app.models import LLMCall
+from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start

@@ -15,9 +15,9 @@ from typing import Any
 
 import openai
 
-from ..ir.adapters import to_openai
-from .base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
-from .output_schema import sent_schema
+from llm_platform.base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
+from llm_platform.ir.adapters import to_openai
+from llm_platform.output_schema import sent_schema
 
 
 class OpenAICompatibleProvider:

@@ -11,10 +11,10 @@ from http import HTTPStatus
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
-from ..ir.render import render_text
+from llm_platform.ir.render import render_text
 
 if TYPE_CHECKING:
-    from ..ir.types import ContextEnvelope
+    from llm_platform.ir.types import ContextEnvelope
 
 DEFAULT_MAX_TOKENS = 8192
 

@@ -10,9 +10,9 @@ from typing import Any
 import anthropic
 from django.conf import settings
 
-from ..ir.adapters import anthropic_system, to_anthropic
-from .base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
-from .output_schema import sent_schema
+from llm_platform.base import LLMRequest, LLMResponse, ProviderError, TextSink, sdk_errors
+from llm_platform.ir.adapters import anthropic_system, to_anthropic
+from llm_platform.output_schema import sent_schema
 
 
 class AnthropicProvider:

@@ -6,7 +6,7 @@ supported by a text when
 1. every figure it states (numbers, years, percentages; "1,200" = "1200") occurs
    in the text, and
 2. at least SUPPORT_THRESHOLD of its content words (stemmed, stop words out;
-   context_app.terms) occur in the text.
+   llm_platform.terms) occur in the text.
 
 The threshold is calibrated on a hand-labelled set of statements and cited
 texts (tests/fixtures/grounding/labelled.json; `bench/grounding_bench.py`
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .terms import analyze
+from llm_platform.terms import analyze
 
 SUPPORT_THRESHOLD = 0.5
 # A sentence with fewer content words ("See [2].") says too little to vouch for a citation alone.

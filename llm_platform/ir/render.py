@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Collection, Iterable
 
-from .types import Chunk, ContextEnvelope, ContextIndex, Source
+from llm_platform.ir.types import Chunk, ContextEnvelope, ContextIndex, Source
 
 PART_SEPARATOR = "\n\n"
 INDEX_HEADER = "=== CONTEXT INDEX ==="

@@ -26,9 +26,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .render import NO_CONTENT_NOTE, render_chunk, render_head, render_task
-from .tokens import estimate_tokens
-from .types import AttachmentManifest, BudgetCut, BudgetState, Chunk, ContextEnvelope
+from llm_platform.ir.render import NO_CONTENT_NOTE, render_chunk, render_head, render_task
+from llm_platform.ir.tokens import estimate_tokens
+from llm_platform.ir.types import AttachmentManifest, BudgetCut, BudgetState, Chunk, ContextEnvelope
 
 LOW_RANK_FRACTION = 0.5  # stage 1 treats the lower half of the ranking as low-ranked
 SUMMARY_MAX_SENTENCES = 3

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import PART_SEPARATOR, render_parts, render_text
-from .types import AttachmentManifest, ContextEnvelope
+from llm_platform.ir.render import PART_SEPARATOR, render_parts, render_text
+from llm_platform.ir.types import AttachmentManifest, ContextEnvelope
 
 # Where binaries go relative to the text (seed 004 RenderPreferences.contentOrder):
 # Anthropic recommends documents and images before the question; Gemini's

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..extraction import MIME_TYPES
-from .anchors import Anchor, format_anchor, parse_anchor
-from .tokens import estimate_tokens
+from llm_platform.ir.anchors import Anchor, format_anchor, parse_anchor
+from llm_platform.ir.modality import MIME_TYPES
+from llm_platform.ir.tokens import estimate_tokens
 
 SourceKind = Literal["pdf", "docx", "text", "markdown", "html", "csv", "json", "note", "chatlog", "image"]
 SOURCE_KINDS: tuple[str, ...] = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "note", "chatlog", "image")

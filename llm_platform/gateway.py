@@ -1,6 +1,6 @@
 """The one way to call a model: pick the provider, retry what is worth retrying, record every call.
 
-settings.GROUNDWORK_LLM picks the provider: "offline" (context_app.llm.offline),
+settings.GROUNDWORK_LLM picks the provider: "offline" (llm_platform.offline),
 "anthropic", "openai" (an OpenAI-compatible server), or the dotted path of a
 provider class built without arguments, e.g. "tests.scripted_provider.ScriptedProvider".
 A provider has a `name`, a `model`, `complete(LLMRequest) -> LLMResponse` and
@@ -21,11 +21,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from .. import spending
-from ..ir.tokens import estimate_tokens
-from ..models import LLMCall
-from . import limiter
-from .base import LLMRequest, LLMResponse, Provider, ProviderError
+from llm_platform import limiter, spending
+from llm_platform.base import LLMRequest, LLMResponse, Provider, ProviderError
+from llm_platform.ir.tokens import estimate_tokens
+from llm_platform.models import LLMCall
 
 logger = logging.getLogger(__name__)
 
@@ -46,25 +45,25 @@ class GatewayError(Exception):
 
 
 class SpendingCapReached(GatewayError):
-    """The call was not made: it could take the session past its spending cap (context_app.spending)."""
+    """The call was not made: it could take the session past its spending cap (llm_platform.spending)."""
 
 
 def _build(name: str) -> Provider:
     """The provider `name` stands for: "offline", "anthropic", "openai", or the dotted path of a class
     that is built without arguments (e.g. the tests' scripted provider)."""
     if name == "offline":
-        from .offline import OfflineProvider
+        from llm_platform.offline import OfflineProvider
 
         return OfflineProvider()
     if name == "anthropic":
-        from .anthropic_provider import AnthropicProvider
+        from llm_platform.anthropic_provider import AnthropicProvider
 
         if not settings.ANTHROPIC_API_KEY:
             raise ImproperlyConfigured("GROUNDWORK_LLM=anthropic needs ANTHROPIC_API_KEY")
         key, url, model = settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.GROUNDWORK_ANTHROPIC_MODEL
         return _sdk_provider(AnthropicProvider, key, url, model)
     if name == "openai":
-        from .openai_provider import OpenAICompatibleProvider
+        from llm_platform.openai_provider import OpenAICompatibleProvider
 
         if not settings.OPENAI_BASE_URL and not settings.OPENAI_API_KEY:
             raise ImproperlyConfigured("GROUNDWORK_LLM=openai needs OPENAI_BASE_URL (local server) or OPENAI_API_KEY")
@@ -109,7 +108,7 @@ def complete(
     *,
     prompt_version: str = "",
     subject: str = "",
-    context_set_id=None,
+    session_id=None,
     run_id=None,
     attempt: int = 1,
     provider: Provider | None = None,
@@ -129,7 +128,7 @@ def complete(
     (e.g. a research run that was cancelled, or whose token budget the call could pass).
     A call that could take its session past the session's spending cap is not made
     (SpendingCapReached, no LLMCall row: nothing was sent); one that may holds its most
-    against the cap until its row is written (context_app.spending).
+    against the cap until its row is written (llm_platform.spending).
 
     With `on_partial` the answer is streamed (`provider.stream`): it is called with
     the answer's text received so far each time more arrives. What it sees is
@@ -138,12 +137,12 @@ def complete(
     """
     provider = provider or get_provider()
     try:
-        with spending.held_within_cap(context_set_id, provider.name, provider.model, request):
+        with spending.held_within_cap(session_id, provider.name, provider.model, request):
             return _attempts(
                 request,
                 prompt_version=prompt_version,
                 subject=subject,
-                context_set_id=context_set_id,
+                session_id=session_id,
                 run_id=run_id,
                 attempt=attempt,
                 provider=provider,
@@ -159,7 +158,7 @@ def _attempts(
     *,
     prompt_version: str,
     subject: str,
-    context_set_id,
+    session_id,
     run_id,
     attempt: int,
     provider: Provider,
@@ -174,7 +173,7 @@ def _attempts(
     # Only a tokens-a-minute limit needs the estimate (counting words of a long prompt takes time).
     tpm = settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE
     estimated = estimate_tokens(request.system) + estimate_tokens(request.prompt) if tpm else 0
-    record = _record(request, provider, prompt_version, subject, context_set_id, attempt, run_id=run_id)
+    record = _record(request, provider, prompt_version, subject, session_id, attempt, run_id=run_id)
     while True:
         if before_call is not None:
             before_call(request)
@@ -245,12 +244,12 @@ def record_batch_answer(
     provider: Provider,
     prompt_version: str = "",
     subject: str = "",
-    context_set_id=None,
+    session_id=None,
 ) -> GatewayResult:
     """A request answered through a batch API (batch_ingest), recorded as complete() records a call,
     with batch=True (billed at GROUNDWORK_LLM_BATCH_DISCOUNT). A request the batch did not answer
     is a failed row, and GatewayError."""
-    record = {**_record(request, provider, prompt_version, subject, context_set_id, 1), "batch": True}
+    record = {**_record(request, provider, prompt_version, subject, session_id, 1), "batch": True}
     if isinstance(answer, ProviderError):
         LLMCall.objects.create(**record, outcome=LLMCall.Outcome.FAILED, error=str(answer)[:2000])
         raise GatewayError(f"{provider.name}: {answer}")
@@ -259,7 +258,7 @@ def record_batch_answer(
 
 
 def _record(
-    request: LLMRequest, provider: Provider, prompt_version: str, subject: str, context_set_id, attempt: int, run_id=None
+    request: LLMRequest, provider: Provider, prompt_version: str, subject: str, session_id, attempt: int, run_id=None
 ):
     """The fields of every LLMCall row of a request."""
     return dict(
@@ -269,7 +268,7 @@ def _record(
         model=provider.model,
         prompt_version=prompt_version,
         subject=subject,
-        context_set_id=context_set_id,
+        session_id=session_id,
         run_id=run_id,
     )
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from .anchors import Anchor, format_anchor
-from .modality import ProviderCapabilities, pdf_fallback, route_image
-from .tokens import estimate_tokens
-from .types import AttachmentManifest, Chunk, ContextEnvelope, ContextIndex, ContextIndexEntry, Source
+from llm_platform.ir.anchors import Anchor, format_anchor
+from llm_platform.ir.modality import ProviderCapabilities, pdf_fallback, route_image
+from llm_platform.ir.tokens import estimate_tokens
+from llm_platform.ir.types import AttachmentManifest, Chunk, ContextEnvelope, ContextIndex, ContextIndexEntry, Source
 
 # Rough cost of one image or one PDF page sent as a binary: Anthropic bills an
 # image at about width*height/750 tokens (1568 px max side -> ~1600), and a

@@ -19,14 +19,14 @@ from typing import Protocol
 
 from django.conf import settings
 
-from ..ir import build_envelope, capabilities_for, fit_to_budget
-from ..ir.types import Source
-from ..models import LLMCall
-from . import gateway
-from .base import LLMRequest, Provider
-from .output import Checked, json_path, parse_model_json
-from .prompts import load_schema, schema_validator, system_prompt
-from .task_envelope import task_text
+from llm_platform import gateway
+from llm_platform.base import LLMRequest, Provider
+from llm_platform.ir import build_envelope, capabilities_for, fit_to_budget
+from llm_platform.ir.types import Source
+from llm_platform.models import LLMCall
+from llm_platform.output import Checked, json_path, parse_model_json
+from llm_platform.prompts import load_schema, schema_validator, system_prompt
+from llm_platform.task_envelope import task_text
 
 REPAIR_ECHO_CHARS = 20_000  # how much of the invalid answer the repair note repeats
 REPAIR_MAX_ERRORS = 50
@@ -115,7 +115,7 @@ def run_model_task(
     *,
     check: Callable[[str], Checked] | None = None,
     subject: str = "",
-    context_set_id=None,
+    session_id=None,
     run_id=None,
     provider: Provider | None = None,
     on_call: Callable[[LLMCall], None] | None = None,
@@ -141,7 +141,7 @@ def run_model_task(
                 task_request(task, prompt, provider, repair_note),
                 prompt_version=version,
                 subject=subject,
-                context_set_id=context_set_id,
+                session_id=session_id,
                 run_id=run_id,
                 attempt=number,
                 provider=provider,

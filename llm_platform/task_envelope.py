@@ -1,6 +1,6 @@
 """The task section of an IR envelope for structured model tasks (the other apps' tasks).
 
-An envelope (context_app.ir) carries the evidence as ranked chunks; its task
+An envelope (llm_platform.ir) carries the evidence as ranked chunks; its task
 text names the task and carries the structured inputs as JSON, last:
 
     === TASK ===
@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..ir.render import OMITTED_MARKER, TASK_HEADER, TRUNCATED_MARKER
+from llm_platform.ir.render import OMITTED_MARKER, TASK_HEADER, TRUNCATED_MARKER
 
 INPUT_MARKER = "INPUT_JSON:"
 _TASK_LINE = re.compile(r"^TASK: *([A-Z_]+) *$", re.M)

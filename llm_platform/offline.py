@@ -16,8 +16,8 @@ import math
 import re
 from collections.abc import Callable
 
-from .base import LLMRequest, LLMResponse, ProviderError, TextSink
-from .task_envelope import task_name
+from llm_platform.base import LLMRequest, LLMResponse, ProviderError, TextSink
+from llm_platform.task_envelope import task_name
 
 Handler = Callable[[str], dict]  # the prompt's text → the answer's JSON value
 

@@ -1,4 +1,7 @@
-"""A database made before tenancy moved to workspaces keeps every row when it migrates.
+"""A database made before the strict stack keeps every row when it migrates.
+
+Tenancy moved to workspaces, and the model calls' ledger to llm_platform (recorded by
+session rather than by context set).
 
 The schema is rolled back to where main stood before the move (research_app 0005,
 context_app 0012, conversation_app 0002), filled through the historical models, and
@@ -14,7 +17,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-# Main's last migrations before the move; workspaces did not exist yet.
+# Main's last migrations before the moves; workspaces and llm_platform did not exist yet.
 MAIN_BEFORE_THE_MOVE = [
     ("research_app", "0005_research_run_model_calls"),
     ("context_app", "0012_job_leases"),
@@ -35,7 +38,7 @@ def latest():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_database_from_before_the_move_keeps_its_sessions_files_versions_runs_and_chat():
-    old = migrate(MAIN_BEFORE_THE_MOVE, unapplied=["workspaces"])
+    old = migrate(MAIN_BEFORE_THE_MOVE, unapplied=["workspaces", "llm_platform"])
     user = old.get_model("auth", "User").objects.create(username="ada")
     team = old.get_model("research_app", "Team").objects.create(name="Lab")
     team.members.add(user)
@@ -70,6 +73,9 @@ def test_a_database_from_before_the_move_keeps_its_sessions_files_versions_runs_
     run = old.get_model("research_app", "ResearchRun").objects.create(
         session=session, question="Why?", max_depth=1, max_children=1, max_nodes=1, token_budget=1000
     )
+    call = old.get_model("context_app", "LLMCall").objects.create(
+        context_set=context_set, task="per_file_digest", provider="offline", model="extractive", outcome="ok"
+    )
     conversation = old.get_model("conversation_app", "Conversation").objects.create(session=session)
     old.get_model("conversation_app", "ChatMessage").objects.create(
         conversation=conversation, role="user", content="Why do valves fail?", author=user
@@ -88,6 +94,7 @@ def test_a_database_from_before_the_move_keeps_its_sessions_files_versions_runs_
     assert list(new_set.files.values_list("filename", flat=True)) == ["valves.md"]
     assert new.get_model("context_app", "FileText").objects.get(pk=version.pk).text == "Valves fail."
     assert new.get_model("research_app", "ResearchRun").objects.get(pk=run.pk).session_id == session.pk
+    assert new.get_model("llm_platform", "LLMCall").objects.get(pk=call.pk).session_id == session.pk
     messages = new.get_model("conversation_app", "ChatMessage").objects.filter(conversation__session=new_session)
     assert list(messages.values_list("content", flat=True)) == ["Why do valves fail?"]
     # The content types (and the permissions and admin log tied to them) followed the models.

@@ -8,14 +8,21 @@ Typical use:
     body = to_anthropic(fitted, system=system, model=model, max_tokens=4096)
 """
 
-from .adapters import to_anthropic, to_gemini, to_openai, to_provider
-from .anchors import Anchor, anchor_to_sourceref, format_anchor, parse_anchor, sourceref_to_anchor
-from .budget import envelope_cost, extractive_summary, fit_to_budget, stage_costs
-from .envelope import build_envelope, build_index
-from .modality import ProviderCapabilities, capabilities_for, pdf_fallback, route_image, route_pdf, route_webpage
-from .render import render_text
-from .tokens import TokenCounter, estimate_tokens, provider_token_counter
-from .types import (
+from llm_platform.ir.adapters import to_anthropic, to_gemini, to_openai, to_provider
+from llm_platform.ir.anchors import Anchor, anchor_to_sourceref, format_anchor, parse_anchor, sourceref_to_anchor
+from llm_platform.ir.budget import envelope_cost, extractive_summary, fit_to_budget, stage_costs
+from llm_platform.ir.envelope import build_envelope, build_index
+from llm_platform.ir.modality import (
+    ProviderCapabilities,
+    capabilities_for,
+    pdf_fallback,
+    route_image,
+    route_pdf,
+    route_webpage,
+)
+from llm_platform.ir.render import render_text
+from llm_platform.ir.tokens import TokenCounter, estimate_tokens, provider_token_counter
+from llm_platform.ir.types import (
     AttachmentManifest,
     BudgetCut,
     BudgetState,

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LLMPlatformConfig(AppConfig):
+    name = "llm_platform"
+    verbose_name = "Model calls"
