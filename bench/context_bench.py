@@ -128,7 +128,7 @@ def scenario_calls() -> list[dict]:
 
 def tree_levels(filenames: list[str], fanout: int) -> int:
     """Task B calls on one file's path to the root: one per level of the aggregate tree."""
-    from context_app.pipeline import _buckets
+    from context_app.pipeline.aggregate import _buckets
 
     entries, levels = [{"manifest": [{"filename": name}]} for name in filenames], 1
     while len(entries) > fanout:

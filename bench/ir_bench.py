@@ -8,7 +8,16 @@ and writes bench/results/ir.json.
 
 import harness  # noqa: I001  (puts the project on the path)
 
-from llm_platform.ir import # noqa: E402     ProviderCapabilities, build_envelope, estimate_tokens, fit_to_budget, render_text, sources_from_spans, stage_costs, to_anthropic
+from llm_platform.ir import (  # noqa: E402
+    ProviderCapabilities,
+    build_envelope,
+    estimate_tokens,
+    fit_to_budget,
+    render_text,
+    sources_from_spans,
+    stage_costs,
+    to_anthropic,
+)
 
 SOURCES = 10
 SPANS_PER_SOURCE = 20

@@ -220,7 +220,7 @@ def minimum_task_b(files: int, fanout: int = 8) -> int:
 def tree_levels(filenames: list[str]) -> int:
     from django.conf import settings
 
-    from context_app.pipeline import _buckets
+    from context_app.pipeline.aggregate import _buckets
 
     fanout = settings.GROUNDWORK_AGGREGATE_FANOUT
     entries, levels = [{"manifest": [{"filename": name}]} for name in sorted(filenames)], 1

@@ -14,6 +14,10 @@ class ContextAppConfig(AppConfig):
         from .digests import offline as digests
         from .models import ContextFile
 
+        # The pipeline's stages queue each other's jobs by task name (pipeline/jobs.py): every
+        # process that queues one (web, worker, a script) has the tasks registered.
+        from . import tasks  # noqa: F401
+
         for task in (generate.PER_FILE_DIGEST, generate.AGGREGATE_DIGEST):
             offline.register(task.name, getattr(digests, task.recorded_as))
         # Every way a file goes (delete_file, or its session's cascade) marks its versions deleted first.

@@ -12,9 +12,9 @@ from django.db import IntegrityError, transaction
 from llm_platform.gateway import get_provider
 from llm_platform.models import LLMCall
 
-from .digests.generate import PER_FILE_DIGEST, GeneratedDigest
+from .digests.generate import PER_FILE_DIGEST, GeneratedDigest, prompt_version
 from .digests.relabel import digest_hash, relabel_digest
-from .extraction import sha256_hex
+from .extraction import CHUNKING_VERSION, sha256_hex
 from .models import ContextFile, DigestCacheEntry, DigestCacheHit, StoredDigest
 
 
@@ -114,3 +114,7 @@ def store_digest(
     except IntegrityError:
         pass
     return stored
+
+
+def file_cache_key(file: ContextFile) -> str:
+    return digest_cache_key(file.extracted_text_hash, CHUNKING_VERSION, prompt_version())

@@ -92,7 +92,9 @@ class ContextFile(models.Model):
     error = models.JSONField(null=True, blank=True)
     parsing_started_at = models.DateTimeField(null=True, blank=True)
     # Parsing, its Task A queued in this provider batch: not stuck while the batch runs (up to 24 h).
-    llm_batch = models.ForeignKey("llm_platform.LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
+    llm_batch = models.ForeignKey(
+        "llm_platform.LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files"
+    )
     # The lease on the file's job (extraction or Task A) while it is `parsing` (see
     # context_app/leases.py): empty owner = queued, no worker holds it yet.
     lease_owner = models.CharField(max_length=200, blank=True)
@@ -236,6 +238,7 @@ class DigestCacheHit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} cache hit for {self.subject}"
+
 
 class LibraryRecord(models.Model):
     """A page (PDF) or section of an extracted file, as the team's library search sees it."""

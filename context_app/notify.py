@@ -7,6 +7,7 @@ from django.conf import settings
 from workspaces import live, shared_redis
 
 from .models import ContextSet
+from .pipeline import jobs
 from .selectors import manifest_of
 
 
@@ -45,9 +46,7 @@ def notify_context_changed_soon(context_set_id) -> None:
         ):
             # (Eager, as in some tests and benchmarks, a countdown would push at once: the
             # next push of the parse, at the latest the aggregate's, carries the change.)
-            from .tasks import push_context
-
-            push_context.apply_async((str(context_set_id),), countdown=interval)
+            jobs.enqueue_push(context_set_id, countdown=interval)
     except redis.RedisError:
         notify_context_changed(context_set_id)
 

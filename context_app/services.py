@@ -4,7 +4,7 @@ Every mutation runs in one transaction holding the set's row, bumps `revision`,
 records the diff for the banner, and after commit pushes `context.updated` and
 (when parsing is wanted) hands work to the worker. No model is called here, and
 no file is read: an upload stores the bytes and its file is `parsing` until the
-worker has extracted it (pipeline.extract_file).
+worker has extracted it (pipeline.extract.extract_file).
 """
 
 import hashlib
@@ -22,9 +22,12 @@ from django.utils import timezone
 from workspaces.errors import ApplicationError
 from workspaces.selectors import parse_uuid
 
-from . import library, pipeline, provenance
+from . import library, provenance
 from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
+from .pipeline import jobs
+from .pipeline.aggregate_state import refresh_aggregate_state
+from .pipeline.dispatch import after_change
 from .selectors import manifest_of
 
 logger = logging.getLogger(__name__)
@@ -126,9 +129,9 @@ def request_parse(context_set: ContextSet, *, expected_revision: int | None = No
         context_set.parse_requested = True
         context_set.save(update_fields=["parse_requested", "updated_at"])
         # A failed aggregate over usable files becomes stale again: Parse now is its retry.
-        pipeline.refresh_aggregate_state(context_set)
+        refresh_aggregate_state(context_set)
         # Parse now also re-queues the jobs no worker holds (their message may be lost).
-        transaction.on_commit(lambda: pipeline.enqueue_parse(context_set.id, requeue_unheld=True))
+        transaction.on_commit(lambda: jobs.enqueue_parse(context_set.id, requeue_unheld=True))
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
@@ -148,7 +151,7 @@ def set_options(
         for name, value in options.items():
             setattr(context_set, name, value)
         context_set.save(update_fields=[*options, "updated_at"])
-        transaction.on_commit(lambda: pipeline.after_change(context_set.id))
+        transaction.on_commit(lambda: after_change(context_set.id))
         return MutationResult(context_set=context_set, manifest=manifest_of(context_set))
 
 
@@ -296,9 +299,9 @@ def _defer_extraction(file: ContextFile) -> None:
     if file.pk:
         # The current text version stays until the worker has extracted the new bytes:
         # the same text keeps its version (citations of it stay `current`), another text
-        # supersedes it, a failed extraction too (pipeline.apply_extraction / mark_extraction_failed).
+        # supersedes it, a failed extraction too (pipeline.extract: apply_extraction / mark_extraction_failed).
         library.forget_file(file.pk)
-    transaction.on_commit(lambda: pipeline.enqueue_extraction(file.id, file.content_hash))
+    transaction.on_commit(lambda: jobs.enqueue_extraction(file.id, file.content_hash))
 
 
 def _diff_item(file: ContextFile, change: Change) -> dict:
@@ -310,8 +313,8 @@ def _commit_mutation(context_set: ContextSet, diff: list[dict]) -> MutationResul
     context_set.revision += 1
     context_set.last_diff = _banner_counts(since_parse, context_set.revision)
     context_set.save()
-    pipeline.refresh_aggregate_state(context_set)
-    transaction.on_commit(lambda: pipeline.after_change(context_set.id))
+    refresh_aggregate_state(context_set)
+    transaction.on_commit(lambda: after_change(context_set.id))
     return MutationResult(context_set=context_set, manifest=manifest_of(context_set), diff=diff)
 
 

@@ -1,4 +1,7 @@
-"""Celery entry points: load ids, call one pipeline function. All safe to run twice (acks_late)."""
+"""Celery entry points: load ids, call one pipeline stage. All safe to run twice (acks_late).
+
+The top of context_app: the stages queue each other's jobs by name (pipeline/jobs.py).
+"""
 
 import logging
 import threading
@@ -10,7 +13,8 @@ from django.db import OperationalError
 
 from llm_platform.gateway import get_provider
 
-from . import batch_ingest, leases, notify, pipeline
+from . import batch_ingest, leases, notify
+from .pipeline import aggregate, digest, dispatch, extract, failures, jobs, recovery
 
 logger = logging.getLogger(__name__)
 
@@ -19,33 +23,33 @@ logger = logging.getLogger(__name__)
 RETRY_ON_DB_LOCK = dict(autoretry_for=(OperationalError,), max_retries=5, retry_backoff=2, retry_jitter=True)
 
 
-@shared_task(name="context.parse_context_set", **RETRY_ON_DB_LOCK)
+@shared_task(name=jobs.PARSE_CONTEXT_SET, **RETRY_ON_DB_LOCK)
 def parse_context_set(context_set_id: str, requeue_unheld: bool = False) -> None:
-    pipeline.dispatch_parse(context_set_id, requeue_unheld)
+    dispatch.dispatch_parse(context_set_id, requeue_unheld)
 
 
-@shared_task(name="context.extract_file", **RETRY_ON_DB_LOCK)
+@shared_task(name=jobs.EXTRACT_FILE, **RETRY_ON_DB_LOCK)
 def extract_file(file_id: str, content_hash: str) -> None:
-    pipeline.extract_file(file_id, content_hash)
+    extract.extract_file(file_id, content_hash)
 
 
-@shared_task(name="context.digest_file", **RETRY_ON_DB_LOCK)
+@shared_task(name=jobs.DIGEST_FILE, **RETRY_ON_DB_LOCK)
 def digest_file(file_id: str, extracted_text_hash: str) -> None:
-    pipeline.digest_file(file_id, extracted_text_hash)
+    digest.digest_file(file_id, extracted_text_hash)
 
 
-@shared_task(name="context.build_aggregate", **RETRY_ON_DB_LOCK)
+@shared_task(name=jobs.BUILD_AGGREGATE, **RETRY_ON_DB_LOCK)
 def build_aggregate(context_set_id: str) -> None:
-    pipeline.build_aggregate(context_set_id)
+    aggregate.build_aggregate(context_set_id)
 
 
-@shared_task(name="context.poll_llm_batches")
+@shared_task(name=jobs.POLL_LLM_BATCHES)
 def poll_llm_batches() -> None:
     """Celery beat: take the answers of provider batches that have ended (batch_ingest)."""
     batch_ingest.poll_batches()
 
 
-@shared_task(name="context.push_context")
+@shared_task(name=jobs.PUSH_CONTEXT)
 def push_context(context_set_id: str) -> None:
     notify.push_scheduled(context_set_id)
 
@@ -68,12 +72,12 @@ def a_failed_job_ends_its_parsing(sender=None, args=None, exception=None, **_kwa
     """
     name = getattr(sender, "name", "")
     try:
-        if name == "context.digest_file":
-            pipeline.fail_file_job(args[0], exception, extracted_text_hash=args[1])
-        elif name == "context.extract_file":
-            pipeline.fail_file_job(args[0], exception, content_hash=args[1], extracted_text_hash="")
-        elif name == "context.build_aggregate":
-            pipeline.fail_aggregate_job(args[0], exception)
+        if name == jobs.DIGEST_FILE:
+            failures.fail_file_job(args[0], exception, extracted_text_hash=args[1])
+        elif name == jobs.EXTRACT_FILE:
+            failures.fail_file_job(args[0], exception, content_hash=args[1], extracted_text_hash="")
+        elif name == jobs.BUILD_AGGREGATE:
+            failures.fail_aggregate_job(args[0], exception)
     except Exception:  # noqa: BLE001 - the lease, renewed no more, expires and the job is re-queued
         logger.exception("the failure of %s%r was not recorded; its lease will expire", name, tuple(args or ()))
 
@@ -93,9 +97,9 @@ def recover_after_restart(sender=None, **_kwargs) -> None:
     """
     if getattr(sender, "hostname", None):
         leases.set_node_name(sender.hostname)
-    pipeline.recover_and_requeue(queued=True, worker_starting=True)
+    recovery.recover_and_requeue(queued=True, worker_starting=True)
     every = settings.GROUNDWORK_LEASE_SWEEP_SECONDS
     if every > 0:
-        sweep = threading.Thread(target=pipeline.sweep_expired_leases_forever, args=(every,), daemon=True)
+        sweep = threading.Thread(target=recovery.sweep_expired_leases_forever, args=(every,), daemon=True)
         sweep.name = "lease-sweep"
         sweep.start()

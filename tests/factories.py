@@ -25,15 +25,15 @@ def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05, message
 
 
 def extract_uploads() -> int:
-    """What the worker does after an upload (pipeline.extract_file), here and now, for every file
+    """What the worker does after an upload (extract_stage.extract_file), here and now, for every file
     awaiting it: for tests that run no worker (an upload answers before any extraction)."""
-    from context_app import pipeline
     from context_app.models import ContextFile, DigestStatus
+    from context_app.pipeline import extract as extract_stage
 
     pending = ContextFile.objects.filter(digest_status=DigestStatus.PARSING, extracted_text_hash="")
     rows = list(pending.values_list("id", "content_hash"))
     for file_id, content_hash in rows:
-        pipeline.extract_file(file_id, content_hash)
+        extract_stage.extract_file(file_id, content_hash)
     # A worker running meanwhile (a session-wide test worker) may hold a file's job lease
     # first: extract_file then returns at once, and that worker writes and indexes it.
     ids = [file_id for file_id, _hash in rows]

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from context_app import pipeline, services
+from context_app import services
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from context_app.pipeline import aggregate as aggregate_stage
 from llm_platform.models import LLMCall
 from research_app.services import create_session
 from tests.factories import make_member
@@ -30,7 +31,7 @@ def tree_of(names: list[str], fanout: int = FANOUT) -> list[list[list[str]]]:
     entries = [{"manifest": [{"filename": name}]} for name in names]
     levels = []
     while len(entries) > fanout:
-        buckets = pipeline._buckets(entries, fanout)
+        buckets = aggregate_stage._buckets(entries, fanout)
         entries = [{"manifest": [item for entry in bucket for item in entry["manifest"]]} for bucket in buckets]
         levels.append([[item["filename"] for item in entry["manifest"]] for entry in entries])
     levels.append([[item["filename"] for entry in entries for item in entry["manifest"]]])

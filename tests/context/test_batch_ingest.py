@@ -1,11 +1,13 @@
 """Batch ingest: a large parse's Task A through the Message Batches API (the real SDK, a fake API on loopback,
 a real Redis and Celery worker), polled by the beat task, its answers validated and cached like a call's."""
 
-
 import pytest
 
-from context_app import batch_ingest, pipeline
+from context_app import batch_submit
 from context_app.models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus
+from context_app.pipeline import dispatch as dispatch_stage
+from context_app.pipeline import jobs
+from context_app.pipeline import recovery as recovery_stage
 from context_app.tasks import poll_llm_batches
 from llm_platform.models import LLMBatch, LLMCall
 from llm_platform.output_schema import sent_schema
@@ -91,21 +93,23 @@ def queued_in_a_batch(api: ContextApi, model: str) -> ContextSet:
     batch = LLMBatch.objects.create(
         session_id=sid, provider="anthropic", model=model, provider_batch_id=f"msgbatch_{model}"
     )
-    ContextFile.objects.update(digest_status=DigestStatus.PARSING, lease_owner="", lease_expires_at=None, llm_batch=batch)
+    ContextFile.objects.update(
+        digest_status=DigestStatus.PARSING, lease_owner="", lease_expires_at=None, llm_batch=batch
+    )
     return context_set
 
 
 def test_files_queued_in_a_running_batch_are_not_taken_for_unheld(api):
     context_set = queued_in_a_batch(api, "claude-test-model")
-    assert pipeline.recover_unheld_jobs(queued=True) == set()  # a batch answers within 24 h
+    assert recovery_stage.recover_unheld_jobs(queued=True) == set()  # a batch answers within 24 h
     LLMBatch.objects.update(status=LLMBatch.Status.ENDED)  # ended without taking them: unheld after all
-    assert pipeline.recover_unheld_jobs(queued=True) == {context_set.pk}
+    assert recovery_stage.recover_unheld_jobs(queued=True) == {context_set.pk}
 
 
 def test_a_batch_of_another_model_is_ended_untaken_and_its_files_requeued(api, fake_anthropic, monkeypatch):
     context_set = queued_in_a_batch(api, "an-older-model")
     requeued = []
-    monkeypatch.setattr(pipeline, "enqueue_parse", requeued.append)
+    monkeypatch.setattr(jobs, "enqueue_parse", requeued.append)
     poll_llm_batches.apply()
     assert LLMBatch.objects.get().status == "ended"
     assert [r["path"] for r in fake_anthropic.requests] == []  # not even asked: its answers are not used
@@ -114,7 +118,7 @@ def test_a_batch_of_another_model_is_ended_untaken_and_its_files_requeued(api, f
 
 
 def test_a_parse_larger_than_a_batch_is_sent_as_several(api, fake_anthropic, monkeypatch):
-    monkeypatch.setattr(batch_ingest, "MAX_BATCH_REQUESTS", 2)
+    monkeypatch.setattr(batch_submit, "MAX_BATCH_REQUESTS", 2)
     sid = uploaded(api, batch_ingest=True)
     api.parse(sid)
     wait_until(lambda: LLMBatch.objects.count() == 2, message="two batches")
@@ -132,11 +136,11 @@ def test_a_batch_set_claims_nothing_while_a_file_is_still_being_extracted(api, f
     text_hash = extracting.get().extracted_text_hash
     extracting.update(digest_status=DigestStatus.PARSING, extracted_text_hash="")  # as if still in the worker
 
-    pipeline.dispatch_parse(context_set.pk)
+    dispatch_stage.dispatch_parse(context_set.pk)
     assert fake_anthropic.batch_requests() == [] and fake_anthropic.message_requests() == []
     assert set(ContextFile.objects.values_list("digest_status", flat=True)) == {"stale", "parsing"}
 
     extracting.update(digest_status=DigestStatus.STALE, extracted_text_hash=text_hash)  # its extraction ends
-    pipeline.dispatch_parse(context_set.pk)
+    dispatch_stage.dispatch_parse(context_set.pk)
     [submitted] = fake_anthropic.batch_requests()
     assert len(submitted["body"]["requests"]) == 3  # the whole parse, not the two extracted first

@@ -10,8 +10,11 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from context_app import leases, pipeline
+from context_app import leases
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from context_app.pipeline import aggregate as aggregate_stage
+from context_app.pipeline import digest as digest_stage
+from context_app.pipeline import recovery as recovery_stage
 from tests import session_worker
 from tests.factories import ContextApi, make_member, wait_until
 
@@ -53,7 +56,7 @@ def test_a_digest_job_failing_on_a_locked_database_ends_its_file_in_error(api, e
     def locked(**_kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(pipeline, "generate_file_digest", locked)
+    monkeypatch.setattr(digest_stage, "generate_file_digest", locked)
     sid = api.create_session()
     api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
     api.parse(sid)
@@ -69,7 +72,7 @@ def test_an_aggregate_job_failing_on_an_unexpected_error_ends_in_error(api, eage
     def broken(*_args, **_kwargs):
         raise RuntimeError("a bug in Task B")
 
-    monkeypatch.setattr(pipeline, "aggregate_tree", broken)
+    monkeypatch.setattr(aggregate_stage, "aggregate_tree", broken)
     sid = api.create_session()
     api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
     api.parse(sid)
@@ -96,9 +99,9 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
         # The renewer thread may still sleep a third of an earlier, longer lease first.
         wait_until(lambda: ContextFile.objects.get().lease_expires_at > taken, timeout=30, message="a renewal")
         assert not leases.take(leases.FILE_JOB, file.pk), "a second delivery finds it held"
-        assert pipeline.recover_unheld_jobs(queued=True) == set(), "held by a live process: not re-queued"
+        assert recovery_stage.recover_unheld_jobs(queued=True) == set(), "held by a live process: not re-queued"
 
-    assert pipeline.recover_unheld_jobs() == {file.context_set_id}, "ended while parsing: re-queued at once"
+    assert recovery_stage.recover_unheld_jobs() == {file.context_set_id}, "ended while parsing: re-queued at once"
     assert ContextFile.objects.get().digest_status == DigestStatus.STALE
 
 
@@ -111,7 +114,7 @@ def test_a_queued_file_is_re_queued_only_once_it_has_waited_a_lease(api, setting
     queued = ContextFile.objects.filter(pk=file.pk)
     # Claimed a moment ago, no worker has taken it yet: its message is on its way.
     queued.update(digest_status=DigestStatus.PARSING, lease_owner="", parsing_started_at=timezone.now())
-    assert pipeline.recover_unheld_jobs(queued=True) == set()
+    assert recovery_stage.recover_unheld_jobs(queued=True) == set()
     # Claimed longer than a lease ago and still not taken: its message was lost.
     queued.update(parsing_started_at=timezone.now() - timedelta(seconds=31))
-    assert pipeline.recover_unheld_jobs(queued=True) == {file.context_set_id}
+    assert recovery_stage.recover_unheld_jobs(queued=True) == {file.context_set_id}

@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from context_app import pipeline, services
+from context_app import services
 from context_app.digests.validation import ref_key
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from context_app.pipeline import aggregate as aggregate_stage
+from context_app.pipeline import digest as digest_stage
+from context_app.pipeline import recovery as recovery_stage
 from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 
@@ -33,7 +36,7 @@ def test_a_digest_job_for_replaced_content_is_dropped(api, eager, monkeypatch):
     old_hash = file.extracted_text_hash
     ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)
 
-    real_generate = pipeline.generate_file_digest
+    real_generate = digest_stage.generate_file_digest
 
     def replace_while_the_model_runs(**kwargs):
         generated = real_generate(**kwargs)
@@ -42,13 +45,13 @@ def test_a_digest_job_for_replaced_content_is_dropped(api, eager, monkeypatch):
         )
         return generated
 
-    monkeypatch.setattr(pipeline, "generate_file_digest", replace_while_the_model_runs)
-    pipeline.digest_file(file.pk, old_hash)
+    monkeypatch.setattr(digest_stage, "generate_file_digest", replace_while_the_model_runs)
+    digest_stage.digest_file(file.pk, old_hash)
     file.refresh_from_db()
     assert file.extracted_text_hash != old_hash
     assert file.digest_status == DigestStatus.STALE and file.digest is None, "the stale result must not be shown"
 
-    pipeline.digest_file(file.pk, old_hash)  # a redelivered copy of the old job
+    digest_stage.digest_file(file.pk, old_hash)  # a redelivered copy of the old job
     assert model_calls(sid, "per_file_digest") == 1
 
 
@@ -56,7 +59,7 @@ def test_a_digest_job_for_replaced_content_is_dropped(api, eager, monkeypatch):
 def test_an_aggregate_built_from_old_inputs_is_dropped(api, eager, monkeypatch):
     sid = api.create_session()
     api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022.", "b.txt": b"Site B used 19 MWh in 2022."})
-    real_tree = pipeline.aggregate_tree
+    real_tree = aggregate_stage.aggregate_tree
     built_from: list[list[str]] = []
 
     def delete_while_building(context_set, files):
@@ -66,7 +69,7 @@ def test_an_aggregate_built_from_old_inputs_is_dropped(api, eager, monkeypatch):
             services.delete_file(context_set_of(sid), ContextFile.objects.get(filename="b.txt").pk)
         return digest
 
-    monkeypatch.setattr(pipeline, "aggregate_tree", delete_while_building)
+    monkeypatch.setattr(aggregate_stage, "aggregate_tree", delete_while_building)
     services.request_parse(context_set_of(sid))
     context_set = context_set_of(sid)
     assert built_from == [["a.txt", "b.txt"], ["a.txt"]], "the stale build is redone from current inputs"
@@ -87,18 +90,18 @@ def test_a_file_finishing_while_the_aggregate_fails_still_gets_its_aggregate(api
     # Worker 2 finishes alpha's digest right after worker 1 wrote its "no usable context" aggregate;
     # alpha's own scheduling step runs last.
     deferred = []
-    monkeypatch.setattr(pipeline, "after_file_digest", lambda *args: deferred.append(args))
-    real_write = pipeline._write_aggregate
+    monkeypatch.setattr(digest_stage, "after_file_digest", lambda *args: deferred.append(args))
+    real_write = aggregate_stage._write_aggregate
 
     def write_then_let_alpha_finish(*args):
         status = real_write(*args)
-        pipeline.digest_file(alpha.pk, alpha.extracted_text_hash)
+        digest_stage.digest_file(alpha.pk, alpha.extracted_text_hash)
         return status
 
-    monkeypatch.setattr(pipeline, "_write_aggregate", write_then_let_alpha_finish)
-    pipeline.build_aggregate(context_set_of(sid).pk)
+    monkeypatch.setattr(aggregate_stage, "_write_aggregate", write_then_let_alpha_finish)
+    aggregate_stage.build_aggregate(context_set_of(sid).pk)
     monkeypatch.undo()
-    pipeline.after_file_digest(*deferred.pop())
+    digest_stage.after_file_digest(*deferred.pop())
 
     context_set = context_set_of(sid)
     assert context_set.aggregate_digest_status == DigestStatus.READY
@@ -116,7 +119,7 @@ def test_files_left_parsing_by_a_dead_worker_are_recovered(api):
         digest_status=DigestStatus.PARSING, lease_owner="gone@elsewhere#b00t#4242", lease_expires_at=expired
     )
     context_set_of(sid).__class__.objects.update(parse_requested=True)
-    assert pipeline.recover_unheld_jobs() == {context_set_of(sid).pk}
+    assert recovery_stage.recover_unheld_jobs() == {context_set_of(sid).pk}
     api.parse(sid)
     manifest = api.settle(sid)
     assert manifest["files"][0]["digest_status"] == "ready"

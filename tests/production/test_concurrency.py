@@ -18,10 +18,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 from rest_framework.test import APIClient
 
-from context_app import pipeline
-from context_app import tasks as context_tasks
 from context_app.claims import claim
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from context_app.pipeline import dispatch as dispatch_stage
+from context_app.pipeline import jobs
 from research_app.models import ResearchRun
 from tests.factories import ContextApi, make_member
 from workspaces.models import IdempotencyRecord, ResearchSession
@@ -132,12 +132,12 @@ def test_parse_dispatched_side_by_side_sends_each_file_once(api, monkeypatch):
 
     def record(*args):
         with lock:
-            sent.append(args)
+            sent.append(tuple(str(arg) for arg in args))
 
-    monkeypatch.setattr(context_tasks.digest_file, "delay", record)
-    monkeypatch.setattr(context_tasks.build_aggregate, "delay", record)
+    monkeypatch.setattr(jobs, "enqueue_digest", record)
+    monkeypatch.setattr(jobs, "enqueue_aggregate", record)
 
-    side_by_side(lambda index: pipeline.dispatch_parse(context_set.pk))
+    side_by_side(lambda index: dispatch_stage.dispatch_parse(context_set.pk))
 
     files = dict(ContextFile.objects.filter(context_set=context_set).values_list("id", "extracted_text_hash"))
     assert sorted(sent) == sorted((str(pk), text_hash) for pk, text_hash in files.items()), "each file once"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from context_app import pipeline
 from context_app.models import ContextFile, FileText
+from context_app.pipeline import jobs
 from tests.factories import ContextApi, make_member, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
@@ -104,7 +104,7 @@ def test_replace_and_delete_manage_their_objects(api, s3_server, s3_bucket):
 def test_a_missing_object_gives_the_file_an_error_status(api, s3_server, s3_bucket, monkeypatch):
     # The worker would extract at once; hold the job back until the object is gone.
     held = []
-    monkeypatch.setattr(pipeline, "enqueue_extraction", lambda file_id, content_hash: held.append(file_id))
+    monkeypatch.setattr(jobs, "enqueue_extraction", lambda file_id, content_hash: held.append(file_id))
     sid = api.create_session()
     assert api.upload(sid, {"pressure.txt": LARGE}).status_code == 201
     fid = api.file_id(sid, "pressure.txt")

@@ -1,0 +1,91 @@
+"""Jobs left `parsing` that no live worker holds go back to the queue (job leases: context_app/leases.py)."""
+
+import logging
+import time
+from datetime import timedelta
+
+from django.db import connections
+from django.db.models import Q
+from django.utils import timezone
+
+from llm_platform.models import LLMBatch
+
+from .. import leases
+from ..claims import claim
+from ..models import DigestStatus
+from . import jobs
+
+logger = logging.getLogger(__name__)
+
+
+def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_starting: bool = False) -> set:
+    """Jobs left `parsing` that no live worker holds go back to the queue; returns the sets touched.
+
+    Always those whose lease expired (its process died or stopped renewing it); when a
+    worker starts, also those its previous instance held (dead, see leases.py); with
+    `queued`, also those no worker has taken yet, whose message may have been lost with
+    a dead worker's prefetch or a Redis restart (a duplicate message finds the lease
+    taken and does nothing), once they were claimed more than a lease ago. The caller
+    enqueues a parse of each set touched.
+    """
+    now = timezone.now()
+    touched = set()
+    for job in (leases.FILE_JOB, leases.AGGREGATE_JOB):
+        unheld = Q(**{f"{job.owner}__gt": "", f"{job.expires}__lte": now})
+        if worker_starting:
+            unheld |= leases.held_by_predecessor(job)
+        if queued:
+            never_taken = Q(**{job.owner: ""})
+            if job.claimed_at:
+                # Not one claimed a moment ago: its message is on its way to a worker, and
+                # re-queuing it let two deliveries make the same model call (seen on PostgreSQL).
+                in_flight_since = now - timedelta(seconds=leases.lease_seconds())
+                claimed = job.claimed_at
+                never_taken &= Q(**{f"{claimed}__lt": in_flight_since}) | Q(**{f"{claimed}__isnull": True})
+            unheld |= never_taken
+        rows = job.model.objects.filter(unheld, **{job.status: DigestStatus.PARSING})
+        if job is leases.FILE_JOB:
+            # Queued in a provider batch: no worker holds it, the batch answers within 24 h (batch_ingest).
+            rows = rows.exclude(llm_batch__status=LLMBatch.Status.SUBMITTED)
+        if context_set_id is not None:
+            rows = rows.filter(**{"context_set_id" if job is leases.FILE_JOB else "pk": context_set_id})
+        file_columns = ["context_set_id", "content_hash", "extracted_text_hash"] if job is leases.FILE_JOB else []
+        for row in rows.values("pk", job.owner, job.expires, *file_columns):
+            # Conditional on the lease as read: a job that took it meanwhile keeps it.
+            lease_as_read = {job.owner: row[job.owner], job.expires: row[job.expires]}
+            as_read = job.model.objects.filter(pk=row["pk"], **lease_as_read)
+            back = {"field": job.status, "from_": DigestStatus.PARSING}
+            if job is leases.AGGREGATE_JOB:
+                # Re-claimed by schedule_aggregate_if_due once no file is parsing; it was wanted.
+                if claim(as_read, **back, to=DigestStatus.STALE, parse_requested=True):
+                    touched.add(row["pk"])
+            elif row["extracted_text_hash"]:
+                stopped = "the worker parsing it stopped"
+                if claim(as_read, **back, to=DigestStatus.STALE, parsing_started_at=None, requeued_because=stopped):
+                    touched.add(row["context_set_id"])
+            elif claim(as_read, **back, to=DigestStatus.PARSING, lease_owner="", lease_expires_at=None):
+                jobs.enqueue_extraction(row["pk"], row["content_hash"])  # not extracted yet: extraction again
+                touched.add(row["context_set_id"])
+    if touched:
+        logger.warning("re-queued jobs no worker held in %d context set(s)", len(touched))
+    return touched
+
+
+def recover_and_requeue(*, queued: bool = False, worker_starting: bool = False) -> set:
+    """recover_unheld_jobs over every set, and a parse of each set touched."""
+    touched = recover_unheld_jobs(queued=queued, worker_starting=worker_starting)
+    for context_set_id in touched:
+        jobs.enqueue_parse(context_set_id)
+    return touched
+
+
+def sweep_expired_leases_forever(every_seconds: float) -> None:
+    """A worker's background loop: jobs whose lease expired (a worker died and did not come back) re-queued."""
+    while True:
+        time.sleep(every_seconds)
+        try:
+            recover_and_requeue()
+        except Exception:  # noqa: BLE001 - the next sweep tries again
+            logger.warning("lease sweep failed", exc_info=True)
+        finally:
+            connections.close_all()
