@@ -1,0 +1,107 @@
+"""Which format a file is (content first, then extension) and a display name safe in a SourceRef."""
+
+import io
+import re
+import unicodedata
+import zipfile
+from pathlib import PurePosixPath
+from typing import BinaryIO
+
+from llm_platform.ir.modality import MIME_TYPES
+
+from .decoding import _wide_encoding
+
+FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json")
+
+EXTENSIONS = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".csv": "csv",
+    ".json": "json",
+    ".txt": "text",
+    ".text": "text",
+    ".log": "text",
+    ".rst": "text",
+}
+# Magic numbers of formats we recognise only to refuse them clearly.
+UNSUPPORTED_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"RIFF", "application/octet-stream"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"7z\xbc\xaf", "application/x-7z-compressed"),
+    (b"Rar!", "application/vnd.rar"),
+    (b"\xd0\xcf\x11\xe0", "application/msword"),
+    (b"\x7fELF", "application/x-executable"),
+    (b"MZ", "application/x-msdownload"),
+)
+
+
+def clean_filename(name: str) -> str:
+    """A display name safe inside a SourceRef (`<filename>::S4`)."""
+    base = re.split(r"[\\/]", name or "")[-1].strip()
+    if any(unicodedata.category(ch) == "Cc" for ch in base):
+        raise ValueError("filename contains control characters")
+    base = unicodedata.normalize("NFC", base).replace("::", "_")
+    if base in ("", ".", ".."):
+        raise ValueError("filename is empty")
+    if len(base) > 255:
+        suffix = PurePosixPath(base).suffix[:20]
+        base = base[: 255 - len(suffix)] + suffix
+    return base
+
+
+def detect_format(filename: str, data: bytes | BinaryIO, declared_mime: str | None = None) -> tuple[str, str]:
+    """(format or "unsupported", mime type), judged by content first, then by extension.
+
+    `data` is the bytes or a seekable file of them: an upload is judged from its first
+    bytes (and a ZIP's directory) without reading it into memory.
+    """
+    handle = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+    handle.seek(0)
+    head = handle.read(8192)
+    if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024]:
+        return "pdf", MIME_TYPES["pdf"]
+    if head.startswith(b"PK\x03\x04"):
+        if _zip_has(handle, "word/document.xml"):
+            return "docx", MIME_TYPES["docx"]
+        return "unsupported", "application/zip"
+    for magic, mime in UNSUPPORTED_MAGIC:
+        if head.startswith(magic):
+            return "unsupported", mime
+    suffix = PurePosixPath(filename.lower()).suffix
+    if not _looks_like_text(head):
+        return "unsupported", declared_mime if declared_mime and not declared_mime.startswith(
+            "text/"
+        ) else "application/octet-stream"
+    by_extension = EXTENSIONS.get(suffix)
+    if by_extension in ("pdf", "docx"):
+        by_extension = "text"  # a .pdf/.docx that is really text: treat it as the text it is
+    file_format = by_extension or _format_from_mime(declared_mime) or "text"
+    return file_format, MIME_TYPES[file_format]
+
+
+def _format_from_mime(mime: str | None) -> str | None:
+    for file_format, known in MIME_TYPES.items():
+        if mime and mime.split(";")[0].strip().lower() == known:
+            return file_format
+    return None
+
+
+def _zip_has(handle: BinaryIO, member: str) -> bool:
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            return member in archive.namelist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return False
+
+
+def _looks_like_text(data: bytes) -> bool:
+    sample = data[:8192]
+    return b"\x00" not in sample or _wide_encoding(sample) is not None

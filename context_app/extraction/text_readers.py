@@ -1,0 +1,120 @@
+"""Readers of decoded text: Markdown, CSV, JSON and plain text (HTML has html_reader)."""
+
+import csv
+import io
+import json
+import re
+
+from .blocks import Block, _paragraphs, _path
+from .decoding import normalise_text
+from .limits import ExtractionError, _Budget, _short
+
+CSV_ROWS_PER_SPAN = 40
+
+
+def _atx_heading(line: str) -> tuple[int, str] | None:
+    """`## Title ##` → (2, "Title"). By hand, not a regex: `^(#{1,6})\\s+(.*?)\\s*#*\\s*$`
+    backtracked cubically on a heading followed by thousands of spaces (7.5 KB took 34 s)."""
+    level = len(line) - len(line.lstrip("#"))
+    rest = line[level:]
+    if not 1 <= level <= 6 or not rest[:1].isspace():
+        return None
+    return level, rest.strip().rstrip("#").rstrip()  # without a closing run of #s
+
+
+def _is_setext_underline(line: str) -> bool:
+    stripped = line.rstrip()
+    return bool(stripped) and (set(stripped) == {"="} or set(stripped) == {"-"})
+
+
+def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
+    headings: list[tuple[int, str]] = []
+    blocks: list[Block] = []
+    lines = normalise_text(text).split("\n")
+    paragraph: list[str] = []
+
+    def flush():
+        if paragraph:
+            blocks.append(Block("\n".join(paragraph), _path(headings)))
+            paragraph.clear()
+
+    for index, line in enumerate(lines):
+        if index % 256 == 0:
+            budget.check_time()
+        atx = _atx_heading(line)
+        setext = index + 1 < len(lines) and line.strip() and not paragraph and _is_setext_underline(lines[index + 1])
+        if atx:
+            flush()
+            level, title = atx
+            headings = [h for h in headings if h[0] < level] + [(level, title)]
+            blocks.append(Block(line, _path(headings), new_section=True))
+        elif setext:
+            level = 1 if lines[index + 1].startswith("=") else 2
+            headings = [h for h in headings if h[0] < level] + [(level, line.strip())]
+            blocks.append(Block(line, _path(headings), new_section=True))
+        elif _is_setext_underline(line) and blocks and blocks[-1].new_section and not paragraph:
+            blocks[-1].text += "\n" + line  # the underline of a setext heading
+        elif not line.strip():
+            flush()
+        else:
+            paragraph.append(line)
+    flush()
+    return blocks
+
+
+def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    try:
+        rows = list(csv.reader(io.StringIO(text), dialect))
+    except csv.Error as exc:
+        raise ExtractionError("corrupt", f"CSV could not be read: {_short(exc)}") from None
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        return []
+    header, body = rows[0], rows[1:]
+    blocks = [Block(", ".join(header), "header", new_section=True)]
+    for first in range(0, len(body), CSV_ROWS_PER_SPAN):
+        budget.check_time()
+        chunk = body[first : first + CSV_ROWS_PER_SPAN]
+        lines = [
+            "; ".join(f"{header[i] if i < len(header) else f'column {i + 1}'}: {cell}" for i, cell in enumerate(row))
+            for row in chunk
+        ]
+        # +2: the header is row 1 and rows count from 1
+        locator = f"rows {first + 2}-{first + len(chunk) + 1}"
+        blocks.append(Block("\n".join(lines), locator, new_section=True))
+    return blocks
+
+
+def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ExtractionError("corrupt", f"invalid JSON: {_short(exc)}") from None
+    if isinstance(value, dict):
+        items = [
+            (f"$.{key}" if re.fullmatch(r"\w+", str(key)) else f"$[{json.dumps(key)}]", v) for key, v in value.items()
+        ]
+    elif isinstance(value, list):
+        items = [(f"$[{index}]", v) for index, v in enumerate(value)]
+    else:
+        items = [("$", value)]
+    blocks = []
+    for index, (path, item) in enumerate(items):
+        if index % 256 == 0:
+            budget.check_time()
+        try:
+            rendered = json.dumps(item, ensure_ascii=False, indent=2) if isinstance(item, dict | list) else str(item)
+        except RecursionError:
+            raise ExtractionError("too_large", "JSON is nested too deeply") from None
+        label = path.rsplit(".", 1)[-1] if path.startswith("$.") else path
+        blocks.append(Block(f"{label}: {rendered}", path, new_section=True))
+    return blocks
+
+
+def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
+    budget.check_time()
+    return [Block(paragraph, "") for paragraph in _paragraphs(normalise_text(text))]
