@@ -10,13 +10,12 @@ class ContextAppConfig(AppConfig):
 
         from llm_platform import offline
 
-        from .digests import generate
-        from .digests import offline as digests
-        from .models import ContextFile
-
         # The pipeline's stages queue each other's jobs by task name (pipeline/jobs.py): every
         # process that queues one (web, worker, a script) has the tasks registered.
         from . import tasks  # noqa: F401
+        from .digests import generate
+        from .digests import offline as digests
+        from .models import ContextFile
 
         for task in (generate.PER_FILE_DIGEST, generate.AGGREGATE_DIGEST):
             offline.register(task.name, getattr(digests, task.recorded_as))

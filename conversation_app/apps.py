@@ -10,6 +10,7 @@ class ConversationAppConfig(AppConfig):
         from llm_platform import offline
 
         from . import offline as chat
+        from . import tasks  # noqa: F401  (registered in every process: jobs are queued by name)
         from .artifacts import cited_source_versions
 
         offline.register("CHAT_TURN", chat.chat_turn)

@@ -29,10 +29,11 @@ from llm_platform.prompts import render_sheet, style_fragment
 from llm_platform.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun
 from workspaces.errors import ApplicationError
+from workspaces.jobs import queue_job
 from workspaces.models import ResearchSession
 from workspaces.selectors import parse_uuid
 
-from . import events
+from . import events, jobs
 from .artifacts import (
     evidence_sources,
     first_sourceref,
@@ -292,7 +293,7 @@ def supply_context(session: ResearchSession, user: AbstractBaseUser, request_id,
     if missing:
         return {"status": "partial", "request_id": str(request.pk), "missing": missing}
     events.push(session.pk, "conversation:context_resolved", request=request_json(request))
-    _enqueue("resume_turn", request.pk)
+    _enqueue(jobs.RESUME_TURN, request.pk)
     return {"status": "resolved", "request_id": str(request.pk), "user_message_id": str(request.message_id)}
 
 
@@ -382,11 +383,9 @@ def expire(request_id) -> None:
 
 
 def _schedule_sla(request: ContextRequest) -> None:
-    from . import tasks
-
     seconds = settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS
-    tasks.remind.apply_async((str(request.pk),), countdown=seconds / 2)
-    tasks.expire.apply_async((str(request.pk),), countdown=seconds)
+    queue_job(jobs.REMIND, str(request.pk), countdown=seconds / 2)
+    queue_job(jobs.EXPIRE, str(request.pk), countdown=seconds)
 
 
 def _release_queue(conversation: Conversation) -> None:
@@ -395,7 +394,7 @@ def _release_queue(conversation: Conversation) -> None:
         return
     queued = conversation.messages.filter(status=ChatMessage.Status.QUEUED).order_by("created_at").first()
     if queued is not None:
-        _enqueue("run_queued_turn", queued.pk)
+        _enqueue(jobs.RUN_QUEUED_TURN, queued.pk)
 
 
 def run_queued_turn(message_id) -> None:
@@ -406,10 +405,8 @@ def run_queued_turn(message_id) -> None:
         run_turn(ChatMessage.objects.select_related("conversation__session").get(pk=message_id), may_request=True)
 
 
-def _enqueue(step: str, object_id) -> None:
-    from . import tasks
-
-    transaction.on_commit(lambda: getattr(tasks, step).delay(str(object_id)))
+def _enqueue(job: str, object_id) -> None:
+    transaction.on_commit(lambda: queue_job(job, str(object_id)))
 
 
 # --- what a turn sees ----------------------------------------------------------------------

@@ -2,24 +2,24 @@
 
 from celery import shared_task
 
-from . import services
+from . import jobs, services
 
 
-@shared_task(name="conversation.resume_turn")
+@shared_task(name=jobs.RESUME_TURN)
 def resume_turn(request_id: str) -> None:
     services.resume_turn(request_id)
 
 
-@shared_task(name="conversation.run_queued_turn")
+@shared_task(name=jobs.RUN_QUEUED_TURN)
 def run_queued_turn(message_id: str) -> None:
     services.run_queued_turn(message_id)
 
 
-@shared_task(name="conversation.remind")
+@shared_task(name=jobs.REMIND)
 def remind(request_id: str) -> None:
     services.remind(request_id)
 
 
-@shared_task(name="conversation.expire")
+@shared_task(name=jobs.EXPIRE)
 def expire(request_id: str) -> None:
     services.expire(request_id)

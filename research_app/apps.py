@@ -9,7 +9,10 @@ class ResearchAppConfig(AppConfig):
         from context_app import provenance
         from llm_platform import offline
 
-        from . import receivers  # noqa: F401  (connects the context pipeline's signals)
+        from . import (
+            receivers,  # noqa: F401  (connects the context pipeline's signals)
+            tasks,  # noqa: F401  (registered in every process: jobs are queued by name)
+        )
         from .runs import model_tasks
         from .runs import offline as research
         from .selectors import cited_source_versions

@@ -14,7 +14,8 @@ from celery.signals import worker_ready
 from django.utils import timezone
 
 from .models import ResearchNode
-from .runs import engine, report
+from .runs import engine, jobs, recovery, report
+from .runs.ending import fail_run
 from .runs.events import RunStopped
 
 logger = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ def ends_the_run_on_error(what: str, run_of: Callable[[str], tuple[str | None, s
                 run_id, detail = run_of(object_id)
                 logger.exception("research step %s(%s) of run %s crashed", step.__name__, object_id, run_id)
                 if run_id is not None:
-                    engine.fail_run(run_id, f"internal error while {what}{detail}; the run was stopped")
+                    fail_run(run_id, f"internal error while {what}{detail}; the run was stopped")
 
         return guarded
 
@@ -52,25 +53,25 @@ def _node_crashed(node_id: str) -> tuple[str | None, str]:
     return node["run_id"], f" node {node['path']}"
 
 
-@shared_task(name="research.bind_run")
+@shared_task(name=jobs.BIND_RUN)
 @ends_the_run_on_error("binding the session's context")
 def bind_run(run_id: str) -> None:
     engine.bind_run(run_id)
 
 
-@shared_task(name="research.begin_exploration")
+@shared_task(name=jobs.BEGIN_EXPLORATION)
 @ends_the_run_on_error("starting the exploration")
 def begin_exploration(run_id: str) -> None:
     engine.begin_exploration(run_id)
 
 
-@shared_task(name="research.explore_node")
+@shared_task(name=jobs.EXPLORE_NODE)
 @ends_the_run_on_error("exploring", _node_crashed)
 def explore_node(node_id: str) -> None:
     engine.explore_node(node_id)
 
 
-@shared_task(name="research.write_report")
+@shared_task(name=jobs.WRITE_REPORT)
 @ends_the_run_on_error("writing the report")
 def write_report(run_id: str) -> None:
     report.write_report(run_id)
@@ -78,4 +79,4 @@ def write_report(run_id: str) -> None:
 
 @worker_ready.connect
 def resume_runs_after_restart(**_kwargs) -> None:
-    engine.recover_stuck_runs()
+    recovery.recover_stuck_runs()

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from workspaces.api.decorators import idempotent, with_body, with_session
 from workspaces.api.errors import error
 
-from ..runs import engine
+from ..runs import ending, engine, recovery
 from ..runs.events import serialize_run_summary
 from ..runs.report import report_json
 from .decorators import with_run
@@ -58,7 +58,7 @@ def run_report(request, run):
 @idempotent
 @with_run
 def run_cancel(request, run):
-    return Response(serialize_run(engine.cancel_run(run)))
+    return Response(serialize_run(ending.cancel_run(run)))
 
 
 @api_view(["POST"])
@@ -67,5 +67,5 @@ def run_cancel(request, run):
 def run_resume(request, run):
     if run.is_finished:
         return error(f"the run is {run.status}; start a new run instead", 409)
-    engine.resume_run(run.pk)
+    recovery.resume_run(run.pk)
     return Response(serialize_run(run), status=202)

@@ -8,31 +8,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from context_app import provenance
 from context_app import services as context_services
 from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.models import ContextFile, ContextSet, DigestStatus
 from llm_platform import grounding
-from llm_platform.ir import note_source
-from llm_platform.ir.types import Source
 from llm_platform.model_task import TaskFailed
 from workspaces.errors import ApplicationError
+from workspaces.jobs import queue_job
 from workspaces.models import ResearchSession
 from workspaces.services import team_cache_scope
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from . import model_tasks
+from . import jobs, model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
 from .events import RunStopped, announce, emit, ensure_status
+from .evidence import RESULT_TEXT_CHARS, cited_findings, evidence, result_json
 from .split import split_by_token_overlap
 
 logger = logging.getLogger(__name__)
@@ -42,7 +40,6 @@ NodeStatus = ResearchNode.Status
 Mode = NodeContextSlice.Mode
 
 MAX_QUERIES = 3
-RESULT_TEXT_CHARS = 3000
 
 
 # --- start ----------------------------------------------------------------------
@@ -76,14 +73,8 @@ def start_run(
         )
         emit(run.pk, "run_queued", question=question, limits=run_limits(limits or {}))
         announce(run.pk, "run.created")
-        transaction.on_commit(lambda: _enqueue("bind_run", run.pk))
+        transaction.on_commit(lambda: queue_job(jobs.BIND_RUN, run.pk))
     return run
-
-
-def _enqueue(step: str, object_id) -> None:
-    from .. import tasks
-
-    getattr(tasks, step).delay(str(object_id))
 
 
 # --- bind -----------------------------------------------------------------------
@@ -171,7 +162,7 @@ def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> No
 
 def context_settled_during_bind(session_id) -> None:
     for run_id in ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True):
-        _enqueue("begin_exploration", run_id)
+        queue_job(jobs.BEGIN_EXPLORATION, run_id)
 
 
 def begin_exploration(run_id) -> None:
@@ -208,7 +199,7 @@ def begin_exploration(run_id) -> None:
             selected_items=items,
             bundle_revision=bundle["revision"],
         )
-        transaction.on_commit(lambda: _enqueue("explore_node", root.pk))
+        transaction.on_commit(lambda: queue_job(jobs.EXPLORE_NODE, root.pk))
 
 
 # --- nodes ----------------------------------------------------------------------
@@ -239,7 +230,7 @@ def explore_node(node_id) -> None:
         # The run was cancelled or failed while this node ran (its nodes were cancelled with it),
         # or a resume handed the node to another worker: this one stops and stores nothing more.
         return
-    _report_when_done(run.pk)
+    report_when_done(run.pk)
 
 
 def _explore(node: ResearchNode, run: ResearchRun) -> None:
@@ -345,7 +336,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         ]
         _finish_node(node, NodeStatus.DECOMPOSED, ("node_decomposed", {"mode": mode, "children": told}))
         for child_node in created:
-            transaction.on_commit(lambda pk=child_node.pk: _enqueue("explore_node", pk))
+            transaction.on_commit(lambda pk=child_node.pk: queue_job(jobs.EXPLORE_NODE, pk))
 
 
 def _slice_of(node: ResearchNode, run: ResearchRun) -> NodeContextSlice:
@@ -405,75 +396,6 @@ def distinct_texts(results: Sequence[SearchResult], session_id) -> list[SearchRe
 
 def _text_key(text: str) -> str:
     return " ".join(text.split())
-
-
-def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
-    """A numbered result; a library one also carries its citation (version, span, source_url, origin session)."""
-    numbered = {
-        "n": n,
-        "provider": result.provider,
-        "document": result.doc_id,
-        "title": result.filename,
-        "location": result.location,
-        "page": result.page,
-        "section": result.section_path,
-        "url": result.url,
-        "sourceref": result.sourceref,
-        "file_id": result.file_id,
-        "score": round(result.relevance_score, 4),
-        "text": result.text[:RESULT_TEXT_CHARS],
-    }
-    if result.version:
-        origin = provenance.origin_json(result.origin_session_id, result.origin_session_title)
-        numbered.update(
-            provenance.citation(result.sourceref, result.version, result.span, origin=origin, shown_in=shown_in)
-        )
-    return numbered
-
-
-def result_label(result: dict) -> str:
-    """ "report.pdf, Page 3" (seed 002 citation style) or a web page's title."""
-    return result["title"] if result["url"] else f"{result['title']}, {result['location']}"
-
-
-def evidence_text(result: dict) -> str:
-    """What a numbered result shows the model (and what its evidence source's id hashes)."""
-    return result["text"] or result["title"]
-
-
-def evidence(results: Sequence[dict]) -> list[Source]:
-    """The numbered results as IR sources; one that repeats an earlier one's text merges into it (one source)."""
-    return [note_source(f"[{r['n']}] {result_label(r)}", evidence_text(r)) for r in results]
-
-
-def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[dict]:
-    """Findings with their citations to results that exist and support them (llm_platform.grounding);
-    a finding left citing none of them is dropped, and its marks of dropped citations go with them.
-
-    `source_links` are the citation objects of the library results it cites (web results have none).
-    """
-    by_number = {r["n"]: r for r in results}
-    kept = []
-    for finding in findings:
-        cited = {
-            n: by_number[n]["text"] or by_number[n]["title"]
-            for n in sorted(set(finding["citations"]))
-            if n in by_number
-        }
-        supported, _unsupported = grounding.supporting(finding["text"], cited)
-        if supported:
-            links = [citation_of(by_number[n]) for n in supported if by_number[n].get("source_url")]
-            text = grounding.keeping_marks(finding["text"], set(supported))
-            kept.append({"text": text, "citations": supported, "source_links": links})
-    return kept
-
-
-CITATION_FIELDS = ("sourceref", "version", "span", "source_url", "origin_session", "from_library")
-
-
-def citation_of(result: dict) -> dict:
-    """The citation object a library result carries."""
-    return {k: result[k] for k in CITATION_FIELDS if k in result}
 
 
 def _room_for_children(node: ResearchNode, run: ResearchRun) -> int:
@@ -569,7 +491,7 @@ def _finish_node(node: ResearchNode, status: str, then: tuple[str, dict] | None 
             emit(node.run_id, then[0], while_status=Status.RUNNING, node=node.path, **then[1])
 
 
-def _report_when_done(run_id) -> None:
+def report_when_done(run_id) -> None:
     """The last node to finish moves the run to its report (one UPDATE decides who is last)."""
     open_nodes = ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING])
     if claim(
@@ -578,100 +500,6 @@ def _report_when_done(run_id) -> None:
         to=Status.REPORTING,
     ):
         announce(run_id)
-        _enqueue("write_report", run_id)
+        queue_job(jobs.WRITE_REPORT, run_id)
 
 
-# --- cancel and resume -------------------------------------------------------------
-
-
-def cancel_run(run: ResearchRun) -> ResearchRun:
-    """Cancel an open run. Its steps under way stop before their next model call or stored result
-    (RunStopped); the session's files go on parsing (their digests are the session's)."""
-    with transaction.atomic():
-        if not claim(
-            ResearchRun.objects.filter(pk=run.pk),
-            not_from=ResearchRun.FINISHED,
-            to=Status.CANCELLED,
-            finished_at=timezone.now(),
-        ):
-            raise ApplicationError(f"the run is already {run.status}", 409)
-        _close_open_work(run.pk, Status.CANCELLED)
-        emit(run.pk, "run_cancelled")
-        announce(run.pk)
-    run.refresh_from_db()
-    return run
-
-
-def fail_run(run_id, reason: str, *, limit: str | None = None) -> bool:
-    """End an open run as failed: its reason stored and told (`run_failed`), its open nodes cancelled.
-
-    `limit` names the limit that stopped it before a call could pass it ("token_budget",
-    "spending_cap"), told in the event. A run already finished (completed, cancelled,
-    failed) is left as it is; returns whether this call ended it.
-    """
-    with transaction.atomic():
-        if not claim(
-            ResearchRun.objects.filter(pk=run_id),
-            not_from=ResearchRun.FINISHED,
-            to=Status.FAILED,
-            error=reason,
-            finished_at=timezone.now(),
-        ):
-            return False
-        _close_open_work(run_id, Status.FAILED)
-        emit(run_id, "run_failed", error=reason, **({"limit": limit} if limit else {}))
-        announce(run_id)
-    return True
-
-
-def _close_open_work(run_id, status: str) -> None:
-    """A run just ended: nodes not finished are cancelled (a worker still on one stops at its next
-    check), and a bind phase still `parsing` says how the run ended instead."""
-    ResearchNode.objects.filter(run_id=run_id, status__in=[NodeStatus.PENDING, NodeStatus.RUNNING]).update(
-        status=NodeStatus.CANCELLED, finished_at=timezone.now()
-    )
-    processing = ResearchRun.objects.values_list("context_processing", flat=True).get(pk=run_id)
-    if processing.get("status") == "parsing":
-        ResearchRun.objects.filter(pk=run_id).update(context_processing={**processing, "status": status})
-
-
-def resume_run(run_id) -> None:
-    """Re-deliver the step a dead worker left: nodes left running go back to pending."""
-    run = ResearchRun.objects.filter(pk=run_id).first()
-    if run is None or run.is_finished:
-        return
-    # The calls of the steps re-delivered take their token reservations anew (runs/model_tasks.py):
-    # a dead worker's would otherwise keep a part of the budget for good.
-    ResearchRun.objects.filter(pk=run_id).update(tokens_reserved=0)
-    if run.status == Status.QUEUED:
-        _enqueue("bind_run", run.pk)
-    elif run.status == Status.BINDING and _context_settled(run):
-        _enqueue("begin_exploration", run.pk)
-    elif run.status == Status.BINDING:
-        context_services.request_parse(ContextSet.objects.get(session_id=run.session_id))
-    elif run.status == Status.RUNNING:
-        ResearchNode.objects.filter(run=run, status=NodeStatus.RUNNING).update(status=NodeStatus.PENDING)
-        for node_id in ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).values_list("pk", flat=True):
-            _enqueue("explore_node", node_id)
-        _report_when_done(run.pk)
-    elif run.status == Status.REPORTING:
-        _enqueue("write_report", run.pk)
-
-
-def recover_stuck_runs() -> list:
-    """Runs whose nodes have been running longer than any task may live: their worker died; resume them."""
-    cutoff = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
-    stuck = ResearchNode.objects.filter(status=NodeStatus.RUNNING, started_at__lt=cutoff, run__status=Status.RUNNING)
-    run_ids = list(stuck.values_list("run_id", flat=True).distinct())
-    for run_id in run_ids:
-        resume_run(run_id)
-    return run_ids
-
-
-def _context_settled(run: ResearchRun) -> bool:
-    busy = [DigestStatus.STALE, DigestStatus.PARSING]
-    context_set = ContextSet.objects.get(session_id=run.session_id)
-    return (
-        context_set.aggregate_digest_status not in busy
-        and not context_set.files.filter(digest_status__in=busy).exists()
-    )

@@ -21,6 +21,7 @@ from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, TaskR
 from llm_platform.models import LLMCall
 
 from ..models import ResearchRun
+from .ending import fail_run
 from .events import RunStopped, ensure_status
 
 PROMPT_VERSION = "research-v1"
@@ -144,14 +145,12 @@ class TokenReservation:
 
 
 def _less_reserved(tokens: int):
-    # Never below 0: a resume clears the reservations of the calls it re-delivers (engine.resume_run).
+    # Never below 0: a resume clears the reservations of the calls it re-delivers (recovery.resume_run).
     return Greatest(F("tokens_reserved") - tokens, 0)
 
 
 def _stop(run_id, reason: str, limit: str, doing: str) -> None:
     """A limit stops the run before the call that could pass it: failed, with the reason and the limit."""
-    from .engine import fail_run  # the engine runs these tasks
-
     fail_run(run_id, reason, limit=limit)
     raise RunStopped(run_id, doing)
 

@@ -21,8 +21,9 @@ from llm_platform.model_task import TaskFailed
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks
 from .bundle import compact_items
-from .engine import citation_of, evidence, evidence_text, fail_run
+from .ending import fail_run
 from .events import RunStopped, announce, emit
+from .evidence import citation_of, evidence, evidence_text
 
 Status = ResearchRun.Status
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from llm_platform import grounding
-from research_app.runs.engine import cited_findings
+from research_app.runs.evidence import cited_findings
 from research_app.runs.report import checked_report
 from tests.factories import ContextApi, make_member
 from tests.research.test_research_runs import SURVEY, VALVES, finished, session_with_files, start

@@ -16,7 +16,7 @@ from llm_platform.models import LLMCall
 from llm_platform.task_envelope import read_task, task_name
 from research_app import tasks
 from research_app.models import ResearchNode, ResearchRun, RunEvent
-from research_app.runs import engine, model_tasks, report
+from research_app.runs import engine, model_tasks, recovery, report
 from research_app.runs.offline import node_sufficiency
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import text_of
@@ -54,24 +54,24 @@ class HeldSteps(list):
 def hold_steps(monkeypatch, *steps: str, workers_only: bool = False) -> HeldSteps:
     """Engine steps named here are recorded instead of sent to a worker: the worker that would run them is dead.
 
-    Every step is sent as its Celery task's `.delay(id)` (research_app.tasks); the named tasks' `delay`
-    records instead. With workers_only, steps sent by this test's own thread (a resume request) still go out.
+    Every step is queued through its Celery task's `apply_async` (research_app.tasks, by name); the named
+    tasks' `apply_async` records instead. With workers_only, steps sent by this test's own thread (a resume request) still go out.
     """
     held = HeldSteps()
     test_thread = threading.get_ident()
 
     def holding(step: str, send):
-        def delay(object_id):
+        def apply_async(args=None, kwargs=None, **options):
             if held.holding and not (workers_only and threading.get_ident() == test_thread):
-                held.append((step, str(object_id)))
+                held.append((step, str(args[0])))
             else:
-                return send(object_id)
+                return send(args, kwargs, **options)
 
-        return delay
+        return apply_async
 
     for step in steps:
         task = getattr(tasks, step)
-        monkeypatch.setattr(task, "delay", holding(step, task.delay))
+        monkeypatch.setattr(task, "apply_async", holding(step, task.apply_async))
     return held
 
 
@@ -447,8 +447,6 @@ def test_a_restarted_worker_resumes_nodes_whose_worker_died_long_ago(api, monkey
 
     from django.utils import timezone
 
-    from research_app.runs import engine
-
     sid = session_with_files(api, FILES)
     held = hold_steps(monkeypatch, "explore_node", workers_only=True)
     rid = start(api, sid, max_depth=0)
@@ -460,7 +458,7 @@ def test_a_restarted_worker_resumes_nodes_whose_worker_died_long_ago(api, monkey
     held.release()
 
     young = ResearchNode.objects.filter(status="running").exclude(pk=root.pk).count()
-    assert engine.recover_stuck_runs() == [root.run_id]
+    assert recovery.recover_stuck_runs() == [root.run_id]
     assert finished(api, rid)["status"] == "completed"
     assert ResearchNode.objects.filter(status="running").count() == young
-    assert engine.recover_stuck_runs() == []
+    assert recovery.recover_stuck_runs() == []
