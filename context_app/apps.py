@@ -24,6 +24,6 @@ class ContextAppConfig(AppConfig):
 
 
 def _mark_versions_deleted(sender, instance, **kwargs) -> None:
-    from .provenance import mark_deleted
+    from .provenance import mark_deleted  # apps.py loads before the models: no model import at its top
 
     mark_deleted([instance.pk])

@@ -50,7 +50,10 @@ class SpendingCapReached(GatewayError):
 
 def _build(name: str) -> Provider:
     """The provider `name` stands for: "offline", "anthropic", "openai", or the dotted path of a class
-    that is built without arguments (e.g. the tests' scripted provider)."""
+    that is built without arguments (e.g. the tests' scripted provider).
+
+    Each provider is imported only when it is the one configured: an SDK (anthropic, openai)
+    costs its import time and memory in every process only where it is used."""
     if name == "offline":
         from llm_platform.offline import OfflineProvider
 
