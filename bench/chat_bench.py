@@ -18,7 +18,7 @@ harness.setup_django()
 from bench.chat_quality import evaluate, labelled, session_files  # noqa: E402
 from context_app import services  # noqa: E402
 from conversation_app import offline  # noqa: E402
-from research_app.services import create_session
+from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
 
 THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)

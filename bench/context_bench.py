@@ -21,7 +21,7 @@ from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
 from context_app import services  # noqa: E402
 from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
 from llm_platform.models import LLMCall  # noqa: E402
-from research_app.services import create_session
+from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
 
 

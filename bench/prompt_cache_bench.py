@@ -29,7 +29,7 @@ from llm_platform.gateway import reset_providers  # noqa: E402
 from llm_platform.models import LLMCall  # noqa: E402
 from llm_platform.pricing import call_cost  # noqa: E402
 from research_app.runs import engine  # noqa: E402
-from research_app.services import create_session
+from research_app.services import create_session  # noqa: E402
 from tests.fake_anthropic import API_KEY, FakeAnthropic  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
 

@@ -31,7 +31,7 @@ from context_app import services  # noqa: E402
 from llm_platform.models import LLMCall  # noqa: E402
 from research_app.models import ResearchRun  # noqa: E402
 from research_app.runs import engine  # noqa: E402
-from research_app.services import create_session
+from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "library_corpus"

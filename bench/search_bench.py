@@ -24,7 +24,7 @@ from context_app import library, services  # noqa: E402
 from context_app.models import LibraryPosting, LibraryRecord  # noqa: E402
 from llm_platform.ir import estimate_tokens  # noqa: E402
 from research_app.search import ContextBuilder, LibrarySearch, SearchResult, deduplicate_results  # noqa: E402
-from research_app.services import create_session
+from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user, team_cache_scope  # noqa: E402
 
 QUERY = "How do I handle an exception and still run clean-up code?"

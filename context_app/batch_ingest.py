@@ -25,9 +25,9 @@ from django.utils import timezone
 from llm_platform import gateway, limiter
 from llm_platform.base import ProviderError
 from llm_platform.models import LLMBatch
+from workspaces.claims import claim
 
 from . import leases
-from .claims import claim
 from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
 from .models import ContextFile, ContextSet, DigestStatus, FileText
 from .notify import notify_context_changed

@@ -33,7 +33,8 @@ from django.db import connections, models
 from django.db.models import Q
 from django.utils import timezone
 
-from .claims import claim
+from workspaces.claims import claim
+
 from .models import ContextFile, ContextSet, DigestStatus
 
 logger = logging.getLogger(__name__)

@@ -1,99 +1,19 @@
-"""The cost ledger (SPEC §8 Usage): what a session's and a run's model calls cost, and what caching saved.
-
-Every figure is an aggregate over LLMCall rows (one GROUP BY query by task,
-provider, model and batch), priced per group with llm_platform.spending: the
-price is linear in tokens, so a group's cost is the sum of its rows' costs. The
-digest cache's savings are the DigestCacheHit rows of the session (one more
-query). A model the price table does not know is reported as unpriced, never as
-free. Money is Decimal, shown as a string in US dollars.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from decimal import Decimal
+"""A session's cost ledger (SPEC §8 Usage): its model calls (llm_platform.ledger) and what the
+digest cache saved it (its DigestCacheHit rows, one more query)."""
 
 from django.db.models import Sum
 
-from llm_platform.models import LLMCall
-from llm_platform.pricing import prompt_caching_saving
-from llm_platform.spending import TOKEN_KINDS, Tally, call_groups, money, spending_cap_json
+from llm_platform.ledger import session_ledger
+from llm_platform.spending import TOKEN_KINDS
 
 from .models import ContextSet, DigestCacheHit
 
-CURRENCY = "USD"
-
-
-@dataclass
-class TaskUsage:
-    """One task's line of the ledger: what its calls cost and what caching saved."""
-
-    spent: Tally = field(default_factory=Tally)
-    saved_by_digest_cache: Tally = field(default_factory=Tally)
-    saved_by_prompt_caching: Decimal = Decimal(0)
-
-    def as_json(self) -> dict:
-        return {
-            **self.spent.as_json(),
-            "saved": {
-                "digest_cache": self.saved_by_digest_cache.as_json(),
-                "prompt_caching": money(self.saved_by_prompt_caching),
-                "total": money(self.saved_by_digest_cache.cost + self.saved_by_prompt_caching),
-            },
-        }
-
-
-def _ledger(call_groups: Iterable[dict], hit_groups: Iterable[dict] = ()) -> dict:
-    """By task and in total: spent, saved by the digest cache and by prompt caching; by run when grouped so."""
-    by_task: dict[str, TaskUsage] = {}
-    by_run: dict[str, Tally] = {}
-    total = TaskUsage()
-    for group in call_groups:
-        line = by_task.setdefault(group["task"], TaskUsage())
-        for usage in (line, total):
-            usage.spent.add(group, batch=group["batch"])
-            saving = prompt_caching_saving(
-                group["provider"],
-                group["model"],
-                cache_read_input_tokens=group["cache_read_input_tokens"] or 0,
-                cache_creation_input_tokens=group["cache_creation_input_tokens"] or 0,
-                batch=group["batch"],
-            )
-            usage.saved_by_prompt_caching += saving or 0
-        if group.get("run_id") is not None:
-            by_run.setdefault(str(group["run_id"]), Tally()).add(group, batch=group["batch"])
-    for group in hit_groups:
-        line = by_task.setdefault(group["task"], TaskUsage())
-        for usage in (line, total):
-            usage.saved_by_digest_cache.add(group)
-    unpriced = total.spent.unpriced_models | total.saved_by_digest_cache.unpriced_models
-    return {
-        "currency": CURRENCY,
-        "total": total.as_json(),
-        "by_task": [{"task": task, **by_task[task].as_json()} for task in sorted(by_task)],
-        "by_run": [{"run_id": run_id, **tally.as_json()} for run_id, tally in by_run.items()],
-        "unpriced_models": sorted(unpriced),
-    }
-
 
 def session_usage(context_set: ContextSet) -> dict:
-    """A session's ledger: every call recorded for it, per task and per run (two queries)."""
-    calls = call_groups(LLMCall.objects.filter(session_id=context_set.session_id), "run_id")
     hits = (
         DigestCacheHit.objects.filter(context_set=context_set)
         .order_by()
         .values("task", "provider", "model")
         .annotate(calls=Sum("calls"), **{kind: Sum(kind) for kind in TOKEN_KINDS})
     )
-    return {
-        **_ledger(calls, hits),
-        "spending_cap": spending_cap_json(context_set.session),
-    }
-
-
-def run_usage(run_id) -> dict:
-    """A run's ledger: the calls recorded with its id (one query); a run has no digest-cache savings of its own."""
-    ledger = _ledger(call_groups(LLMCall.objects.filter(run_id=run_id)))
-    del ledger["by_run"]
-    return ledger
+    return session_ledger(context_set.session, hits)

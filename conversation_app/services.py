@@ -20,7 +20,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import provenance
-from context_app.claims import claim
 from context_app.models import ContextFile
 from llm_platform import grounding
 from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
@@ -28,6 +27,7 @@ from llm_platform.output import partial_string_field
 from llm_platform.prompts import render_sheet, style_fragment
 from llm_platform.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun
+from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 from workspaces.jobs import queue_job
 from workspaces.models import ResearchSession

@@ -9,9 +9,9 @@ from django.utils import timezone
 from llm_platform import limiter
 from llm_platform.gateway import SpendingCapReached
 from llm_platform.model_task import TaskFailed
+from workspaces.claims import claim
 
 from .. import digest_cache, leases, signals
-from ..claims import claim
 from ..digest_cache import file_cache_key
 from ..digests.generate import GeneratedDigest, generate_file_digest
 from ..models import ContextFile, ContextSet, DigestStatus, FileText, StoredDigest

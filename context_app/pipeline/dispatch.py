@@ -5,9 +5,10 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from workspaces.claims import claim
+
 from .. import signals
 from ..batch_submit import submit_if_due, waits_for_extraction
-from ..claims import claim
 from ..digest_cache import file_cache_key
 from ..models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus
 from ..notify import notify_context_changed

@@ -5,8 +5,9 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from workspaces.claims import claim
+
 from .. import leases
-from ..claims import claim
 from ..models import ContextFile, ContextSet, DigestStatus
 from ..notify import notify_context_changed
 from .aggregate_state import refresh_aggregate_state

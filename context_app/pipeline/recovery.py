@@ -9,9 +9,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from llm_platform.models import LLMBatch
+from workspaces.claims import claim
 
 from .. import leases
-from ..claims import claim
 from ..models import DigestStatus
 from . import jobs
 

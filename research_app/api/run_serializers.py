@@ -2,7 +2,7 @@
 
 from django.urls import reverse
 
-from context_app.usage import run_usage
+from llm_platform.ledger import run_usage
 from workspaces.api.bodies import AsSent, Body, Text
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun

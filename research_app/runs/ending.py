@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from context_app.claims import claim
+from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 
 from ..models import ResearchNode, ResearchRun

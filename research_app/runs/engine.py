@@ -15,11 +15,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import services as context_services
-from context_app.claims import claim
 from context_app.digests.items import digest_items
 from context_app.models import ContextFile, ContextSet, DigestStatus
 from llm_platform import grounding
 from llm_platform.model_task import TaskFailed
+from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 from workspaces.jobs import queue_job
 from workspaces.models import ResearchSession

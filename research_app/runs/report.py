@@ -13,10 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import provenance
-from context_app.claims import claim
 from context_app.digests.items import digest_items
 from llm_platform import grounding
 from llm_platform.model_task import TaskFailed
+from workspaces.claims import claim
 
 from ..models import ResearchNode, ResearchRun
 from . import model_tasks

@@ -2,10 +2,10 @@
 
 import pytest
 
-from context_app.claims import claim
 from research_app.models import ResearchRun
 from research_app.services import create_session
 from tests.factories import make_member
+from workspaces.claims import claim
 
 pytestmark = pytest.mark.django_db
 

@@ -230,7 +230,7 @@ def test_a_run_snapshot_includes_the_ledger_of_its_own_calls(api, priced, django
     assert usage["total"]["cache_read_input_tokens"] == 4_000
     assert {line["task"] for line in usage["by_task"]} == {"node_queries", "node_findings", "report"}
 
-    from context_app.usage import run_usage
+    from llm_platform.ledger import run_usage
 
     with django_assert_num_queries(1):
         run_usage(run.pk)
@@ -285,7 +285,6 @@ def request_of(prompt_words: int, max_tokens: int) -> LLMRequest:
 
 def test_calls_in_parallel_cannot_pass_the_spending_cap_together(api, priced):
     sid = api.create_session()
-    context_set = ContextSet.objects.get(session_id=sid)
     request = request_of(100, 1_000)  # sonnet: at most ~$0.0154 each
     most = call_cost(
         "anthropic", "claude-sonnet-4-5", input_tokens=spending.prompt_tokens(request), output_tokens=1_000

@@ -18,12 +18,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 from rest_framework.test import APIClient
 
-from context_app.claims import claim
 from context_app.models import ContextFile, ContextSet, DigestStatus
 from context_app.pipeline import dispatch as dispatch_stage
 from context_app.pipeline import jobs
 from research_app.models import ResearchRun
 from tests.factories import ContextApi, make_member
+from workspaces.claims import claim
 from workspaces.models import IdempotencyRecord, ResearchSession
 
 pytestmark = pytest.mark.django_db(transaction=True)
