@@ -18,17 +18,14 @@ citations register a function listing the versions they cite (`register_citer`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from django.urls import reverse
 from django.utils import timezone
 
+from llm_platform.sourcerefs import split_ref
+
 from .models import ContextFile, ContextSet, FileText
-
-# "<filename>::S<n>", optionally followed by "::<hint>" (seed 000 source_ref).
-SOURCEREF = re.compile(r"^(?P<filename>(?:[^:\n]|:(?!:))+?)::(?P<span>S[1-9][0-9]*)(?:::.*)?$")
-
 
 # --- versions ----------------------------------------------------------------------
 
@@ -88,8 +85,8 @@ def aggregate_versions(context_set: ContextSet) -> dict[str, str]:
 
 def parse_sourceref(sourceref: str) -> tuple[str, str] | None:
     """("valve.pdf", "S4") from "valve.pdf::S4" (or "valve.pdf::S4::hint"); None for anything else."""
-    match = SOURCEREF.match(sourceref or "") if isinstance(sourceref, str) else None
-    return (match["filename"], match["span"]) if match else None
+    parts = split_ref(sourceref)
+    return (parts[0], parts[1]) if parts else None
 
 
 def source_url(version, span: str) -> str:

@@ -24,13 +24,13 @@ from context_app.digests.items import digest_items, item_line
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
+from llm_platform.sourcerefs import split_ref
 from llm_platform.terms import split_sentences
 from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
 
 from .models import ChatMessage, ContextRequest, ContextSupply
 
-SOURCEREF = re.compile(r"^(?P<filename>.+)::(?P<span>S[0-9]+)$")
 SOURCEREFS_IN_TEXT = re.compile(r"[^\s(,]+::S[0-9]+")
 
 
@@ -134,16 +134,17 @@ def held_text(anchor: str, session: ResearchSession, artifacts: list[Artifact]) 
     for artifact in artifacts:
         if artifact.key == anchor and artifact.text:
             return artifact.text
-    match = SOURCEREF.match(anchor or "")
-    if match is None:
+    parts = split_ref(anchor)
+    if parts is None:
         return None
+    filename, span_id, _hint = parts
     text = (
         FileText.objects.current()
-        .filter(file__context_set__session=session, file__filename=match["filename"])
+        .filter(file__context_set__session=session, file__filename=filename)
         .values_list("spans", flat=True)
         .first()
     )
-    return next((s["text"] for s in text or [] if s["span_id"] == match["span"]), None)
+    return next((s["text"] for s in text or [] if s["span_id"] == span_id), None)
 
 
 def source_versions(session: ResearchSession) -> dict[str, str]:

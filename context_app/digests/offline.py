@@ -25,11 +25,12 @@ source is copied from the inputs.
 import re
 from collections.abc import Iterable
 
+from llm_platform.sourcerefs import split_ref
 from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
 
 from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
-from .validation import SCHEMA_VERSION, split_ref
+from .validation import SCHEMA_VERSION
 
 GENERATOR = "offline-extractive"
 MAX_FACTS = 40

@@ -10,7 +10,7 @@ import copy
 import hashlib
 import json
 
-from .validation import split_ref
+from llm_platform.sourcerefs import split_ref
 
 
 def digest_hash(digest: dict) -> str:

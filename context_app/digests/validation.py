@@ -11,40 +11,24 @@ stored digest says what was taken out.
 """
 
 import json
-import re
 from collections.abc import Callable, Iterator
 
 from jsonschema import Draft202012Validator
 
 from llm_platform.output import Checked, json_path, parse_model_json
 from llm_platform.prompts import schema_validator
+from llm_platform.sourcerefs import ref_key, split_ref
 
 SCHEMA_VERSION = "context_digest.v1.4.1"
 
 KINDS = ("fact", "analysis", "case", "definition", "constraint", "lead", "conflict")
 RELIABILITIES = ("high", "medium", "low")
 
-# "<filename>::<span_id>[::<hint>]". A filename never contains "::" (uploads replace
-# it) but may contain single colons, even a trailing one ("notes:" → "notes:::S1").
-SOURCE_REF = re.compile(r"(?P<file>(?:[^:\n]|:(?!:))+:?)::(?P<span>S[1-9][0-9]*)(?:::(?P<hint>[^\n]*))?")
-
 # Returns what is wrong with a SourceRef, or None when it is acceptable here.
 RefCheck = Callable[[object], str | None]
 
 
 # --- SourceRefs ------------------------------------------------------------------
-
-
-def split_ref(ref: object) -> tuple[str, str, str | None] | None:
-    """(filename, span_id, hint or None) of a SourceRef, or None when it is not one."""
-    match = SOURCE_REF.fullmatch(ref) if isinstance(ref, str) else None
-    return (match["file"], match["span"], match["hint"]) if match else None
-
-
-def ref_key(ref: object) -> str | None:
-    """`file::S4` of a SourceRef (the hint dropped), or None when it is not one."""
-    parts = split_ref(ref)
-    return f"{parts[0]}::{parts[1]}" if parts else None
 
 
 def sources_of(digest: dict) -> set[str]:

@@ -16,13 +16,14 @@ from context_app.digests.envelopes import (
 )
 from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, aggregate_digest, per_file_digest
 from context_app.digests.relabel import digest_hash, relabel_digest
-from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, ref_key, sources_of
+from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, sources_of
 from llm_platform import prompts
 from llm_platform.base import LLMResponse, ProviderError
 from llm_platform.model_task import TaskFailed
 from llm_platform.models import LLMCall
 from llm_platform.offline import OfflineProvider
 from llm_platform.output import parse_model_json
+from llm_platform.sourcerefs import ref_key
 
 KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from context_app.digests.validation import ref_key
 from context_app.models import StoredDigest
 from llm_platform.models import LLMCall
+from llm_platform.sourcerefs import ref_key
 from tests.factories import ContextApi, make_member, model_calls
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]

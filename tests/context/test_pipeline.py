@@ -8,12 +8,12 @@ import pytest
 from django.utils import timezone
 
 from context_app import services
-from context_app.digests.validation import ref_key
 from context_app.models import ContextFile, ContextSet, DigestStatus
 from context_app.pipeline import aggregate as aggregate_stage
 from context_app.pipeline import digest as digest_stage
 from context_app.pipeline import recovery as recovery_stage
 from llm_platform.models import LLMCall
+from llm_platform.sourcerefs import ref_key
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -54,8 +54,9 @@ class HeldSteps(list):
 def hold_steps(monkeypatch, *steps: str, workers_only: bool = False) -> HeldSteps:
     """Engine steps named here are recorded instead of sent to a worker: the worker that would run them is dead.
 
-    Every step is queued through its Celery task's `apply_async` (research_app.tasks, by name); the named
-    tasks' `apply_async` records instead. With workers_only, steps sent by this test's own thread (a resume request) still go out.
+    Every step is queued through its Celery task's `apply_async` (research_app.tasks, by name); the
+    named tasks' `apply_async` records instead. With workers_only, steps sent by this test's own
+    thread (a resume request) still go out.
     """
     held = HeldSteps()
     test_thread = threading.get_ident()

@@ -1,0 +1,24 @@
+"""The SourceRef grammar (seed 000 source_ref): `<filename>::S<n>`, optionally `::<hint>`.
+
+The one definition every check, parser and the browser use. A filename never contains
+"::" (uploads replace it) but may contain single colons, even a trailing one
+("notes:" → "notes:::S1"). Spans are numbered from S1.
+"""
+
+import re
+
+FILENAME = r"(?:[^:\n]|:(?!:))+:?"
+SPAN = r"S[1-9][0-9]*"
+SOURCE_REF = re.compile(rf"(?P<file>{FILENAME})::(?P<span>{SPAN})(?:::(?P<hint>[^\n]*))?")
+
+
+def split_ref(ref: object) -> tuple[str, str, str | None] | None:
+    """(filename, span_id, hint or None) of a SourceRef, or None when it is not one."""
+    match = SOURCE_REF.fullmatch(ref) if isinstance(ref, str) else None
+    return (match["file"], match["span"], match["hint"]) if match else None
+
+
+def ref_key(ref: object) -> str | None:
+    """`file::S4` of a SourceRef (the hint dropped), or None when it is not one."""
+    parts = split_ref(ref)
+    return f"{parts[0]}::{parts[1]}" if parts else None
