@@ -9,6 +9,8 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
+from workspaces.claims import allow_moves
+
 
 class DigestStatus(models.TextChoices):
     READY = "ready"
@@ -277,3 +279,22 @@ class LibraryPosting(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["scope", "term"], name="library_posting_term")]
+
+
+# The moves a file's digest and a set's aggregate may make (SPEC §2.3–2.5); every write of
+# either status is a claim() or a move() that checks them (workspaces/claims.py).
+S = DigestStatus
+FILE_DIGEST_MOVES = {
+    S.STALE: {S.PARSING},  # claimed for Task A; a new upload waits for its extraction
+    S.PARSING: {S.READY, S.ERROR, S.STALE},  # a job's outcome (stale: its worker stopped, or no cached digest)
+    S.READY: {S.STALE, S.PARSING},  # its digest was made under another prompt or model; new bytes
+    S.ERROR: {S.STALE, S.PARSING},  # Retry; new bytes
+}
+AGGREGATE_MOVES = {
+    S.READY: {S.STALE, S.ERROR},  # the files changed; every file failed
+    S.STALE: {S.PARSING, S.READY, S.ERROR},  # claimed for Task B; the files are back to what it was built from
+    S.PARSING: {S.READY, S.STALE, S.ERROR},  # a job's outcome
+    S.ERROR: {S.PARSING, S.READY, S.STALE},  # Parse now; the files changed
+}
+allow_moves(ContextFile, "digest_status", FILE_DIGEST_MOVES)
+allow_moves(ContextSet, "aggregate_digest_status", AGGREGATE_MOVES)

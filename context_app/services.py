@@ -19,6 +19,7 @@ from django.core.files.base import File
 from django.db import transaction
 from django.utils import timezone
 
+from workspaces.claims import move
 from workspaces.errors import ApplicationError
 from workspaces.selectors import parse_uuid
 
@@ -113,7 +114,7 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
             )
         retried.error = None
         if retried.is_extracted:
-            retried.digest_status = DigestStatus.STALE
+            move(retried, "digest_status", DigestStatus.STALE)
         else:
             _defer_extraction(retried)
         retried.save()
@@ -288,7 +289,7 @@ def _defer_extraction(file: ContextFile) -> None:
     """The file waits for the worker (status `parsing`, no text hash yet); no request extracts."""
     file.error = None
     file.extracted_text_hash = ""
-    file.digest_status = DigestStatus.PARSING
+    move(file, "digest_status", DigestStatus.PARSING)
     file.parsing_started_at = timezone.now()
     file.digest = None
     file.digest_hash = ""

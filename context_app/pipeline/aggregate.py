@@ -17,6 +17,7 @@ from redis.exceptions import LockError
 from llm_platform import limiter
 from llm_platform.model_task import TaskFailed
 from workspaces import shared_redis
+from workspaces.claims import move
 
 from .. import digest_cache, leases, provenance
 from ..digests.generate import generate_aggregate_digest, prompt_version
@@ -80,12 +81,12 @@ def _write_aggregate(
             return None
         if current_inputs_hash(context_set) != inputs_hash:
             logger.info("dropped aggregate of %s: files changed while it was built", context_set_id)
-            context_set.aggregate_digest_status = DigestStatus.STALE
+            move(context_set, "aggregate_digest_status", DigestStatus.STALE)
         elif stored is not None:
             context_set.aggregate_digest = stored
             context_set.aggregate_inputs_hash = inputs_hash
             context_set.aggregate_error = None
-            context_set.aggregate_digest_status = DigestStatus.PARSING  # refresh decides ready vs stale
+            move(context_set, "aggregate_digest_status", DigestStatus.PARSING)  # refresh decides ready vs stale
             # Its SourceRefs cite the texts of its inputs, as current now (the inputs hash was just checked).
             inputs = {f.filename for f in aggregate_inputs(context_set)}
             versions = provenance.current_versions(context_set_id)
@@ -101,9 +102,9 @@ def _write_aggregate(
             )
             refresh_aggregate_state(context_set)
             if context_set.aggregate_digest_status == DigestStatus.PARSING:
-                context_set.aggregate_digest_status = DigestStatus.STALE
+                move(context_set, "aggregate_digest_status", DigestStatus.STALE)
         else:
-            context_set.aggregate_digest_status = DigestStatus.ERROR
+            move(context_set, "aggregate_digest_status", DigestStatus.ERROR)
             context_set.aggregate_error = error or {"message": "no usable context: every file failed to parse"}
         context_set.save(update_fields=["aggregate_digest_status", "aggregate_error"])
         return context_set.aggregate_digest_status

@@ -2,6 +2,8 @@
 
 import json
 
+from workspaces.claims import move
+
 from ..digests.generate import prompt_version
 from ..extraction import sha256_hex
 from ..models import ContextFile, ContextSet, DigestStatus
@@ -50,14 +52,14 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
         context_set.aggregate_digest = None
         context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
-        context_set.aggregate_digest_status = DigestStatus.READY
+        move(context_set, "aggregate_digest_status", DigestStatus.READY)
         context_set.aggregate_revision = context_set.revision
         context_set.aggregate_error = None
     elif statuses == {DigestStatus.ERROR}:
         context_set.aggregate_digest = None
         context_set.aggregate_versions = {}
         context_set.aggregate_inputs_hash = ""
-        context_set.aggregate_digest_status = DigestStatus.ERROR
+        move(context_set, "aggregate_digest_status", DigestStatus.ERROR)
         context_set.aggregate_error = {"message": "no usable context: every file failed to parse"}
     else:
         # Runs in the write transaction of every file's digest: the inputs hash is read
@@ -68,9 +70,9 @@ def refresh_aggregate_state(context_set: ContextSet) -> None:
             and context_set.aggregate_digest_id is not None
             and context_set.aggregate_inputs_hash == current_inputs_hash(context_set)
         ):
-            context_set.aggregate_digest_status = DigestStatus.READY
+            move(context_set, "aggregate_digest_status", DigestStatus.READY)
             context_set.aggregate_revision = context_set.revision
             context_set.aggregate_error = None
         elif context_set.aggregate_digest_status != DigestStatus.PARSING:
-            context_set.aggregate_digest_status = DigestStatus.STALE
+            move(context_set, "aggregate_digest_status", DigestStatus.STALE)
     context_set.save(update_fields=fields)

@@ -69,16 +69,21 @@ def restale_outdated_digests(context_set_id) -> int:
         return 0
     with transaction.atomic():
         locked = ContextSet.objects.select_for_update().get(pk=context_set_id)
-        count = ContextFile.objects.filter(pk__in=outdated, digest_status=DigestStatus.READY).update(
-            digest_status=DigestStatus.STALE,
+        moved = claim(
+            ContextFile.objects.filter(pk__in=outdated),
+            field="digest_status",
+            from_=DigestStatus.READY,
+            to=DigestStatus.STALE,
             digest=None,
             digest_hash="",
             updated_at=timezone.now(),
             requeued_because="its digest was made under another prompt or model",
         )
         refresh_aggregate_state(locked)
-    logger.info("%s digests of %s were made under another prompt or model: stale again", count, context_set_id)
-    return count
+    if not moved:
+        return 0
+    logger.info("%s digests of %s were made under another prompt or model: stale again", len(outdated), context_set_id)
+    return len(outdated)
 
 
 def _stale_extracted(context_set_id):
@@ -97,8 +102,11 @@ def _claim_stale_files(context_set_id) -> list[tuple]:
     with transaction.atomic():
         claimed = list(_stale_extracted(context_set_id).select_for_update().values_list("id", "extracted_text_hash"))
         if claimed:
-            ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed], digest_status=DigestStatus.STALE).update(
-                digest_status=DigestStatus.PARSING,
+            claim(
+                ContextFile.objects.filter(pk__in=[pk for pk, _hash in claimed]),
+                field="digest_status",
+                from_=DigestStatus.STALE,
+                to=DigestStatus.PARSING,
                 parsing_started_at=now,
                 updated_at=now,
                 llm_batch=None,

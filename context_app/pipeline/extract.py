@@ -4,6 +4,8 @@ import logging
 
 from django.db import transaction
 
+from workspaces.claims import move
+
 from .. import digest_cache, leases, library, provenance
 from ..digest_cache import file_cache_key
 from ..digests.generate import prompt_version
@@ -17,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 
 def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
-    file.digest_status = DigestStatus.ERROR
+    move(file, "digest_status", DigestStatus.ERROR)
     file.error = {"code": exc.code, "message": exc.message, "stage": "extraction"}
     if file.pk:
         library.forget_file(file.pk)
@@ -52,7 +54,7 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText
         spans_hash=document.spans_hash,
     )
     if same_text and file.prompt_version == prompt_version():
-        file.digest_status = DigestStatus.READY
+        move(file, "digest_status", DigestStatus.READY)
         return version
     attach_cached_digest_or_mark_stale(file)
     return version
@@ -61,14 +63,14 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText
 def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
     cached = digest_cache.cached_file_digest(file, file_cache_key(file))
     if cached is None:
-        file.digest_status = DigestStatus.STALE
+        move(file, "digest_status", DigestStatus.STALE)
         file.digest = None
         file.digest_hash = ""
         return
     file.digest = cached
     file.digest_hash = cached.digest_hash
     file.prompt_version = cached.prompt_version
-    file.digest_status = DigestStatus.READY
+    move(file, "digest_status", DigestStatus.READY)
 
 
 def read_blob(file: ContextFile) -> bytes:

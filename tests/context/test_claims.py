@@ -1,4 +1,4 @@
-"""context_app.claims.claim: one conditional UPDATE, True only for the caller that moved the row."""
+"""workspaces.claims.claim: one conditional UPDATE that moves the row for one caller only, within the table of moves."""
 
 import pytest
 
@@ -42,3 +42,41 @@ def test_from_or_not_from_exactly_one(run):
         claim(ResearchRun.objects.all(), to=Status.RUNNING)
     with pytest.raises(TypeError):
         claim(ResearchRun.objects.all(), from_=Status.QUEUED, not_from=ResearchRun.FINISHED, to=Status.RUNNING)
+
+
+def test_a_file_or_aggregate_status_moves_only_as_its_table_allows():
+    """context_app.models lists the moves of a file's digest and a set's aggregate; a claim or a
+    move() outside them is refused before anything is written."""
+    from context_app.models import ContextFile, ContextSet, DigestStatus
+    from tests.factories import ContextApi
+    from workspaces.claims import NotAMove, move
+
+    api = ContextApi(make_member()[0])
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"notes.md": b"# Notes\n\nValves were replaced in 2022.\n"})
+    file = ContextFile.objects.get(context_set__session_id=sid)
+    assert file.digest_status == DigestStatus.STALE
+    with pytest.raises(NotAMove, match="ContextFile.digest_status may not move from 'stale' to 'ready'"):
+        claim(ContextFile.objects.filter(pk=file.pk), field="digest_status", from_=DigestStatus.STALE, to="ready")
+    with pytest.raises(NotAMove):
+        move(file, "digest_status", DigestStatus.ERROR)  # a stale file is claimed (parsing) before it can fail
+    assert ContextFile.objects.get(pk=file.pk).digest_status == DigestStatus.STALE, "nothing written"
+    move(file, "digest_status", DigestStatus.PARSING)
+    context_set = ContextSet.objects.get(session_id=sid)
+    context_set.aggregate_digest_status = DigestStatus.READY
+    with pytest.raises(NotAMove):
+        move(context_set, "aggregate_digest_status", DigestStatus.PARSING)  # ready: stale first, then claimed
+    ContextSet.objects.filter(pk=context_set.pk).update(aggregate_digest_status=DigestStatus.STALE)
+    assert claim(  # from stale or error: both moves are listed
+        ContextSet.objects.filter(pk=context_set.pk),
+        field="aggregate_digest_status",
+        not_from=[DigestStatus.READY, DigestStatus.PARSING],
+        to=DigestStatus.PARSING,
+    )
+    with pytest.raises(NotAMove):  # "not from parsing" includes ready, which may not move to parsing
+        claim(
+            ContextSet.objects.filter(pk=context_set.pk),
+            field="aggregate_digest_status",
+            not_from=[DigestStatus.PARSING],
+            to=DigestStatus.PARSING,
+        )

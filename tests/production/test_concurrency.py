@@ -2,7 +2,7 @@
 
 Run by both parts of `make test`; the one that matters for production is the
 PostgreSQL part, where row locks (select_for_update), conditional UPDATE claims
-(context_app/claims.py) and unique-key inserts (research_app/idempotency.py)
+(workspaces/claims.py) and unique-key inserts (workspaces/idempotency.py)
 really run side by side. SQLite serialises writers, so there they are only
 ordered. Every test asserts: no lost update, no double claim, no deadlock (a
 thread that hangs or raises fails the test).
