@@ -7,10 +7,7 @@ class ConversationAppConfig(AppConfig):
 
     def ready(self) -> None:
         from context_app import provenance
-        from llm_platform import offline
 
-        from . import offline as chat
         from .artifacts import cited_source_versions
 
-        offline.register("CHAT_TURN", chat.chat_turn)
         provenance.register_citer(cited_source_versions)

@@ -3,8 +3,8 @@
 A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
-conversation_app's AppConfig.ready() registers `chat_turn` with the offline
-provider (llm_platform.offline.register).
+CHAT_TURN (services.py) names `chat_turn` as its `offline_handler`, which registers
+it with the offline provider (llm_platform.offline).
 
 The evidence chunks are the library's best passages of the session's files for the
 question and the session's artifacts (artifacts.py), each titled with its key in

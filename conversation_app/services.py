@@ -54,7 +54,9 @@ MAX_SUPPLY_CHARS = 20_000
 SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 
 # The task section is the rendered prompt sheet (prompts/sheets/chat_turn.txt), not fixed words.
-CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v2")
+CHAT_TURN = ModelTask(
+    "CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v2", offline_handler="conversation_app.offline.chat_turn"
+)
 
 
 # --- messages ------------------------------------------------------------------------
@@ -206,9 +208,7 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         request = ContextRequest.objects.create(
             conversation=message.conversation,
             message=message,
-            required=[
-                slot | {"suggestions": suggestions} for slot, _, _ in required + held
-            ],
+            required=[slot | {"suggestions": suggestions} for slot, _, _ in required + held],
             deadline=deadline,
         )
         for slot, text, anchor in held:

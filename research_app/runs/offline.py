@@ -4,8 +4,9 @@ A documented product mode (it runs when no API key is configured), not a test
 double. No model, no network, no randomness, no clock: the same prompt always
 gives the same JSON, and that JSON passes the task's schema (prompts/schemas/).
 Every handler reads the prompt it is given (`read_task`, `evidence_chunks`) and
-answers from that alone. research_app's AppConfig.ready() registers the
-handlers with the offline provider (llm_platform.offline.register).
+answers from that alone. Each research task names its handler here
+(`offline_handler` in model_tasks.py), which registers it with the offline
+provider (llm_platform.offline).
 
 The common tool is token overlap. A text's content terms are its lower-cased
 words without English stop words (and, for questions, without question words),
