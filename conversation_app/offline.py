@@ -44,7 +44,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from context_app.digests.items import ITEM_KINDS
 from llm_platform.base import ProviderError
+from llm_platform.extractive import chunk_text, uncovered_phrases
 from llm_platform.ir.budget import SUMMARY_PREFIX
 from llm_platform.ir.render import CONTENT_HEADER, TRUNCATED_MARKER
 from llm_platform.task_envelope import evidence_chunks, read_task
@@ -61,7 +63,8 @@ from llm_platform.terms import (
     split_sentences,
     stem,
 )
-from research_app.runs.offline import ITEM_KINDS, result_text, uncovered_phrases
+
+from .turn_text import FOLLOW_UP_TERMS, sentence_key
 
 # --- limits (chat_turn.schema.json) ------------------------------------------------------
 
@@ -74,7 +77,6 @@ MAX_CITATION_CHARS = 300
 MAX_NEEDS = 5
 MAX_NEED_CHARS = 500
 MAX_ANCHOR_CHARS = 300
-FOLLOW_UP_TERMS = 2  # a message with fewer terms than this borrows the previous user message's
 
 GREETING = (
     "I answer questions about this session from its files, digests and reports, citing where each point comes "
@@ -111,7 +113,6 @@ _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
 _FILE_KEYS = ("digest:", PASSAGE_KEY)  # artifacts made of the session's files (see _relevant_key)
-_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
 _CLOSED = tuple(".!?…)]\"”'’")
 
 
@@ -198,7 +199,7 @@ def _chunk_texts(prompt: str) -> list[tuple[str, str, str]]:
     placeholders left out."""
     chunks = []
     for chunk in evidence_chunks(prompt):
-        text = result_text(chunk)
+        text = chunk_text(chunk)
         title = _KEY.sub("", chunk.title.strip(), count=1)
         if text and comparison_key(text) != comparison_key(title):
             chunks.append((chunk_key(chunk.title), title, text))
@@ -586,12 +587,6 @@ def _best(candidates: list[_Candidate], wanted: set[str]) -> list[_Candidate]:
     if best_given is not None and best_given not in used:
         used = [*used[: MAX_ANSWER_SENTENCES - 1], best_given]
     return used
-
-
-def sentence_key(text: str) -> str:
-    """A sentence without its digest marker ("[fact] "), SourceRefs, case or end punctuation: what makes
-    two copies the same."""
-    return _MARKS.sub("", text).casefold().strip(" .")
 
 
 def _closed(sentence: str) -> str:

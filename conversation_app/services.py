@@ -43,8 +43,8 @@ from .artifacts import (
     source_versions,
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
-from .offline import FOLLOW_UP_TERMS, sentence_key
 from .serializers import message_json, request_json
+from .turn_text import FOLLOW_UP_TERMS, sentence_key
 
 logger = logging.getLogger(__name__)
 

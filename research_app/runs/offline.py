@@ -41,8 +41,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from context_app.digests.items import ITEM_KINDS
 from llm_platform.base import ProviderError
-from llm_platform.ir.budget import SUMMARY_PREFIX
+from llm_platform.extractive import chunk_text, content_runs, uncovered_phrases
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
@@ -51,11 +52,9 @@ from llm_platform.terms import (
     comparison_key,
     content_terms,
     cut_text,
-    is_content_word,
     question_terms,
     quote_list,
     split_sentences,
-    stem,
     surface_words,
 )
 
@@ -92,7 +91,6 @@ FROM_FILES_HEADING = "From your files"
 FILES_HEADING = "Files in this context"
 SEARCHED_HEADING = "What was searched"
 FURTHER_HEADING = "Further findings"
-ITEM_KINDS = frozenset({"fact", "uncertainty", "analysis", "constraint", "case", "definition", "lead", "conflict"})
 
 # --- terms ---------------------------------------------------------------------------
 
@@ -104,14 +102,8 @@ GAP_WORDS = frozenset(
 
 _WORD = re.compile(r"[^\W_]+")
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
-# What the degrade ladder wraps a summarised chunk in (llm_platform.ir.budget.extractive_summary).
-_SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
-
-
-def _stem(word: str) -> str:
-    return stem(word.lower())
 
 
 def _term_set(text: str) -> frozenset[str]:
@@ -167,14 +159,6 @@ def _strings(value: object) -> list[str]:
     return [text for text in (_text(v) for v in (value if isinstance(value, list) else [])) if text]
 
 
-def result_text(chunk: EvidenceChunk) -> str:
-    """A result chunk's own text: "" when omitted, a budget summary's marker and pointer removed."""
-    text = chunk.text.strip()
-    if text.startswith(SUMMARY_PREFIX):
-        text = _SUMMARY_POINTER.sub("", text.removeprefix(SUMMARY_PREFIX)).strip()
-    return text
-
-
 def result_number(chunk: EvidenceChunk) -> int | None:
     """The [n] a search result's chunk title starts with ("[3] report.pdf, Page 4" → 3), or None."""
     match = _RESULT_NUMBER.match(chunk.title)
@@ -191,7 +175,7 @@ def node_queries(prompt: str) -> dict:
     limit = _bounded(inputs.get("max_queries"), DEFAULT_MAX_QUERIES, MAX_QUERIES)
     candidates = [question, _keywords(question)]
     candidates += [f'"{phrase}"' for phrase in _quoted_phrases(question)]
-    candidates += [" ".join(run) for run in _content_runs(question) if len(run) >= 2]
+    candidates += [" ".join(run) for run in content_runs(question) if len(run) >= 2]
     queries: list[str] = []
     seen: set[str] = set()
     for candidate in candidates:
@@ -212,22 +196,6 @@ def _quoted_phrases(text: str) -> list[str]:
     return [_text(match.group(1)) for match in _QUOTED.finditer(text) if _text(match.group(1))]
 
 
-def _content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> list[list[str]]:
-    """Maximal runs of consecutive content words; a stop word or punctuation other than "-" ends a run."""
-    runs: list[list[str]] = []
-    for segment in re.split(r"[^\w\s-]+", text):
-        run: list[str] = []
-        for word in _WORD.findall(segment):
-            if is_content_word(word, ignored):
-                run.append(word)
-            elif run:
-                runs.append(run)
-                run = []
-        if run:
-            runs.append(run)
-    return runs
-
-
 # --- NODE_FINDINGS -----------------------------------------------------------------------
 
 
@@ -244,7 +212,7 @@ def node_findings(prompt: str) -> dict:
     question = _required_question(inputs, "NODE_FINDINGS")
     candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
     for chunk in evidence_chunks(prompt):
-        number, text = result_number(chunk), result_text(chunk)
+        number, text = result_number(chunk), chunk_text(chunk)
         if number is None or not text:
             continue  # not a numbered result, or its text was omitted by the token budget
         candidates += [(number, position, sentence) for position, sentence in enumerate(statements(text))]
@@ -318,23 +286,6 @@ def node_sufficiency(prompt: str) -> dict:
         is_sufficient=is_sufficient,
     )
     return {"is_sufficient": is_sufficient, "reasoning": reasoning, "gaps": gaps[:MAX_GAPS]}
-
-
-def uncovered_phrases(question: str, covered: set[str]) -> list[str]:
-    """Runs of adjacent uncovered question terms, as written ("maintenance cost"); each term in one phrase."""
-    phrases: list[str] = []
-    used: set[str] = set()
-    for run in _content_runs(question):
-        phrase: list[str] = []
-        for word in [*run, ""]:  # "" closes the last phrase
-            stem = _stem(word) if word else ""
-            if word and stem not in covered and stem not in used:
-                phrase.append(word)
-                used.add(stem)
-            elif phrase:
-                phrases.append(" ".join(phrase))
-                phrase = []
-    return phrases
 
 
 def _sufficiency_reasoning(
