@@ -17,7 +17,7 @@ harness.setup_django()
 
 from bench.chat_quality import evaluate, labelled, session_files  # noqa: E402
 from context_app import services  # noqa: E402
-from conversation_app import offline  # noqa: E402
+from conversation_app.offline import candidates as offline  # noqa: E402
 from research_app.services import create_session
 from workspaces.services import ensure_demo_user  # noqa: E402
 

@@ -55,7 +55,11 @@ SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 
 # The task section is the rendered prompt sheet (prompts/sheets/chat_turn.txt), not fixed words.
 CHAT_TURN = ModelTask(
-    "CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v2", offline_handler="conversation_app.offline.chat_turn"
+    "CHAT_TURN",
+    ("chat_turn",),
+    "chat_turn",
+    lambda: "chat-v2",
+    offline_handler="conversation_app.offline.candidates.chat_turn",
 )
 
 

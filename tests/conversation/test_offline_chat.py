@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from conversation_app.offline import GREETING, source_refs
+from conversation_app.offline.candidates import GREETING, source_refs
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
@@ -313,7 +313,7 @@ def test_the_same_prompt_gives_the_same_json_in_any_process():
     assert here == [OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=p)).text for p in prompts]
     script = (
         "import json, sys\n"
-        "from conversation_app.offline import chat_turn\n"
+        "from conversation_app.offline.candidates import chat_turn\n"
         "print(json.dumps([json.dumps(chat_turn(p), ensure_ascii=False) for p in json.load(sys.stdin)]))"
     )
     for seed in ("1", "2"):  # another string hash order must not change a word

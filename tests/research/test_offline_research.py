@@ -18,7 +18,7 @@ from llm_platform.ir import build_envelope, note_source, render_text
 from llm_platform.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
 from llm_platform.offline import OfflineProvider
 from llm_platform.task_envelope import evidence_chunks, task_text
-from research_app.runs import offline as offline_research
+from research_app.runs.offline import report as offline_research
 from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"

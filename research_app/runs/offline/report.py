@@ -58,7 +58,7 @@ from llm_platform.terms import (
     surface_words,
 )
 
-from .split import plural, split_and_count
+from ..split import plural, split_and_count
 
 # --- limits --------------------------------------------------------------------------
 

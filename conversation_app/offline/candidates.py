@@ -64,7 +64,7 @@ from llm_platform.terms import (
     stem,
 )
 
-from .turn_text import FOLLOW_UP_TERMS, sentence_key
+from ..turn_text import FOLLOW_UP_TERMS, sentence_key
 
 # --- limits (chat_turn.schema.json) ------------------------------------------------------
 
