@@ -37,35 +37,35 @@ NODE_QUERIES = research_task(
     "node_queries",
     "node_queries",
     "Write search queries for the question in INPUT_JSON.",
-    "research_app.runs.offline.report.node_queries",
+    "research_app.runs.offline.queries.node_queries",
 )
 NODE_FINDINGS = research_task(
     "NODE_FINDINGS",
     "node_findings",
     "node_findings",
     "Synthesise findings that answer the question from the numbered search results above; cite them as [n].",
-    "research_app.runs.offline.report.node_findings",
+    "research_app.runs.offline.findings.node_findings",
 )
 NODE_SUFFICIENCY = research_task(
     "NODE_SUFFICIENCY",
     "sufficiency_node",
     "node_sufficiency",
     "Judge whether the findings and the user's context items answer the question.",
-    "research_app.runs.offline.report.node_sufficiency",
+    "research_app.runs.offline.sufficiency.node_sufficiency",
 )
 NODE_DECOMPOSE = research_task(
     "NODE_DECOMPOSE",
     "decompose",
     "node_decompose",
     "Split the question into mutually exclusive, collectively exhaustive sub-questions that close the gaps.",
-    "research_app.runs.offline.report.node_decompose",
+    "research_app.runs.offline.decompose.node_decompose",
 )
 CONTEXT_SPLIT = research_task(
     "CONTEXT_SPLIT",
     "context_split",
     "context_split",
     "Assign the parent's context items to the child questions they bear on.",
-    "research_app.runs.offline.report.context_split",
+    "research_app.runs.offline.context_split.context_split",
 )
 REPORT = research_task(
     "REPORT",
