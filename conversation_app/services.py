@@ -59,7 +59,7 @@ CHAT_TURN = ModelTask(
     ("chat_turn",),
     "chat_turn",
     lambda: "chat-v2",
-    offline_handler="conversation_app.offline.candidates.chat_turn",
+    offline_handler="conversation_app.offline.turn.chat_turn",
 )
 
 
