@@ -8,7 +8,7 @@ bench/results/chat.json: the share of answerable questions whose answer cites th
 answering span, and the share of unanswerable ones that get a context request
 (goal: both ≥ 0.9), for the whole set and its held-out third, and both rates on the
 calibration part (the other two thirds) for thresholds around the product's
-(conversation_app.offline.ANSWER_SCORE), which was chosen on that part alone.
+(conversation_app.offline.answering.ANSWER_SCORE), which was chosen on that part alone.
 """
 
 import harness  # noqa: I001  (sets Django up before the project's imports)
@@ -17,7 +17,7 @@ harness.setup_django()
 
 from bench.chat_quality import evaluate, labelled, session_files  # noqa: E402
 from context_app import services  # noqa: E402
-from conversation_app import offline  # noqa: E402
+from conversation_app.offline import answering  # noqa: E402
 from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
 
@@ -34,18 +34,18 @@ def main() -> None:
     fresh = evaluate(session, user, labelled(fresh=True))
     missed = [r["question"] for r in everything["per_question"] if not r["correct"]]
     calibration = {}
-    chosen = offline.ANSWER_SCORE
+    chosen = answering.ANSWER_SCORE
     for threshold in THRESHOLDS:
-        offline.ANSWER_SCORE = threshold
+        answering.ANSWER_SCORE = threshold
         rates = evaluate(session, user, labelled(held_out=False))
         calibration[str(threshold)] = {k: rates[k] for k in ("answered_with_span", "asked_when_unanswerable")}
-    offline.ANSWER_SCORE = chosen
+    answering.ANSWER_SCORE = chosen
     harness.write_results(
         "chat",
         {
             "answerable questions": everything["answerable"],
             "unanswerable questions": everything["unanswerable"],
-            "answer threshold": offline.ANSWER_SCORE,
+            "answer threshold": answering.ANSWER_SCORE,
             "answered_with_span": everything["answered_with_span"],
             "asked_when_unanswerable": everything["asked_when_unanswerable"],
             "held-out answered_with_span": held_out["answered_with_span"],

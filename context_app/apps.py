@@ -8,17 +8,11 @@ class ContextAppConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import pre_delete
 
-        from llm_platform import offline
-
-        # The pipeline's stages queue each other's jobs by task name (pipeline/jobs.py): every
+        # The pipeline's stages queue each other's jobs by task name (workspaces.jobs): every
         # process that queues one (web, worker, a script) has the tasks registered.
         from . import tasks  # noqa: F401
-        from .digests import generate
-        from .digests import offline as digests
         from .models import ContextFile
 
-        for task in (generate.PER_FILE_DIGEST, generate.AGGREGATE_DIGEST):
-            offline.register(task.name, getattr(digests, task.recorded_as))
         # Every way a file goes (delete_file, or its session's cascade) marks its versions deleted first.
         pre_delete.connect(_mark_versions_deleted, sender=ContextFile, dispatch_uid="context_file_versions_deleted")
 

@@ -7,11 +7,8 @@ class ConversationAppConfig(AppConfig):
 
     def ready(self) -> None:
         from context_app import provenance
-        from llm_platform import offline
 
-        from . import offline as chat
         from . import tasks  # noqa: F401  (registered in every process: jobs are queued by name)
         from .artifacts import cited_source_versions
 
-        offline.register("CHAT_TURN", chat.chat_turn)
         provenance.register_citer(cited_source_versions)

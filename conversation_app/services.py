@@ -44,8 +44,8 @@ from .artifacts import (
     source_versions,
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
-from .offline import FOLLOW_UP_TERMS, sentence_key
 from .serializers import message_json, request_json
+from .turn_text import FOLLOW_UP_TERMS, sentence_key
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,13 @@ MAX_SUPPLY_CHARS = 20_000
 SUPPLY_KINDS = {"note", "snippet", "file", "skip"}
 
 # The task section is the rendered prompt sheet (prompts/sheets/chat_turn.txt), not fixed words.
-CHAT_TURN = ModelTask("CHAT_TURN", ("chat_turn",), "chat_turn", lambda: "chat-v2")
+CHAT_TURN = ModelTask(
+    "CHAT_TURN",
+    ("chat_turn",),
+    "chat_turn",
+    lambda: "chat-v2",
+    offline_handler="conversation_app.offline.turn.chat_turn",
+)
 
 
 # --- messages ------------------------------------------------------------------------
@@ -207,9 +213,7 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         request = ContextRequest.objects.create(
             conversation=message.conversation,
             message=message,
-            required=[
-                slot | {"suggestions": suggestions} for slot, _, _ in required + held
-            ],
+            required=[slot | {"suggestions": suggestions} for slot, _, _ in required + held],
             deadline=deadline,
         )
         for slot, text, anchor in held:

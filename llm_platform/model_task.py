@@ -9,6 +9,10 @@ its check is marked invalid and answered with exactly one repair call listing
 the problems. A repaired answer that is still unusable falls back to the first
 answer when that one was usable after sanitising; otherwise the task fails with
 a message a user can read.
+
+A task names its offline handler by dotted path (`offline_handler`): defining
+the task registers it with the offline provider (llm_platform.offline), which
+imports it the first time the task is answered offline.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Protocol
 
 from django.conf import settings
 
-from llm_platform import gateway
+from llm_platform import gateway, offline
 from llm_platform.base import LLMRequest, Provider
 from llm_platform.ir import build_envelope, capabilities_for, fit_to_budget
 from llm_platform.ir.types import Source
@@ -39,6 +43,12 @@ class ModelTask:
     schema: str  # prompts/schemas/<schema>.schema.json
     prompt_version: Callable[[], str]  # recorded on every call; digests read theirs from settings
     instructions: str = ""  # an envelope's task section, above INPUT_JSON
+    # The function answering it offline (prompt text → JSON value), e.g. "context_app.digests.offline.per_file_digest".
+    offline_handler: str = ""
+
+    def __post_init__(self) -> None:
+        if self.offline_handler:
+            offline.register(self.name, self.offline_handler)
 
     @property
     def recorded_as(self) -> str:

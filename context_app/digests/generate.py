@@ -32,12 +32,14 @@ PER_FILE_DIGEST = ModelTask(
     ("context_preprocess_common", "context_preprocess_per_file"),
     "per_file_digest",
     prompt_version,
+    offline_handler="context_app.digests.offline.per_file_digest",
 )
 AGGREGATE_DIGEST = ModelTask(
     "AGGREGATE_DIGEST",
     ("context_preprocess_common", "context_preprocess_aggregate"),
     "aggregate_digest",
     prompt_version,
+    offline_handler="context_app.digests.offline.aggregate_digest",
 )
 
 

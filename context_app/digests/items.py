@@ -5,6 +5,11 @@ A context item is one fact or uncertainty of a digest, as the prompts see it:
 digest items only, never raw file bodies (seed 001 §11).
 """
 
+from .validation import KINDS
+
+# What an item may be: a digest fact's kind, or an uncertainty (the enum of context_split.schema.json).
+ITEM_KINDS = frozenset((*KINDS, "uncertainty"))
+
 
 def digest_items(digest: dict | None) -> list[dict]:
     """A digest's facts and uncertainties as context items, in the digest's order."""

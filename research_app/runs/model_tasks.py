@@ -27,42 +27,53 @@ from .events import RunStopped, ensure_status
 PROMPT_VERSION = "research-v1"
 
 
-def research_task(name: str, prompt_file: str, schema: str, instructions: str) -> ModelTask:
-    return ModelTask(name, (prompt_file,), schema, lambda: PROMPT_VERSION, instructions)
+def research_task(name: str, prompt_file: str, schema: str, instructions: str, offline_handler: str) -> ModelTask:
+    return ModelTask(
+        name, (prompt_file,), schema, lambda: PROMPT_VERSION, instructions, offline_handler=offline_handler
+    )
 
 
 NODE_QUERIES = research_task(
-    "NODE_QUERIES", "node_queries", "node_queries", "Write search queries for the question in INPUT_JSON."
+    "NODE_QUERIES",
+    "node_queries",
+    "node_queries",
+    "Write search queries for the question in INPUT_JSON.",
+    "research_app.runs.offline.queries.node_queries",
 )
 NODE_FINDINGS = research_task(
     "NODE_FINDINGS",
     "node_findings",
     "node_findings",
     "Synthesise findings that answer the question from the numbered search results above; cite them as [n].",
+    "research_app.runs.offline.findings.node_findings",
 )
 NODE_SUFFICIENCY = research_task(
     "NODE_SUFFICIENCY",
     "sufficiency_node",
     "node_sufficiency",
     "Judge whether the findings and the user's context items answer the question.",
+    "research_app.runs.offline.sufficiency.node_sufficiency",
 )
 NODE_DECOMPOSE = research_task(
     "NODE_DECOMPOSE",
     "decompose",
     "node_decompose",
     "Split the question into mutually exclusive, collectively exhaustive sub-questions that close the gaps.",
+    "research_app.runs.offline.decompose.node_decompose",
 )
 CONTEXT_SPLIT = research_task(
     "CONTEXT_SPLIT",
     "context_split",
     "context_split",
     "Assign the parent's context items to the child questions they bear on.",
+    "research_app.runs.offline.context_split.context_split",
 )
 REPORT = research_task(
     "REPORT",
     "report",
     "report",
     "Write the cited report: search results as [n], the user's files as their SourceRefs (file::S4).",
+    "research_app.runs.offline.report.report",
 )
 
 RESEARCH_TASKS = (NODE_QUERIES, NODE_FINDINGS, NODE_SUFFICIENCY, NODE_DECOMPOSE, CONTEXT_SPLIT, REPORT)

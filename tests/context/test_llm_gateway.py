@@ -246,20 +246,19 @@ def test_a_crashing_provider_is_still_recorded(settings):
     assert call.outcome == "failed" and "KeyError" in call.error
 
 
-def test_every_task_the_apps_send_has_the_handler_its_app_registered():
+def test_every_task_the_apps_send_has_the_handler_it_names():
+    from django.utils.module_loading import import_string
+
     from context_app.digests import generate
-    from context_app.digests import offline as digests
-    from conversation_app import offline as chat
     from conversation_app import services as chat_services
     from llm_platform.model_task import ModelTask
     from research_app.runs import model_tasks
-    from research_app.runs import offline as research
 
-    def tasks_of(module) -> set[str]:
-        return {task.name for task in vars(module).values() if isinstance(task, ModelTask)}
+    def tasks_of(module) -> dict[str, ModelTask]:
+        return {task.name: task for task in vars(module).values() if isinstance(task, ModelTask)}
 
-    research_tasks = tasks_of(model_tasks)
-    assert research_tasks == {
+    tasks = {**tasks_of(model_tasks), **tasks_of(chat_services), **tasks_of(generate)}
+    assert set(tasks_of(model_tasks)) == {
         "NODE_QUERIES",
         "NODE_FINDINGS",
         "NODE_SUFFICIENCY",
@@ -267,20 +266,48 @@ def test_every_task_the_apps_send_has_the_handler_its_app_registered():
         "CONTEXT_SPLIT",
         "REPORT",
     }
-    assert tasks_of(chat_services) == {"CHAT_TURN"}
-    assert tasks_of(generate) == {"PER_FILE_DIGEST", "AGGREGATE_DIGEST"}
+    assert set(tasks_of(chat_services)) == {"CHAT_TURN"}
+    assert set(tasks_of(generate)) == {"PER_FILE_DIGEST", "AGGREGATE_DIGEST"}
     provider = offline.OfflineProvider()
-    assert provider.handler_for("PER_FILE_DIGEST") is digests.per_file_digest
-    assert provider.handler_for("AGGREGATE_DIGEST") is digests.aggregate_digest
-    assert provider.handler_for("CHAT_TURN") is chat.chat_turn
-    for task in research_tasks:
-        assert provider.handler_for(task) is getattr(research, task.lower()), task
+    for name, task in tasks.items():
+        handler = provider.handler_for(name)
+        assert handler is import_string(task.offline_handler), name
+        assert handler.__name__ == task.recorded_as, name
+    # Each app answers its own tasks, each by the function of the task's name.
+    assert {t.offline_handler.split(".")[0] for t in tasks_of(generate).values()} == {"context_app"}
+    assert {t.offline_handler.split(".")[0] for t in tasks_of(model_tasks).values()} == {"research_app"}
+    assert {t.offline_handler.split(".")[0] for t in tasks_of(chat_services).values()} == {"conversation_app"}
 
 
 def test_a_task_has_one_handler():
     offline.register("ECHO", offline.OfflineProvider().handler_for("ECHO"))  # the same again: harmless
     with pytest.raises(ValueError, match="the offline task ECHO already has a handler"):
         offline.register("ECHO", lambda prompt: {})
+
+
+def named_handler(prompt: str) -> dict:
+    return {"named": prompt}
+
+
+def test_a_handler_named_by_its_path_is_imported_when_its_task_is_first_answered():
+    path = f"{__name__}.named_handler"
+    offline.register("NAMED", path)
+    offline.register("NOWHERE", "tests.context.no_such_module.handler")  # never answered: never imported
+    try:
+        offline.register("NAMED", path)  # the same path again: harmless
+        offline.register("NAMED", named_handler)  # the function the path names is the same handler
+        with pytest.raises(ValueError, match="the offline task NAMED already has a handler: 'tests.context"):
+            offline.register("NAMED", lambda prompt: {})
+        with pytest.raises(ValueError, match="the offline task ECHO already has a handler"):
+            offline.register("ECHO", path)
+        response = offline.OfflineProvider().complete(request("TASK: NAMED\nhi"))
+        assert response.text == '{"named": "TASK: NAMED\\nhi"}'
+        assert offline.OfflineProvider().handler_for("NAMED") is named_handler
+        with pytest.raises(ImportError):
+            offline.OfflineProvider().handler_for("NOWHERE")
+    finally:
+        offline.unregister("NAMED")
+        offline.unregister("NOWHERE")
 
 
 # --- the gateway itself ---------------------------------------------------------

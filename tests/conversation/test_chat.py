@@ -189,7 +189,7 @@ def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
 
 def test_what_the_session_holds_is_supplied_by_the_system(api, sid, scripted_llm):
     """The model asks for an anchor the session has: no card for a person, the turn goes on."""
-    from conversation_app.offline import chat_turn
+    from conversation_app.offline.turn import chat_turn
 
     asked_once = []
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from conversation_app.offline import GREETING, source_refs
+from conversation_app.offline.candidates import source_refs
+from conversation_app.offline.turn import GREETING
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
@@ -92,7 +93,9 @@ def test_an_answer_quotes_only_the_sentences_that_answer_best_first():
             "[fact] The Lyon valve programme losses decreased. (x.txt::S5)",
         ]
     )
-    output = chat("Did valve programme losses decrease in Lyon?", [note_source("[digest:x.txt] Digest of x.txt", facts)])
+    output = chat(
+        "Did valve programme losses decrease in Lyon?", [note_source("[digest:x.txt] Digest of x.txt", facts)]
+    )
     # S2 and S5 hold every term; S1 lacks the rarest ("programme"), S3 and S4 more: an answer is concise.
     assert output["citations"] == ["x.txt::S2", "x.txt::S5"]
     assert output["answer"] == (
@@ -313,7 +316,7 @@ def test_the_same_prompt_gives_the_same_json_in_any_process():
     assert here == [OfflineProvider().complete(LLMRequest(task="chat_turn", system="", prompt=p)).text for p in prompts]
     script = (
         "import json, sys\n"
-        "from conversation_app.offline import chat_turn\n"
+        "from conversation_app.offline.turn import chat_turn\n"
         "print(json.dumps([json.dumps(chat_turn(p), ensure_ascii=False) for p in json.load(sys.stdin)]))"
     )
     for seed in ("1", "2"):  # another string hash order must not change a word

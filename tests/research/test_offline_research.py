@@ -18,7 +18,9 @@ from llm_platform.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
 from llm_platform.offline import OfflineProvider
 from llm_platform.sourcerefs import ref_key
 from llm_platform.task_envelope import evidence_chunks, task_text
-from research_app.runs import offline as offline_research
+from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
+from research_app.runs.offline.questions import split_clauses
+from research_app.runs.offline.statements import is_statement
 from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"
@@ -150,7 +152,7 @@ def test_findings_skip_results_whose_text_is_empty_or_omitted_by_the_budget():
     costs = stage_costs(envelope_for("NODE_FINDINGS", inputs, results))
     assert costs[1] < costs[0]
     prompt = prompt_for("NODE_FINDINGS", inputs, results, limit_tokens=costs[1])
-    visible = {offline_research.result_number(c) for c in evidence_chunks(prompt) if c.text}
+    visible = {result_number(c) for c in evidence_chunks(prompt) if c.text}
     assert visible == {1, 2, 3}
     cited = {n for f in answer(prompt, "NODE_FINDINGS")["findings"] for n in f["citations"]}
     assert cited == visible
@@ -180,7 +182,7 @@ def test_long_sentences_are_cut_at_a_word_boundary():
     sentence = "The valve programme " + " ".join(f"reduced losses in district number {n}" for n in range(60)) + "."
     findings = ask("NODE_FINDINGS", {"question": QUESTION}, [(1, "long.pdf", sentence)])["findings"]
     text = findings[0]["text"]
-    assert len(text) <= offline_research.MAX_FINDING_CHARS
+    assert len(text) <= MAX_FINDING_CHARS
     assert text.endswith("…")
     assert sentence.startswith(text.removesuffix("…"))
     assert sentence[len(text) - 1] == " "  # the cut fell between words
@@ -189,7 +191,7 @@ def test_long_sentences_are_cut_at_a_word_boundary():
 def test_at_most_eight_findings():
     results = [(n, f"d{n}.pdf", f"The valve programme cost {n} M€ in district {n}.") for n in range(1, 13)]
     findings = ask("NODE_FINDINGS", {"question": QUESTION}, results)["findings"]
-    assert len(findings) == offline_research.MAX_FINDINGS
+    assert len(findings) == MAX_FINDINGS
     assert [f["citations"] for f in findings] == [[n] for n in range(1, 9)]  # ties ranked by result number
 
 
@@ -261,7 +263,7 @@ def test_a_two_clause_question_splits_into_its_clauses():
 
 def test_a_list_of_nouns_is_not_split_into_clauses():
     question = "Did the programme reduce losses, costs and complaints?"
-    assert offline_research.split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]
+    assert split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]
 
 
 def test_gap_terms_are_partitioned_among_children():
@@ -571,12 +573,10 @@ def test_findings_are_statements_never_headings_or_labels():
     for heading in ("Risks", "Corrosion", "Supply Chain Delays And Costs", "Costs and maintenance", "Valve programme"):
         assert heading not in texts
     assert all(text.endswith(".") for text in texts), texts
-    assert offline_research.is_statement("Losses fell.")
-    assert offline_research.is_statement(
-        "a line of prose that lost its full stop but runs on for more than twelve words in all"
-    )
+    assert is_statement("Losses fell.")
+    assert is_statement("a line of prose that lost its full stop but runs on for more than twelve words in all")
     for not_one in ("Corrosion", "Costs and maintenance", "Did losses fall?", ""):
-        assert not offline_research.is_statement(not_one), not_one
+        assert not is_statement(not_one), not_one
 
 
 def test_findings_lead_with_the_statement_that_best_answers_by_bm25():

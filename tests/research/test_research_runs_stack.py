@@ -17,7 +17,7 @@ from llm_platform.task_envelope import read_task, task_name
 from research_app import tasks
 from research_app.models import ResearchNode, ResearchRun, RunEvent
 from research_app.runs import engine, model_tasks, recovery, report
-from research_app.runs.offline import node_sufficiency
+from research_app.runs.offline.sufficiency import node_sufficiency
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import text_of
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, events_of, finished, session_with_files, start

@@ -4,9 +4,11 @@ import threading
 import time
 
 import pytest
+from django.utils.module_loading import import_string
 
 from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
+from research_app.runs import model_tasks
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start
 
@@ -139,13 +141,11 @@ def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_even
 ):
     """Regression: after run_cancelled was stored, NODE_SUFFICIENCY, NODE_DECOMPOSE and CONTEXT_SPLIT
     were still called and node events stored. The cancel lands while the root's `task` call is in flight."""
-    from research_app.runs import offline
-
     api, _team = team_member
     steps = StepsInFlight(monkeypatch)
     sid = session_with_files(api, FILES)
     at_cancel: list[int] = []
-    answer = getattr(offline, task.lower())
+    answer = import_string(getattr(model_tasks, task).offline_handler)  # the offline answer, wrapped below
 
     def cancel_meanwhile(prompt):
         if not at_cancel:

@@ -1,0 +1,104 @@
+"""What a question asks for, and whether a sentence holds it.
+
+A duration for "how long", a count of households for "how many households", an
+amount of money for "how much did it cost", a cause for "why", a date for "when
+did", a name for "who". A question of another kind ("what", "which", "how do I")
+names no answer type: its terms decide alone (answering.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.terms import STOP_WORDS, stem
+
+from .candidates import REF_GROUP
+
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
+    "thousand million billion dozen few several"
+)
+_NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS.split())})"
+_UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+_YEAR = r"\b(?:1[5-9]|20)\d\d\b"
+_COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
+_MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
+_CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
+_MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+_SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
+# "Which months", "what year": asks for a date; the noun names what the answer is, not a word it holds.
+DATE_KIND = re.compile(r"\b(?:what|which) (year|date|month)s?\b", re.I)
+_CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?|advantages?)"
+WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
+# What the question asks for, and what a sentence that answers it must hold. A question of another
+# kind ("what", "which", "how do I") names no answer type: its terms decide alone.
+_ANSWER_TYPES = (
+    (re.compile(r"\bhow (?:long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
+    (
+        re.compile(r"\bhow (?:often|frequently)\b", re.I),
+        re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
+    ),
+    # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
+    # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
+    (re.compile(r"\bby how much\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
+    (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
+    (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
+    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
+    # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
+    (
+        re.compile(rf"\bwhen (?:did|was|were|will|is the next|are the next)\b|{DATE_KIND.pattern}", re.I),
+        re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
+    ),
+    (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
+)
+_HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
+_COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
+_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
+_NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _names(text: str, asked: set[str]) -> bool:
+    """Whether `text` names someone the question does not: a capitalised word past its first word, or two
+    capitalised words in a row, that is not one of the question's own terms."""
+    words = [(m.start(), m.group()) for m in _CAPITALISED.finditer(REF_GROUP.sub("", text))]
+    new = [
+        (start, word)
+        for start, word in words
+        if stem(word.lower()) not in asked and word.lower() not in STOP_WORDS and not _NOT_NAMES.match(word)
+    ]
+    return any(start > 0 for start, _ in new) or len(new) >= 2
+
+
+_WH_WORD = re.compile(r"\b(?:how|what|which|who|whom|whose|when|where|why)\b", re.I)
+
+
+def _asks(pattern: re.Pattern, question: str) -> re.Match | None:
+    """`pattern`'s match in `question` when it is what the question asks: a wh-word the pattern starts with must
+    be the question's first ("Which module measures how long snippets take?" asks for a module, not a
+    duration: "how long" there only begins a clause inside it)."""
+    match = pattern.search(question)
+    if match is None:
+        return None
+    first = _WH_WORD.search(question)
+    wh = _WH_WORD.match(match.group().lstrip(" \t\"'“‘(["))
+    if wh and first is not None and not match.start() <= first.start() < match.end():
+        return None
+    return match
+
+
+def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
+    counted = _asks(_HOW_MANY, question)
+    if counted:  # "how many households": a count of households ("230 households"), not of something else
+        noun = stem(counted.group(1).lower())
+        return any(
+            noun in [stem(word.lower()) for word in _WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
+            for match in _COUNT_RE.finditer(text)
+        )
+    for asks, holds in _ANSWER_TYPES:
+        if _asks(asks, question):
+            return _names(text, asked) if holds is None else bool(holds.search(text))
+    return True

@@ -1,0 +1,151 @@
+"""Which candidates answer the question: those that could (answer_types.py), scored by the question's
+terms they hold, each weighted by its rarity (`answer_scores`); the ones that answer on their own
+are quoted (`answering_candidates`). When none does and the turn may not ask, the best candidates
+by shared terms are used instead (`best_candidates`).
+
+bench/chat_bench.py tries other values of ANSWER_SCORE here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from llm_platform.terms import base_term, stem
+
+from ..turn_text import sentence_key
+from .answer_types import DATE_KIND, FIGURE, WHY, holds_answer_type
+from .candidates import REF_GROUP, Candidate, announces
+
+# Calibrated on bench/chat_quality.py's labelled set (bench/results/chat.json); see docs/decisions.md.
+ANSWER_SCORE = 0.5  # the weighted share of the question's terms a sentence must hold to answer on its own
+CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
+MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
+MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
+
+# "How do I …", "how can we …", "how to …" ask for a means: among the sentences that answer, those that give
+# one come first — an instruction ("To create a virtual environment, … run …", "by passing -i", "use …") or
+# a sentence that introduces a command (it ends with a colon).
+_MEANS_ASKED = re.compile(r"\bhow (?:do|can|could|should|would|may|might|must) (?:i|we|you|one)\b|\bhow to\b", re.I)
+_MEANS = re.compile(r"^\W*to [^\W\d_]+\b[^,.;]*,|\bby [^\W\d_]+ing\b|\b(?:run|use|type|call|pass|invoke|enter)\b", re.I)
+
+
+def _gives_means(text: str) -> bool:
+    return bool(_MEANS.search(REF_GROUP.sub(" ", text))) or announces(text)
+
+
+def answering_candidates(candidates: list[Candidate], terms: list[str], question: str) -> list[Candidate]:
+    """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
+    scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
+    if _MEANS_ASKED.search(question):  # a stable sort: by score within each group
+        scored.sort(key=lambda item: not _gives_means(item[1].text))
+    distinct: dict[str, Candidate] = {}
+    for _score, candidate in scored:
+        distinct.setdefault(sentence_key(candidate.text), candidate)
+    return list(distinct.values())[:MAX_ANSWERING]
+
+
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+
+
+def refers_back(candidate: Candidate) -> bool:
+    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
+    Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
+    text = _QUOTED.sub(" ", candidate.text)
+    return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
+
+
+_DO_SUPPORT = re.compile(r"\b(?:do|does|did)(?:n[’']?t)?\b", re.I)
+# Words of a pair that tell two things apart: a sentence about the night crew does not answer a question
+# about the day crew, however much else the two share.
+_OPPOSITES = """day night; morning evening; summer winter; spring autumn; north south; east west; upper lower;
+    inner outer; first last; old new; public private; internal external; input output; minimum maximum;
+    increase decrease; import export; success failure; upstream downstream; weekday weekend; inbound outbound;
+    indoor outdoor; domestic foreign; male female"""
+_OPPOSITE = {
+    stem(one): stem(other) for pair in _OPPOSITES.split(";") for one, other in [pair.split(), reversed(pair.split())]
+}
+
+
+def _contrasts(asked: list[str], held: frozenset[str]) -> bool:
+    """Whether a sentence lacks a term of the question and holds its opposite ("night crew" for "day crew")."""
+    return any(term not in held and _OPPOSITE.get(term) in held for term in asked)
+
+
+class _Forms(NamedTuple):
+    """A candidate's terms, before and context (see Candidate) with verbs in their base form."""
+
+    terms: frozenset[str]
+    before: frozenset[str]
+    context: frozenset[str]
+
+
+def answer_scores(candidates: list[Candidate], terms: list[str], question: str) -> list[tuple[float, Candidate]]:
+    """The candidates that could answer `question`, with their score, best first.
+
+    A sentence could when it holds what the question asks for (a duration for "how long",
+    a count of households for "how many households", a date for "when did", a name for
+    "who") and every figure the question names. Its score is the share of the question's
+    terms it holds, each weighted by its rarity among the candidates (inverse document
+    frequency): a rare term the files never use ("mayor") weighs more than the common ones
+    a near miss shares.
+    """
+    if not candidates or not terms:
+        return []
+    # Figures must occur as written (see below). A question with "did"/"does" puts its verb in the base form
+    # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
+    # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
+    base = base_term if _DO_SUPPORT.search(question) else str
+    # "Which months": the answer says "March", not "month" (DATE_KIND).
+    kind = {stem(noun.lower()) for noun in DATE_KIND.findall(question)}
+    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in kind))
+    if not terms:
+        return []
+    total = len(candidates)
+    forms = {id(c): _Forms(*(frozenset(map(base, t)) for t in (c.terms, c.before, c.context))) for c in candidates}
+    frequency = Counter(term for f in forms.values() for term in f.terms if term in terms)
+    weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
+    whole = sum(weight.values())
+    asked = set(terms)
+    figures = set(FIGURE.findall(question))
+    # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
+    # advantage is that the file is properly closed …"): for a why question, the sentence before a sentence
+    # that gives a cause is that claim, and its terms count in full.
+    # Likewise a sentence that takes up a noun of the one before with a demonstrative ("… a similar list of the
+    # installed packages." then "A common convention is to put this list in a requirements.txt file"): the two
+    # say one thing.
+    why = bool(WHY.search(question))
+    scored = []
+    for candidate in candidates:
+        form = forms[id(candidate)]
+        own = form.terms | form.before if why or refers_back(candidate) else form.terms
+        held = sum(weight[t] for t in terms if t in own)
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
+        if (
+            figures <= set(FIGURE.findall(candidate.text))
+            and holds_answer_type(question, candidate.text, asked)
+            and not _contrasts(terms, form.terms)
+        ):
+            scored.append((held / whole, candidate))
+    scored.sort(key=lambda item: (-item[0], item[1].order))
+    return scored
+
+
+def best_candidates(candidates: list[Candidate], wanted: set[str]) -> list[Candidate]:
+    """The top candidates by shared terms, then order. What a person supplied counts even when it shares no
+    term, and the best of it is always among those used: they gave it for this question."""
+    eligible = [c for c in candidates if c.given or wanted & c.terms]
+    ranked = sorted(eligible, key=lambda c: (-len(wanted & c.terms), c.order))
+    # The same sentence held by a digest, the report and a node's findings is told once.
+    distinct: dict[str, Candidate] = {}
+    for candidate in ranked:
+        distinct.setdefault(sentence_key(candidate.text), candidate)
+    ranked = list(distinct.values())
+    used = ranked[:MAX_ANSWER_SENTENCES]
+    best_given = next((c for c in ranked if c.given), None)
+    if best_given is not None and best_given not in used:
+        used = [*used[: MAX_ANSWER_SENTENCES - 1], best_given]
+    return used

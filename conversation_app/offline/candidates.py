@@ -1,0 +1,189 @@
+"""The candidates of a chat turn: every sentence the offline answer may quote, and where it stands.
+
+The evidence chunks are the library's best passages of the session's files for the
+question and the session's artifacts (artifacts.py), each titled with its key in
+brackets ("[passage:ops.md::S2] ops.md › Staffing", "[digest:aggregate] Aggregate
+digest", "[report:<uuid>] Report: …", "[supply:<uuid>] Note from alice"). Every line
+of a digest ("[fact] … (a.txt::S1)") and every sentence of the other chunks and of
+the context supplied for this turn is a candidate (the terms of llm_platform.terms);
+one that appears in several places is one candidate with all their keys.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from context_app.digests.items import ITEM_KINDS
+from llm_platform.extractive import chunk_text
+from llm_platform.ir.render import CONTENT_HEADER
+from llm_platform.task_envelope import evidence_chunks
+from llm_platform.terms import comparison_key, content_terms, split_sentences
+
+TITLE_KEY = re.compile(r"^\[(?P<key>[^\]]+)\]\s*")
+_ITEM_LINE = re.compile(r"^\[(?P<kind>[a-z]+)\]\s+(?P<text>\S.*)$")
+REF_GROUP = re.compile(r"\(([^()]*::S[0-9]+[^()]*)\)")
+_REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
+_BARE_REF = re.compile(r"(?<![\w.-])([\w][\w.-]*::S[0-9]+)")
+_REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
+_INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
+_ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
+PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
+
+
+@dataclass
+class Candidate:
+    text: str  # as the answer shows it: a digest line without its "[kind] " marker
+    terms: frozenset[str]
+    order: int  # supplies first (given for this turn), then the evidence in rank order
+    supplied: bool  # in the context supplied for this turn
+    given: bool  # supplied by a person (not "auto" by the system): used even when it shares no term
+    keys: list[str] = field(default_factory=list)  # keys of the chunks that hold it, in order
+    # Terms of what surrounds it where it stands: its chunk's title (a passage's section heading), the
+    # sentence before it ("The cause was a corroded joint." after "A main burst on Harbour Road …") and the
+    # earlier sentences of its paragraph (span).
+    context: frozenset[str] = frozenset()
+    # A passage sentence that ends with a colon announces what follows ("… run the venv module as a script
+    # with the directory path:" before "python3 -m venv tutorial-env"): the next one, said with it.
+    announced: str = ""
+    before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
+    prior: str = ""  # that sentence
+
+
+def chunk_key(title: str) -> str:
+    """The bracketed key a chunk title starts with ("[report:1f…] Report: …" → "report:1f…"), or ""."""
+    match = TITLE_KEY.match(title.strip())
+    return match.group("key").strip() if match else ""
+
+
+def _pieces(text: str) -> list[str]:
+    """A chunk's or supply's candidates: each digest item line whole, the other lines' sentences."""
+    # A chunk the token budget summarised holds its digest items on one line: one line each again.
+    text = _ITEM_INSIDE.sub("\n", text)
+    pieces: list[str] = []
+    prose: list[str] = []
+
+    def flush() -> None:
+        for sentence in split_sentences("\n".join(prose)):
+            if pieces and prose and _REFS_ONLY.match(sentence):
+                pieces[-1] = f"{pieces[-1]} {sentence}"  # "… fell. (a.txt::S4)": the refs belong to the sentence
+            else:
+                pieces.append(sentence)
+        prose.clear()
+
+    for line in text.split("\n"):
+        item = _ITEM_LINE.match(line.strip())
+        if item and item.group("kind") in ITEM_KINDS:
+            flush()
+            pieces.append(re.sub(r"\s+", " ", item.group("text")).strip())
+        else:
+            prose.append(line)
+    flush()
+    return pieces
+
+
+def source_refs(text: str) -> list[str]:
+    """The SourceRefs (name::S<n>, any "::hint" dropped) a candidate contains, each once, in order."""
+    refs: list[str] = []
+    for group in REF_GROUP.findall(text):
+        for piece in group.split(","):
+            match = _REF.match(piece.strip())
+            if match:
+                refs.append(match.group("ref"))
+    refs += _BARE_REF.findall(REF_GROUP.sub(" ", text))
+    return list(dict.fromkeys(refs))
+
+
+def read_supplies(value: object) -> tuple[list[tuple[str, bool]], bool]:
+    """The texts supplied for this turn (skips left out), each with whether a person gave it; and whether
+    anything was supplied at all (a request was answered, if only by skipping)."""
+    entries = [s for s in (value if isinstance(value, list) else []) if isinstance(s, dict)]
+    texts = [
+        (s["text"].strip(), s.get("kind") != "auto")
+        for s in entries
+        if s.get("kind") != "skip" and isinstance(s.get("text"), str) and s["text"].strip()
+    ]
+    return texts, bool(entries)
+
+
+def chunk_texts(prompt: str) -> list[tuple[str, str, str]]:
+    """(key, title without its key, text) of the evidence chunks that carry text: omitted ones and title-only
+    placeholders left out."""
+    chunks = []
+    for chunk in evidence_chunks(prompt):
+        text = chunk_text(chunk)
+        title = TITLE_KEY.sub("", chunk.title.strip(), count=1)
+        if text and comparison_key(text) != comparison_key(title):
+            chunks.append((chunk_key(chunk.title), title, text))
+    return chunks
+
+
+def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[str, bool]]) -> list[Candidate]:
+    """Every distinct candidate; one that appears in several places is one candidate with all their keys."""
+    by_text: dict[str, Candidate] = {}
+    normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
+
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "") -> None:
+        normal = comparison_key(piece)
+        if not normal:
+            return
+        candidate = by_text.get(normal)
+        if candidate is None:
+            terms = frozenset(content_terms(REF_GROUP.sub(" ", piece)))  # its words, not its references
+            candidate = by_text[normal] = Candidate(piece, terms, len(by_text), supplied, given)
+        candidate.given = candidate.given or given
+        candidate.context |= frozenset(content_terms(REF_GROUP.sub(" ", context)))  # words, not references
+        candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
+        candidate.prior = candidate.prior or before
+        if key and key not in candidate.keys:
+            candidate.keys.append(key)
+
+    for text, given in supplied:
+        for piece in _pieces(text):
+            # A supply the session also holds as a chunk ([supply:<uuid>] …) is cited by that chunk's key.
+            holders = [key for key, normal in normal_chunks if key and comparison_key(piece) in normal]
+            for key in holders or [""]:
+                add(piece, key, supplied=True, given=given)
+    for key, title, text in chunks:
+        previous = ""
+        paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
+        span: list[str] = []
+        for piece in _pieces(text):
+            refs = source_refs(piece)
+            if refs != span:
+                paragraph, span = [], refs
+            announcing = by_text.get(comparison_key(previous)) if announces(previous) else None
+            if announcing is not None and not announcing.announced:
+                announcing.announced = piece
+            context = "\n".join([title, previous, *paragraph])
+            add(piece, key, supplied=False, given=False, context=context, before=previous)
+            # In a passage a sentence continues the one before, and the sentences of a paragraph share its
+            # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
+            # stand alone.
+            if key.startswith(PASSAGE_KEY):
+                previous = piece
+                if refs:
+                    paragraph.append(piece)
+            else:
+                previous = ""
+    return list(by_text.values())
+
+
+def announces(sentence: str) -> bool:
+    """Whether a sentence ends with a colon (its SourceRefs aside): it introduces what comes next."""
+    return REF_GROUP.sub(" ", sentence).strip().rstrip(" .").endswith(":")
+
+
+def index_titles(prompt: str) -> dict[str, str]:
+    """source id → title, from the Context Index (it names every source, also those whose text was omitted)."""
+    index = prompt.partition(CONTENT_HEADER)[0]
+    titles: dict[str, str] = {}
+    for match in _INDEX_LINE.finditer(index):
+        try:
+            title = json.loads(match.group("title"))
+        except ValueError:
+            continue
+        if isinstance(title, str):
+            titles[match.group("sid")] = title
+    return titles

@@ -1,0 +1,58 @@
+"""What a chat message asks about: its terms, without small talk or words about the conversation.
+
+A message made only of courtesy and stop words is small talk. Words about the
+conversation or the session's artifacts ("summarise", "report", "file", "pdf") never
+count as terms, and the verbs that frame a question ("what happens to …") count as
+"what". The document words and file names a message uses name the file a need asks
+for (needs.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, comparison_key, content_terms, question_terms
+
+# A message made only of these (and stop words) is small talk: "hi", "thanks a lot", "ok, great".
+COURTESY_WORDS = frozenset(
+    """hi hello hey hiya howdy greetings thanks thank thx ty cheers ok okay alright great good nice cool perfect
+    fine sure yes yeah yep no nope bye goodbye morning afternoon evening please welcome got lot""".split()
+)
+# Words about the conversation or the session's artifacts, not about the topic asked: they never count as terms.
+_TALK_WORDS = """hi hello hey thanks thank thx please ok okay say says said tell told explain describe show give
+    mention mentions mentioned summarise summarize summary session sessions digest digests report reports finding
+    findings note notes source sources""".split()
+DOCUMENT_WORD = re.compile(r"\b(spreadsheet|attachment|attached|file|document)s?\b", re.I)
+DOCUMENT_NOUNS = ("spreadsheet", "document", "file", "attachment")  # the most specific the message uses names it
+_EXTENSIONS = ("pdf", "docx", "xlsx", "csv", "md", "txt")
+FILENAME = re.compile(r"(?<![\w.-])([\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + r"))\b", re.I)
+IGNORED_TERMS = frozenset(
+    content_terms(" ".join([*_TALK_WORDS, "spreadsheet", "attachment", "attached", "file", "document", *_EXTENSIONS]))
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def is_small_talk(message: str) -> bool:
+    words = [word.lower() for word in _WORD.findall(message)]
+    return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
+
+
+# "What happens to …", "what goes wrong if …": the verbs frame the question, as "what" does; a sentence that
+# answers says what happens, in its own words ("… will not be interpreted correctly").
+_FRAMING = re.compile(
+    r"\bwhat (?:happens|happened|will happen|would happen|goes wrong|went wrong|can go wrong)\b", re.I
+)
+
+
+def message_terms(message: str) -> list[str]:
+    return [term for term in question_terms(_FRAMING.sub("what", message)) if term not in IGNORED_TERMS]
+
+
+def previous_user_message(history: object, message: str) -> str:
+    """The last user message of `history` before this one (the current message, if repeated there, skipped)."""
+    turns = [t for t in (history if isinstance(history, list) else []) if isinstance(t, dict)]
+    texts = [t["content"].strip() for t in turns if t.get("role") == "user" and isinstance(t.get("content"), str)]
+    texts = [text for text in texts if text]
+    if texts and comparison_key(texts[-1]) == comparison_key(message):
+        texts.pop()
+    return texts[-1] if texts else ""

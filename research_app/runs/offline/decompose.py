@@ -1,0 +1,208 @@
+"""NODE_DECOMPOSE offline: a question of several clauses splits into its clauses;
+otherwise the gaps' terms are partitioned among the children, one group each,
+each asked as a well-formed question about the parent's subject (the parent's
+verb is not asked about as a thing: "risks", not "risks threaten").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from llm_platform.task_envelope import read_task
+from llm_platform.terms import (
+    OVERLAP_STOP_WORDS,
+    QUESTION_WORDS,
+    comparison_key,
+    cut_text,
+    question_terms,
+    quote_list,
+    surface_words,
+)
+
+from ..split import plural
+from .inputs import bounded, context_items, required_question, strings_of, term_set
+from .queries import question_keywords, quoted_phrases
+from .questions import AUXILIARIES, COMMON_VERBS, PREDICATE_WORDS, question_parts, split_clauses
+from .statements import ended
+
+MAX_CHILDREN = 8  # node_decompose.schema.json
+DEFAULT_MAX_CHILDREN = 4
+MAX_CHILD_QUESTION_CHARS = 500
+MAX_RATIONALE_CHARS = 800
+# Words of a gap's wording ("No evidence yet on …") that are not its subject.
+GAP_WORDS = frozenset(
+    "evidence yet information missing unclear unknown lack lacking lacks found finding findings gap gaps "
+    "need needed needs still source sources known data".split()
+)
+# Prepositions the stop lists keep: a gap's phrase does not start or end with one ("shared *outside*").
+_PREPOSITIONS = frozenset(
+    "across along among around behind beside beyond despite inside near outside per towards".split()
+)
+_PRONOUN_IT = re.compile(r"\bit\b", re.I)
+_PRONOUN_ITS = re.compile(r"\bits\b", re.I)
+
+
+def node_decompose(prompt: str) -> dict:
+    """Children that close the gaps: the question's clauses, else one child per group of gap terms."""
+    _, inputs = read_task(prompt)
+    question = required_question(inputs, "NODE_DECOMPOSE")
+    gaps = strings_of(inputs.get("gaps"))
+    items = context_items(inputs.get("context_items"))
+    limit = bounded(inputs.get("max_children"), DEFAULT_MAX_CHILDREN, MAX_CHILDREN)
+    subject, verbs = question_parts(question)
+    children = _clause_children(question, subject, gaps, limit) or _gap_children(question, subject, verbs, gaps, limit)
+    unique: list[dict] = []
+    seen = {comparison_key(question)}
+    for child in children:
+        key = comparison_key(child["question"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(child)
+    if not unique:
+        unique = [_narrowing_child(question, subject, verbs, gaps)]
+        if comparison_key(unique[0]["question"]) == comparison_key(question):
+            unique = [_narrowing_child(question, subject, verbs, [])]
+    for child in unique:
+        child["rationale"] = cut_text(
+            child["rationale"] + _files_note(child["question"], subject, items), MAX_RATIONALE_CHARS
+        )
+    return {"children": unique[:limit]}
+
+
+def _as_question(text: str) -> str:
+    text = text.strip().rstrip("?.!,;:").strip()
+    return cut_text(text[:1].upper() + text[1:] + "?", MAX_CHILD_QUESTION_CHARS)
+
+
+def _clause_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
+    """One child per clause (the subject standing in for "it"); [] when the question is one clause."""
+    clauses = split_clauses(question)
+    if len(clauses) < 2:
+        return []
+    if subject:
+        clauses = clauses[:1] + [_with_subject(clause, subject) for clause in clauses[1:]]
+    gap_terms = [set(_gap_words(gap)) for gap in gaps]
+    if limit == 1:  # the narrowest useful child: the first clause with an open gap
+        with_gap = [c for c in clauses if any(terms & set(question_terms(c)) for terms in gap_terms)]
+        clauses = (with_gap or clauses)[:1]
+    elif len(clauses) > limit:
+        clauses = clauses[: limit - 1] + [" and ".join(clauses[limit - 1 :])]
+    children = []
+    for clause in clauses:
+        terms = set(question_terms(clause))
+        open_gaps = [gap for gap, g_terms in zip(gaps, gap_terms, strict=True) if g_terms & terms]
+        rationale = f"Covers the parent's clause “{clause}”."
+        if open_gaps:
+            rationale += f" Open gaps here: {ended('; '.join(open_gaps))}"
+        children.append({"question": _as_question(clause), "rationale": rationale})
+    return children
+
+
+def _with_subject(clause: str, subject: str) -> str:
+    """The subject in place of "it": "what did it cost" → "what did the valve programme cost"."""
+    clause = _PRONOUN_ITS.sub(f"{subject}'s", clause)
+    return _PRONOUN_IT.sub(subject, clause)
+
+
+def _gap_words(gap: str) -> dict[str, str]:
+    """stem → word of what a gap is about: its quoted phrase(s) if any, else its content words minus gap wording."""
+    quoted = quoted_phrases(gap)
+    if quoted:
+        return surface_words(" ".join(quoted))
+    return surface_words(gap, OVERLAP_STOP_WORDS | QUESTION_WORDS | GAP_WORDS)
+
+
+def _gap_children(question: str, subject: str, verbs: frozenset[str], gaps: list[str], limit: int) -> list[dict]:
+    """One child per gap, its terms taken by no other child (a partition); the overflow merged into the last."""
+    groups: list[tuple[str, str]] = []  # (phrase, gap)
+    taken: set[str] = set()
+    for gap in gaps:
+        words = {stem: word for stem, word in _gap_words(gap).items() if stem not in taken}
+        if words:
+            taken.update(words)
+            groups.append((_without_verbs(" ".join(words.values()), question, verbs), gap))
+    if limit == 1:
+        groups = groups[:1]
+    elif len(groups) > limit:
+        tail = groups[limit - 1 :]
+        phrases = [p for p, _ in tail if p]
+        merged = _and_list(phrases) if phrases else ""
+        groups = groups[: limit - 1] + [(merged, " ".join(ended(g) for _, g in tail))]
+    return [
+        {"question": _narrowed(question, subject, verbs, phrase), "rationale": f"Covers the gap: {ended(gap)}"}
+        for phrase, gap in groups
+    ]
+
+
+def _and_list(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _without_verbs(phrase: str, question: str, verbs: frozenset[str]) -> str:
+    """A gap's phrase as something to ask about. Where the phrase is the question's own words
+    around its verb ("risks threaten", "water losses occurred"), the verb and participles go;
+    a one-word phrase that is the verb stays when the verb is also a noun ("cost", "change").
+    Auxiliaries and predicate words ("late", "sufficient"), and prepositions at either end, always go."""
+    words = phrase.split()
+    from_question = len(words) > 1 and phrase.lower() in question.lower()
+
+    def verb_like(word: str) -> bool:
+        lower = word.lower()
+        participle = len(lower) > 4 and lower.endswith("ed")
+        if len(words) == 1:
+            return lower in verbs and (participle or lower not in COMMON_VERBS)
+        return from_question and (lower in verbs or participle)
+
+    kept = [w for w in words if w.lower() not in AUXILIARIES | PREDICATE_WORDS and not verb_like(w)]
+    while kept and kept[-1].lower() in _PREPOSITIONS | {"and"}:
+        kept.pop()
+    while kept and kept[0].lower() in _PREPOSITIONS | {"and"}:
+        kept.pop(0)
+    return " ".join(kept)
+
+
+def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -> str:
+    """A full, well-formed question about `phrase` that keeps the parent's subject."""
+    if subject and (not phrase or set(question_terms(phrase)) <= set(question_terms(subject))):
+        return _as_question(f"What is known about {subject}")
+    if subject and set(question_terms(subject)) <= set(question_terms(phrase)):
+        return _as_question(f"What is known about {phrase}")  # the phrase already names the subject
+    if subject:
+        return _as_question(f"What is known about {phrase} for {subject}")
+    if phrase:
+        return _as_question(f"What is known about {phrase}")
+    return _as_question(
+        f"What do sources state directly about {question_keywords(question) or question.rstrip('?.! ')}"
+    )
+
+
+def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: list[str]) -> dict:
+    """The one child when nothing splits: narrowed to the first gap, or to the question's own key terms."""
+    if gaps:
+        phrase = _without_verbs(" ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip("."), question, verbs)
+        return {
+            "question": _narrowed(question, subject, verbs, phrase),
+            "rationale": f"Narrows to the first gap: {ended(gaps[0])}",
+        }
+    keywords = question_keywords(question) or question.rstrip("?.! ")
+    return {
+        "question": _as_question(f"What do sources state directly about {keywords}"),
+        "rationale": "No gap was named; narrows the question to direct statements on its key terms.",
+    }
+
+
+def _files_note(child_question: str, subject: str, items: list[dict]) -> str:
+    """ " The user's files bear on it: …" when context items share the child's own terms."""
+    own = set(question_terms(child_question)) - set(question_terms(subject))
+    terms = own or set(question_terms(child_question))
+    mentioning = [item for item in items if terms & term_set(item["text"])]
+    if not mentioning:
+        return ""
+    shared = set().union(*(terms & term_set(item["text"]) for item in mentioning))
+    words = surface_words(child_question)
+    named = [words[t] for t in question_terms(child_question) if t in shared]
+    return (
+        f" The user's files bear on it: {plural(len(mentioning), 'context item')} "
+        f"{'mentions' if len(mentioning) == 1 else 'mention'} {quote_list(named)}."
+    )

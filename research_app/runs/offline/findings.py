@@ -1,0 +1,67 @@
+"""NODE_FINDINGS offline: from each numbered search result, the statements (never a heading
+or a label) that best answer the question by BM25 (the library's terms and
+parameters, llm_platform.terms.bm25_rank), in the source's own words; the same
+sentence in several results becomes one finding citing all of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.extractive import chunk_text
+from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
+from llm_platform.terms import bm25_rank, comparison_key, cut_text
+
+from .inputs import required_question
+from .statements import statements
+
+MAX_FINDINGS = 8
+MAX_SENTENCES_PER_RESULT = 2
+MAX_FINDING_CHARS = 600
+_RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
+
+
+def result_number(chunk: EvidenceChunk) -> int | None:
+    """The [n] a search result's chunk title starts with ("[3] report.pdf, Page 4" → 3), or None."""
+    match = _RESULT_NUMBER.match(chunk.title)
+    return int(match.group(1)) if match else None
+
+
+def node_findings(prompt: str) -> dict:
+    """Extractive findings: per result, its statements that best answer the question; equal ones merged.
+
+    Every statement of every result is ranked by BM25 for the question (the library's
+    terms and parameters, the statements as the collection: a rare shared term weighs
+    more than one every result repeats); each result gives its best two that score at
+    all. Headings, labels and other lines that state nothing are never findings. Ranked
+    by score, then the lowest result number citing them, then position; at most MAX_FINDINGS.
+    """
+    _, inputs = read_task(prompt)
+    question = required_question(inputs, "NODE_FINDINGS")
+    candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
+    for chunk in evidence_chunks(prompt):
+        number, text = result_number(chunk), chunk_text(chunk)
+        if number is None or not text:
+            continue  # not a numbered result, or its text was omitted by the token budget
+        candidates += [(number, position, sentence) for position, sentence in enumerate(statements(text))]
+    by_result: dict[int, list[tuple[float, int, str]]] = {}
+    for (number, position, sentence), score in zip(
+        candidates, bm25_rank(question, [c[2] for c in candidates]), strict=True
+    ):
+        if score > 0:
+            by_result.setdefault(number, []).append((score, position, sentence))
+    merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
+    for number, scored in by_result.items():
+        for score, position, sentence in sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_SENTENCES_PER_RESULT]:
+            key = comparison_key(sentence)
+            if key in merged:
+                if number not in merged[key]["citations"]:
+                    merged[key]["citations"].append(number)
+                continue
+            merged[key] = {
+                "text": cut_text(sentence, MAX_FINDING_CHARS),
+                "citations": [number],
+                "rank": (-score, position),
+            }
+    ranked = sorted(merged.values(), key=lambda f: (f["rank"][0], min(f["citations"]), f["rank"][1]))
+    return {"findings": [{"text": f["text"], "citations": sorted(f["citations"])} for f in ranked[:MAX_FINDINGS]]}

@@ -1,0 +1,152 @@
+"""A question's clauses, subject and main verb(s), heuristically.
+
+NODE_DECOMPOSE (decompose.py) splits a question into its clauses, and keeps its
+sub-questions well-formed with the subject and the verbs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, question_terms
+
+MAX_SUBJECT_WORDS = 5
+_WORD = re.compile(r"[^\W_]+")
+_DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
+AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
+_WH_WORDS = QUESTION_WORDS - {"much", "many"}
+_DETERMINERS = frozenset("the a an this that these those its their our his her my your".split())
+# Verbs that commonly follow the subject of a do- or modal question ("Did the programme *reduce* …").
+# Only used to find where the subject ends; a miss just gives a longer subject.
+COMMON_VERBS = frozenset(
+    """achieve affect apply become cause change compare contribute cost cut decline decrease deliver differ drop
+    exceed fail fall fund gain get grow happen help improve include increase influence lead limit lose lower make
+    mean meet need occur pay perform prevent produce provide raise reach reduce remain replace require result
+    rise save show spend succeed support take use work""".split()
+)
+# Words that end a subject without being part of it ("Is the budget *sufficient* …", "… the valves *late*?").
+PREDICATE_WORDS = frozenset(
+    """able accurate adequate available better correct different due early effective enough higher late
+    likely lower necessary possible ready reliable responsible safe similar still successful sufficient true
+    worse worth""".split()
+)
+_CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
+
+
+def split_clauses(question: str) -> list[str]:
+    """The clauses a question joins with "and", ";" or ",": a piece starts a clause only when it opens
+    with a question word or an auxiliary and names something ("what did it cost"); other pieces
+    ("costs and savings") stay with the clause before them. Trailing punctuation dropped.
+    """
+    body = question.strip().rstrip("?.!").strip()
+    clauses: list[str] = []
+    position = 0
+    for match in _CLAUSE_SEPARATOR.finditer(body):
+        rest = body[match.end() :]
+        words = _WORD.findall(rest[:40])
+        opens_clause = bool(words) and words[0].lower() in _WH_WORDS | AUXILIARIES
+        next_piece = _CLAUSE_SEPARATOR.split(rest, maxsplit=1)[0]
+        if opens_clause and question_terms(next_piece) and question_terms(body[position : match.start()]):
+            clauses.append(body[position : match.start()].strip())
+            position = match.end()
+    clauses.append(body[position:].strip())
+    return [clause for clause in clauses if clause]
+
+
+def question_subject(question: str) -> str:
+    """A question's subject, heuristically: "Did the valve programme reduce losses?" → "the valve programme"."""
+    return question_parts(question)[0]
+
+
+def question_parts(question: str) -> tuple[str, frozenset[str]]:
+    """A question's subject and its main verb(s) (lower-cased, as written), heuristically:
+
+    - "Did the valve programme reduce losses?" → ("the valve programme", {"reduce"}): after
+      "do"/"did" or a modal the main verb is bare, so a common verb ends the subject, or else
+      the last word of the subject's run of content words ("did maintenance staffing *change*");
+    - "Is the maintenance cost of the valves rising?" → a participle ("-ed", "-ing") ends it;
+    - "Who must consent before the report is shared?" (the question word is the subject):
+      the word after the auxiliary is the verb, the subject the first determiner-led phrase after it;
+    - "What risks threaten the valve programme?" (no auxiliary): the verb is the word before
+      the first stop word, the subject the name or determiner-led phrase after it ("the valve
+      programme"), else the words between the question word and the verb ("What *water losses*
+      occurred in 2022?").
+
+    The verbs keep sub-questions well-formed: "What is known about risks for the valve
+    programme?", never "… about risks threaten?". ("", ∅) when nothing fits.
+    """
+    clauses = split_clauses(question)
+    words = _WORD.findall(clauses[0]) if clauses else []
+    start = 0
+    while start < len(words) and words[start].lower() in QUESTION_WORDS:
+        start += 1
+    auxiliary = next((i for i in range(start, len(words)) if words[i].lower() in AUXILIARIES), None)
+    if auxiliary is None:
+        if start == 0:
+            return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
+        stop = next((i for i in range(start, len(words)) if words[i].lower() in OVERLAP_STOP_WORDS), len(words))
+        verb = stop - 1
+        if verb < start:
+            return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
+        named = _noun_phrase(words, verb + 1, bare_verbs=False)[0] if verb + 1 < len(words) else ""
+        return named or " ".join(words[start:verb]), frozenset({words[verb].lower()})
+    after = auxiliary + 1
+    if (
+        start > 0
+        and auxiliary == start
+        and after < len(words)
+        and words[auxiliary].lower() not in ("do", "does", "did")
+        and words[after].lower() not in _DETERMINERS
+        and not words[after][0].isupper()
+    ):
+        led = next((i for i in range(after + 1, len(words)) if words[i].lower() in _DETERMINERS), None)
+        subject = _noun_phrase(words, led, bare_verbs=False)[0] if led is not None else ""
+        return subject, frozenset({words[after].lower()})
+    bare_verbs = words[auxiliary].lower() in _DO_AND_MODALS
+    subject, end = _noun_phrase(words, after, bare_verbs=bare_verbs)
+    if not subject:
+        return _noun_phrase(words[:auxiliary], start, bare_verbs=False)[0], frozenset()
+    if end < len(words) and words[end].lower() not in OVERLAP_STOP_WORDS:
+        return subject, frozenset({words[end].lower()})
+    if bare_verbs and len(subject.split()) > 1 and subject.split()[-1].lower() not in _DETERMINERS:
+        # No common verb ended it: the run's last word is the bare verb ("did maintenance staffing change").
+        *kept, verb = subject.split()
+        return " ".join(kept), frozenset({verb.lower()})
+    return subject, frozenset()
+
+
+def _noun_phrase(words: Sequence[str], index: int, *, bare_verbs: bool) -> tuple[str, int]:
+    """The name or determiner-led phrase starting at words[index] (see `question_parts`), and the
+    index of the word that ended it."""
+    if index >= len(words):
+        return "", index
+    if index > 0 and words[index][0].isupper() and words[index].lower() not in OVERLAP_STOP_WORDS:
+        end = index
+        while end < len(words) and words[end][0].isupper() and end - index < MAX_SUBJECT_WORDS:
+            end += 1
+        return " ".join(words[index:end]), end
+    phrase = [words[index]] if words[index].lower() in _DETERMINERS else []
+    index += len(phrase)
+    nouns = 0
+    while index < len(words) and nouns < MAX_SUBJECT_WORDS:
+        lower = words[index].lower()
+        after_of = bool(phrase) and phrase[-1].lower() == "of" and lower in _DETERMINERS
+        stop_word = lower in OVERLAP_STOP_WORDS and lower != "of" and not after_of
+        if stop_word or lower in PREDICATE_WORDS or _looks_like_verb(lower, bare_verbs=bare_verbs):
+            break
+        phrase.append(words[index])
+        nouns += lower != "of" and lower not in _DETERMINERS
+        index += 1
+    while phrase and phrase[-1].lower() in _DETERMINERS | {"of"}:
+        phrase.pop()
+        index -= 1
+    return (" ".join(phrase) if any(w.lower() not in _DETERMINERS for w in phrase) else ""), index
+
+
+def _looks_like_verb(word: str, *, bare_verbs: bool) -> bool:
+    """After "do" or a modal the verb is bare: a common one ("reduce"), never a participle, so
+    "staffing" stays a noun; after "is" or "has" a participle ("-ed", "-ing") is the verb."""
+    if bare_verbs:
+        return word in COMMON_VERBS
+    return len(word) > 5 and (word.endswith("ed") or word.endswith("ing"))

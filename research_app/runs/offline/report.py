@@ -1,0 +1,221 @@
+"""REPORT offline: a summary of the statements that best answer the question (BM25), the
+findings grouped by node, the context items that bear on the question with their
+SourceRefs, the file summaries and the open gaps; each sentence told once (one
+that is both a finding and an item cites both), headings never. Nothing is
+paraphrased, so nothing is made up.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.task_envelope import read_task
+from llm_platform.terms import bm25_rank, comparison_key, cut_text
+
+from ..split import plural
+from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
+from .statements import ended, is_statement, statements
+
+MAX_REPORT_SECTIONS = 20  # report.schema.json
+MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"
+MAX_UNMATCHED_REPORT_ITEMS = 5  # shown when no item shares a term with the question
+MAX_FILE_SUMMARIES = 30
+MAX_SUMMARY_SENTENCES = 3
+MAX_TITLE_CHARS = 300
+MAX_PARAGRAPH_CHARS = 4000
+MAX_OPEN_QUESTIONS = 15
+MAX_OPEN_QUESTION_CHARS = 500
+
+FROM_FILES_HEADING = "From your files"
+FILES_HEADING = "Files in this context"
+SEARCHED_HEADING = "What was searched"
+FURTHER_HEADING = "Further findings"
+
+_SOURCE_REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
+
+
+def report(prompt: str) -> dict:
+    """The report from the inputs alone: findings by node, the relevant context items, files, open gaps."""
+    _, inputs = read_task(prompt)
+    question = input_text(inputs.get("question"))
+    findings = _report_findings(inputs.get("findings"))
+    # A sentence both a finding and an item of the user's files is told once, under its node,
+    # citing both its search results and its SourceRefs.
+    distinct = _distinct_items(inputs.get("context_items"))
+    repeated = {comparison_key(item["text"]): item for item in distinct}
+    for finding in findings:
+        item = repeated.get(comparison_key(finding["text"]))
+        if item is not None:
+            finding["sources"] = _source_refs(item)
+    told = {comparison_key(f["text"]) for f in findings}
+    items = _relevant_items([item for item in distinct if comparison_key(item["text"]) not in told], question)
+    summaries = [s for s in dicts_of(inputs.get("file_summaries")) if input_text(s.get("filename"))][
+        :MAX_FILE_SUMMARIES
+    ]
+    stats = inputs.get("search_stats") if isinstance(inputs.get("search_stats"), dict) else {}
+
+    sections: list[dict] = []
+    if items:
+        sections.append({"heading": FROM_FILES_HEADING, "paragraphs": [_item_paragraph(item) for item in items]})
+    files_section = _files_section(summaries, items)
+    searched = [] if findings else [_searched_section(stats)]
+    room = MAX_REPORT_SECTIONS - len(sections) - bool(files_section) - len(searched)
+    sections += _node_sections(findings, room)
+    sections += ([files_section] if files_section else []) + searched
+
+    return {
+        "title": cut_text(question, MAX_TITLE_CHARS) or "Research report",
+        "summary": _report_summary(findings, items, question, stats),
+        "sections": sections,
+        "open_questions": _open_questions(inputs.get("open_gaps")),
+    }
+
+
+def _report_findings(value: object) -> list[dict]:
+    """The findings that state something (a heading or a label a model took for one is left out)."""
+    findings = []
+    for finding in dicts_of(value):
+        if is_statement(input_text(finding.get("text"))):
+            findings.append(
+                {
+                    "node": input_text(finding.get("node")),
+                    "question": input_text(finding.get("question")) or "Findings",
+                    "text": cut_text(finding["text"], MAX_PARAGRAPH_CHARS),
+                    "citations": citation_numbers(finding.get("citations")),
+                }
+            )
+    return findings
+
+
+def _distinct_items(value: object) -> list[dict]:
+    """The context items that state something, each text once (a repeat adds its SourceRefs to the first)."""
+    items: dict[str, dict] = {}
+    for item in context_items(value):
+        if not is_statement(item["text"]):
+            continue
+        key = comparison_key(item["text"])
+        if key in items:
+            items[key]["sources"] += [ref for ref in item["sources"] if ref not in items[key]["sources"]]
+        else:
+            items[key] = {**item, "sources": list(item["sources"])}
+    return list(items.values())
+
+
+def _relevant_items(items: list[dict], question: str) -> list[dict]:
+    """The items that best answer the question, by BM25 (input order breaks ties); if none shares
+    a term with it, the first few, so the report still shows what the user's files hold."""
+    scores = bm25_rank(question, [item["text"] for item in items])
+    matching = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
+    if not matching:
+        return items[:MAX_UNMATCHED_REPORT_ITEMS]
+    return [items[i] for i in matching[:MAX_REPORT_ITEMS]]
+
+
+def _item_paragraph(item: dict) -> dict:
+    return {"text": cut_text(item["text"], MAX_PARAGRAPH_CHARS), "sources": _source_refs(item)}
+
+
+def _source_refs(item: dict) -> list[str]:
+    sources: list[str] = []
+    for ref in item["sources"]:
+        match = _SOURCE_REF.match(ref)
+        if match and match.group("ref") not in sources:
+            sources.append(match.group("ref"))  # a "::hint" suffix is dropped (schema: file::S4)
+    return sources
+
+
+def _node_sections(findings: list[dict], room: int) -> list[dict]:
+    """One section per node question, in order of first appearance; past `room`, one "Further findings".
+
+    A sentence found by a node and again by its sub-questions is told once, under
+    the deepest (most specific) question that found it.
+    """
+    deepest: dict[str, int] = {}
+    for finding in findings:
+        depth = finding["node"].count(".")
+        deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
+    by_question: dict[str, list[dict]] = {}
+    for finding in findings:
+        paragraphs = by_question.setdefault(finding["question"], [])
+        paragraph = {"text": finding["text"], "citations": finding["citations"]}
+        if finding.get("sources"):
+            paragraph["sources"] = finding["sources"]
+        if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
+            paragraphs.append(paragraph)
+    sections = [{"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
+    if len(sections) <= room:
+        return sections
+    kept, rest = sections[: room - 1], sections[room - 1 :]
+    return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
+
+
+def _files_section(summaries: list[dict], items: list[dict]) -> dict | None:
+    if summaries:
+        paragraphs = [
+            {
+                "text": cut_text(
+                    f"{input_text(s['filename'])}: {input_text(s.get('summary')) or 'no summary.'}", MAX_PARAGRAPH_CHARS
+                )
+            }
+            for s in summaries
+        ]
+        return {"heading": FILES_HEADING, "paragraphs": paragraphs}
+    if items:
+        names: list[str] = []
+        for item in items:
+            for ref in item["sources"]:
+                name = ref.split("::", 1)[0]
+                if name and name not in names:
+                    names.append(name)
+        if names:
+            return {"heading": FILES_HEADING, "paragraphs": [{"text": f"Items above come from: {', '.join(names)}."}]}
+    return None
+
+
+def _stats_line(stats: dict) -> str:
+    def count(key: str) -> int:
+        value = stats.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    return (
+        f"The search covered {plural(count('nodes'), 'research node')}, "
+        f"{plural(count('queries'), 'query', 'queries')} and {plural(count('results'), 'result')}"
+    )
+
+
+def _searched_section(stats: dict) -> dict:
+    text = f"{_stats_line(stats)}, and produced no finding that answers the question."
+    return {"heading": SEARCHED_HEADING, "paragraphs": [{"text": text}]}
+
+
+def _report_summary(findings: list[dict], items: list[dict], question: str, stats: dict) -> str:
+    """1–3 sentences that best answer the question (BM25 over every statement of the findings and
+    items; more citations, then order, break ties), each once, as written."""
+    candidates = [
+        (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
+    ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
+    scores = bm25_rank(question, [text for text, _ in candidates])
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
+    sentences: list[str] = []
+    seen: set[str] = set()
+    for index in ranked:
+        sentence = candidates[index][0].strip()
+        if sentence and comparison_key(sentence) not in seen:
+            seen.add(comparison_key(sentence))
+            sentences.append(ended(sentence))
+        if len(sentences) == MAX_SUMMARY_SENTENCES:
+            break
+    if not sentences:
+        return f"Nothing was found on this question. {_stats_line(stats)}; the user's files hold no items on it."
+    return cut_text(" ".join(sentences), MAX_PARAGRAPH_CHARS)
+
+
+def _open_questions(value: object) -> list[str]:
+    questions: list[str] = []
+    seen: set[str] = set()
+    for gap in strings_of(value):
+        key = comparison_key(gap)
+        if key and key not in seen:
+            seen.add(key)
+            questions.append(cut_text(gap, MAX_OPEN_QUESTION_CHARS))
+    return questions[:MAX_OPEN_QUESTIONS]

@@ -1,0 +1,37 @@
+"""What a statement is: a sentence that states something, never a heading, a label or a question.
+
+NODE_FINDINGS takes only statements from the search results, and REPORT tells
+only statements; `ended` closes a sentence the report's summary or a sub-question's
+rationale quotes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.terms import split_sentences
+
+MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
+_WORD = re.compile(r"[^\W_]+")
+_STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
+
+
+def statements(text: str) -> list[str]:
+    """The sentences of a text that state something (`is_statement`), in order."""
+    return [sentence for sentence in split_sentences(text) if is_statement(sentence)]
+
+
+def is_statement(text: str) -> bool:
+    """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
+    enough to be prose whose full stop was lost. A heading ("Costs and maintenance"), a label
+    ("Corrosion"), a title in capitals or a question is not one."""
+    text = text.strip()
+    if not text or text.endswith("?"):
+        return False
+    return bool(_STATEMENT_END.search(text)) or len(_WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
+
+
+def ended(text: str) -> str:
+    """`text` ending with sentence punctuation (a full stop added when it has none)."""
+    text = text.strip()
+    return text if not text or text[-1] in ".!?…" else f"{text}."
