@@ -16,12 +16,12 @@ from here without asking a person (seed 003: the system supplies what it holds).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from context_app import library, provenance
 from context_app.digests.items import digest_items, item_line
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
+from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
 from llm_platform.sourcerefs import split_ref
@@ -30,8 +30,6 @@ from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
 
 from .models import ChatMessage, ContextRequest, ContextSupply
-
-SOURCEREFS_IN_TEXT = re.compile(r"[^\s(,]+::S[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -125,7 +123,7 @@ def evidence_sources(artifacts: list[Artifact]) -> list[Source]:
 def known_citations(artifacts: list[Artifact]) -> set[str]:
     """What an answer may cite: the artifacts' keys and the SourceRefs inside them."""
     keys = {a.key for a in artifacts}
-    refs = {m for a in artifacts for m in SOURCEREFS_IN_TEXT.findall(a.text)}
+    refs = {m for a in artifacts for m in sourcerefs.IN_TEXT.findall(a.text)}
     return keys | refs
 
 
@@ -167,7 +165,7 @@ def source_versions(session: ResearchSession) -> dict[str, str]:
 
 
 def first_sourceref(text: str) -> str | None:
-    match = SOURCEREFS_IN_TEXT.search(text or "")
+    match = sourcerefs.IN_TEXT.search(text or "")
     return match.group(0) if match else None
 
 

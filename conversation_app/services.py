@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from context_app import provenance
 from context_app.models import ContextFile
-from llm_platform import grounding
+from llm_platform import grounding, sourcerefs
 from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from llm_platform.output import partial_string_field
 from llm_platform.prompts import render_sheet, style_fragment
@@ -167,7 +167,7 @@ class AnswerDeltas:
 
 
 NO_SUPPORTED_ANSWER = "I found nothing in this session's material that supports an answer."
-INLINE_CITATION = re.compile(r"\[((?:digest|report|findings|supply):[^\]\s]+)\]|([^\s(\[,]+::S[0-9]+)")
+INLINE_CITATION = re.compile(rf"\[((?:digest|report|findings|supply):[^\]\s]+)\]|({sourcerefs.IN_TEXT.pattern})")
 
 
 def grounded_answer(

@@ -8,9 +8,11 @@ one when their `sentence_key`s are equal: a suggestion, an answer's sentence, is
 
 import re
 
+from llm_platform.sourcerefs import SPAN
+
 FOLLOW_UP_TERMS = 2  # a message with fewer terms than this borrows the previous user message's
 
-_MARKS = re.compile(r"^\[[a-z]+\]\s*|\s*\([^()]*::S[0-9]+[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
+_MARKS = re.compile(rf"^\[[a-z]+\]\s*|\s*\([^()]*::{SPAN}[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
 
 
 def sentence_key(text: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llm_platform.sourcerefs import SPAN
 from llm_platform.terms import analyze
 
 SUPPORT_THRESHOLD = 0.5
@@ -29,11 +30,11 @@ SUPPORT_THRESHOLD = 0.5
 MIN_CONTENT_TERMS = 2
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
-_CITATION_MARK = re.compile(r"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::S\d+\b")
+_CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
 # the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?:\s*(?:\([^()]*::S\d+[^()]*\)|\[[^\[\]]+\]))*(?P<gap>\s+)(?=[\"'(\[]?[A-Z0-9])"
+    rf"(?<=[.!?])(?:\s*(?:\([^()]*::{SPAN}[^()]*\)|\[[^\[\]]+\]))*(?P<gap>\s+)(?=[\"'(\[]?[A-Z0-9])"
 )
 
 

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from context_app.selectors import manifest_of
+from llm_platform import sourcerefs
 from workspaces.errors import ApplicationError
 from workspaces.selectors import sessions_visible_to, visible_session
 from workspaces.services import preference_for
@@ -45,6 +46,7 @@ def session_page(request, sid):
         "manifest": manifest_of(session.context_set),
         "ui_debug": preference.ui_debug,
         "runs": runs,
+        "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
     }
     return render(
         request,

@@ -7,7 +7,9 @@
 
   const { el, requestJson, citationButton, linksByRef, textWithCitations } = Groundwork;
   const $ = (id) => document.getElementById(id);
-  const sid = JSON.parse(document.getElementById("bootstrap").textContent).session.session_id;
+  const boot = JSON.parse(document.getElementById("bootstrap").textContent);
+  const sid = boot.session.session_id;
+  const sourceRef = new RegExp(`^(?:${boot.sourceref_pattern})$`);  // the server's grammar (llm_platform.sourcerefs)
   const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", queued: "queued", failed: "failed" };
   let history = { messages: [], context_requests: [] };
   // user_message_id → the answer's text streamed so far (conversation:delta). Provisional: the
@@ -73,7 +75,7 @@
   }
 
   function citation(ref, links) {
-    if (/::S\d+$/.test(ref)) return citationButton(links[ref], sid, { ref });
+    if (sourceRef.test(ref)) return citationButton(links[ref], sid, { ref });
     return el("span", { class: "tag", text: ref.split(":")[0] === "supply" ? "supplied note" : ref.replace(/:.{36}/, "") });
   }
 

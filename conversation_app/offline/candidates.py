@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from context_app.digests.items import ITEM_KINDS
 from llm_platform.extractive import chunk_text
 from llm_platform.ir.render import CONTENT_HEADER
+from llm_platform.sourcerefs import SPAN, ref_key
 from llm_platform.task_envelope import evidence_chunks
 from llm_platform.terms import comparison_key, content_terms, split_sentences
 
 TITLE_KEY = re.compile(r"^\[(?P<key>[^\]]+)\]\s*")
 _ITEM_LINE = re.compile(r"^\[(?P<kind>[a-z]+)\]\s+(?P<text>\S.*)$")
-REF_GROUP = re.compile(r"\(([^()]*::S[0-9]+[^()]*)\)")
-_REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
-_BARE_REF = re.compile(r"(?<![\w.-])([\w][\w.-]*::S[0-9]+)")
-_REFS_ONLY = re.compile(r"^\([^()]*::S[0-9]+[^()]*\)[.;,]?$")
+REF_GROUP = re.compile(rf"\(([^()]*::{SPAN}[^()]*)\)")
+_BARE_REF = re.compile(rf"(?<![\w.-])([\w][\w.-]*::{SPAN})")
+_REFS_ONLY = re.compile(rf"^\([^()]*::{SPAN}[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
@@ -88,9 +88,9 @@ def source_refs(text: str) -> list[str]:
     refs: list[str] = []
     for group in REF_GROUP.findall(text):
         for piece in group.split(","):
-            match = _REF.match(piece.strip())
-            if match:
-                refs.append(match.group("ref"))
+            key = ref_key(piece.strip())
+            if key:
+                refs.append(key)
     refs += _BARE_REF.findall(REF_GROUP.sub(" ", text))
     return list(dict.fromkeys(refs))
 

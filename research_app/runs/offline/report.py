@@ -7,8 +7,7 @@ paraphrased, so nothing is made up.
 
 from __future__ import annotations
 
-import re
-
+from llm_platform.sourcerefs import ref_key
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import bm25_rank, comparison_key, cut_text
 
@@ -31,7 +30,6 @@ FILES_HEADING = "Files in this context"
 SEARCHED_HEADING = "What was searched"
 FURTHER_HEADING = "Further findings"
 
-_SOURCE_REF = re.compile(r"^(?P<ref>.+?::S[0-9]+)(?:::.*)?$")
 
 
 def report(prompt: str) -> dict:
@@ -118,9 +116,9 @@ def _item_paragraph(item: dict) -> dict:
 def _source_refs(item: dict) -> list[str]:
     sources: list[str] = []
     for ref in item["sources"]:
-        match = _SOURCE_REF.match(ref)
-        if match and match.group("ref") not in sources:
-            sources.append(match.group("ref"))  # a "::hint" suffix is dropped (schema: file::S4)
+        key = ref_key(ref)
+        if key and key not in sources:
+            sources.append(key)  # a "::hint" suffix is dropped (schema: file::S4)
     return sources
 
 
