@@ -65,10 +65,6 @@ def set_node_name(name: str) -> None:
     _node = name
 
 
-def node_name() -> str:
-    return _node
-
-
 def process_owner() -> str:
     """This process: `<node>#<boot>#<pid>`, what tells whether a holder is dead (holder_is_dead)."""
     return f"{_node}#{_BOOT}#{os.getpid()}"

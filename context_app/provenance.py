@@ -30,10 +30,6 @@ from .models import ContextFile, ContextSet, FileText
 # --- versions ----------------------------------------------------------------------
 
 
-def current_text(file: ContextFile) -> FileText | None:
-    return FileText.objects.current().filter(file=file).first()
-
-
 def record_version(file: ContextFile, *, text: str, spans: list[dict], text_hash: str, spans_hash: str) -> FileText:
     """The file's current version for this text: reused when text and spans are the same, else a new one.
 

@@ -6,8 +6,9 @@ Order on a view: @api_view (auth) → @limit_upload_size → @idempotent → @wi
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import wraps
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
@@ -24,17 +25,25 @@ MUTATING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 _IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
 
 
-def with_session(view):
-    """Loads the session named by `sid` for its members; everyone else gets 404."""
+def loading(url_kwarg: str, find: Callable[[Any, Any], Any], not_found: str):
+    """A decorator that passes the object `find(user, <the URL's url_kwarg>)` gives in place of
+    the id, and answers 404 with `not_found` when it gives None (not there, or not this user's)."""
 
-    @wraps(view)
-    def wrapper(request, sid, *args, **kwargs):
-        session = visible_session(request.user, sid)
-        if session is None:
-            return error("session not found", 404)
-        return view(request, session, *args, **kwargs)
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            found = find(request.user, kwargs.pop(url_kwarg))
+            if found is None:
+                return error(not_found, 404)
+            return view(request, found, *args, **kwargs)
 
-    return wrapper
+        return wrapper
+
+    return decorate
+
+
+# Loads the session named by `sid` for its members; everyone else gets 404.
+with_session = loading("sid", visible_session, "session not found")
 
 
 def with_session_id(view):
