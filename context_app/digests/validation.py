@@ -46,34 +46,34 @@ def sources_of(digest: dict) -> set[str]:
     return keys
 
 
-def _per_file_ref_check(filename: str, span_ids: set[str]) -> RefCheck:
+def _ref_check(rule: Callable[[str, str], str | None]) -> RefCheck:
+    """A SourceRef check: a string of the grammar, then `rule(filename, span_id)`."""
+
     def problem(ref: object) -> str | None:
         if not isinstance(ref, str):
             return "is not a string"
         parts = split_ref(ref)
         if parts is None:
             return "is not a SourceRef (<filename>::S<n>[::hint])"
-        if parts[0] != filename:
-            return f"names {parts[0]!r}, not this file {filename!r}"
-        if parts[1] not in span_ids:
-            return f"unknown span {parts[1]}"
-        return None
+        return rule(parts[0], parts[1])
 
     return problem
+
+
+def _per_file_ref_check(filename: str, span_ids: set[str]) -> RefCheck:
+    def rule(ref_filename: str, span_id: str) -> str | None:
+        if ref_filename != filename:
+            return f"names {ref_filename!r}, not this file {filename!r}"
+        return None if span_id in span_ids else f"unknown span {span_id}"
+
+    return _ref_check(rule)
 
 
 def _aggregate_ref_check(allowed_sources: set[str]) -> RefCheck:
-    def problem(ref: object) -> str | None:
-        if not isinstance(ref, str):
-            return "is not a string"
-        key = ref_key(ref)
-        if key is None:
-            return "is not a SourceRef (<filename>::S<n>[::hint])"
-        if key not in allowed_sources:
-            return "does not occur in the input digests"
-        return None
+    def rule(filename: str, span_id: str) -> str | None:
+        return None if f"{filename}::{span_id}" in allowed_sources else "does not occur in the input digests"
 
-    return problem
+    return _ref_check(rule)
 
 
 # --- the two checks --------------------------------------------------------------
