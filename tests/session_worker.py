@@ -13,7 +13,7 @@ import pytest
 running = False  # set by conftest's celery_worker_thread while the worker runs
 
 
-def _broker_backlog() -> int:
+def broker_backlog() -> int:
     from config.celery import app
 
     with app.connection_for_write() as connection:
@@ -25,7 +25,7 @@ def idle() -> bool:
     """Nothing queued, nothing reserved or running (tasks held for later, ETA, are not work in hand)."""
     from celery.worker import state
 
-    return not _broker_backlog() and not state.reserved_requests and not state.active_requests
+    return not broker_backlog() and not state.reserved_requests and not state.active_requests
 
 
 def busy() -> bool:

@@ -8,6 +8,7 @@ The test process only takes requests, as daphne would.
 """
 
 import json
+import time
 
 import pytest
 
@@ -15,6 +16,7 @@ from config.celery import app
 from llm_platform.gateway import reset_providers
 from llm_platform.models import LLMCall
 from research_app.models import ResearchNode
+from tests import session_worker
 from tests.factories import ContextApi, make_member, wait_until
 from tests.fake_anthropic import API_KEY, FakeAnthropic
 from tests.production import databases
@@ -45,6 +47,9 @@ def stack(django_db_setup, redis_url, s3_server, tmp_path_factory):
         "ANTHROPIC_API_KEY": API_KEY,
         "GROUNDWORK_ANTHROPIC_MODEL": MODEL,
         "GROUNDWORK_LLM_BACKOFF_SECONDS": "0.01",
+        # No background lease sweep: these tests kill no worker, and a sweep's reads would
+        # meet the teardown's TRUNCATE as the test's own work would (below).
+        "GROUNDWORK_LEASE_SWEEP_SECONDS": "0",
         **s3_server.env(bucket),
     }
     workers = [
@@ -59,6 +64,39 @@ def stack(django_db_setup, redis_url, s3_server, tmp_path_factory):
             worker.stop()
         for fake in fakes:
             fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def workers_idle_after_test(request, stack):
+    """A test ends only once both workers have nothing left to do: a manifest push scheduled half
+    a second after the parse's last change (an ETA task), or a task still finishing, would otherwise
+    read the tables while the teardown TRUNCATEs them (a deadlock on PostgreSQL)."""
+    request.getfixturevalue("_django_db_helper")  # set up first, so the database is torn down after the wait
+    yield
+    wait_until_idle(HOSTS)
+
+
+def wait_until_idle(hosts, timeout: float = 60.0) -> None:
+    inspect = app.control.inspect(destination=list(hosts), timeout=1.0)
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        busy = [
+            task["name"]
+            for listing in (inspect.active(), inspect.reserved(), inspect.scheduled())
+            for tasks in (listing or {}).values()
+            for task in tasks
+            for task in [task.get("request", task)]  # a scheduled task's request is nested
+        ]
+        if not busy and not session_worker.broker_backlog():
+            # A message between the broker and a worker is in neither: idle twice running.
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= 0.2:
+                return
+        else:
+            quiet_since = None
+        time.sleep(0.1)
+    pytest.fail(f"the workers were still busy after {timeout}s: {busy}")
 
 
 @pytest.fixture
