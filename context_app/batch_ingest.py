@@ -29,11 +29,12 @@ from workspaces.claims import claim
 
 from . import leases
 from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
-from .models import ContextFile, ContextSet, DigestStatus, FileText
+from .models import ContextFile, DigestStatus, FileText
 from .notify import notify_context_changed
 from .pipeline import jobs
 from .pipeline.digest import finish_file_digest, store_file_digest
 from .pipeline.recovery import recover_unheld_jobs
+from .selectors import context_set_id_of
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def take_batch(batch_pk) -> bool:
         # its files (queued, no worker holds them) go back to the queue at once.
         logger.warning("batch %s abandoned: the provider is now %s:%s", batch.provider_batch_id, *_identity(provider))
         if _end(batch):
-            for context_set_id in recover_unheld_jobs(_context_set_id(batch), queued=True):
+            for context_set_id in recover_unheld_jobs(context_set_id_of(batch.session_id), queued=True):
                 jobs.enqueue_parse(context_set_id)
         return False
     try:
@@ -71,13 +72,8 @@ def take_batch(batch_pk) -> bool:
     for custom_id, entry in batch.requests.items():
         answer = results.get(custom_id, ProviderError("the batch returned no result for this request"))
         _take_answer(batch, entry["file_id"], entry["extracted_text_hash"], answer, provider)
-    notify_context_changed(_context_set_id(batch))
+    notify_context_changed(context_set_id_of(batch.session_id))
     return True
-
-
-def _context_set_id(batch: LLMBatch):
-    """The set whose files the batch digests (a batch is recorded, as every model call, by session)."""
-    return ContextSet.objects.filter(session_id=batch.session_id).values_list("pk", flat=True).first()
 
 
 def _identity(provider) -> tuple[str, str]:

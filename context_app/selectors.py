@@ -35,3 +35,8 @@ def spans_of(file: ContextFile) -> list[dict]:
     """The spans of the file's current text version ([] before extraction or after a failed one)."""
     text = FileText.objects.current().filter(file=file).only("spans").first()
     return text.spans if text else []
+
+
+def context_set_id_of(session_id):
+    """The id of a session's context set, or None."""
+    return ContextSet.objects.filter(session_id=session_id).values_list("pk", flat=True).first()

@@ -14,9 +14,8 @@ import re
 
 from llm_platform.ir.budget import SUMMARY_PREFIX
 from llm_platform.task_envelope import EvidenceChunk
-from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, is_content_word, stem
+from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, is_content_word, stem
 
-_WORD = re.compile(r"[^\W_]+")
 # What the degrade ladder wraps a summarised chunk in (llm_platform.ir.budget.extractive_summary).
 _SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
 
@@ -34,7 +33,7 @@ def content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUEST
     runs: list[list[str]] = []
     for segment in re.split(r"[^\w\s-]+", text):
         run: list[str] = []
-        for word in _WORD.findall(segment):
+        for word in WORD.findall(segment):
             if is_content_word(word, ignored):
                 run.append(word)
             elif run:

@@ -53,7 +53,8 @@ SUBJECT_STOP_WORDS = frozenset(
 
 # --- terms ---------------------------------------------------------------------------
 
-_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# A word: letters and digits of any script (an underscore splits words).
+WORD = re.compile(r"[^\W_]+")
 _per_thread = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
 
 
@@ -69,7 +70,7 @@ def stem(word: str) -> str:
 def analyze(text: str) -> list[str]:
     """Index terms of `text` in order: lower-cased word stems without stop words or single letters."""
     terms = []
-    for match in _TOKEN_RE.finditer(text.lower()):
+    for match in WORD.finditer(text.lower()):
         word = match.group()
         if len(word) > 1 and word not in STOP_WORDS:
             terms.append(stem(word))
@@ -161,7 +162,7 @@ def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> 
 
 def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
     """The stemmed content words of `text`, each once, in order of first appearance (token overlap)."""
-    return list(dict.fromkeys(stem(word.lower()) for word in _TOKEN_RE.findall(text) if is_content_word(word, ignored)))
+    return list(dict.fromkeys(stem(word.lower()) for word in WORD.findall(text) if is_content_word(word, ignored)))
 
 
 def question_terms(question: str) -> list[str]:
@@ -172,7 +173,7 @@ def question_terms(question: str) -> list[str]:
 def surface_words(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:
     """stem → the first word of `text` with that stem, as written (for phrasing terms to a human)."""
     words: dict[str, str] = {}
-    for word in _TOKEN_RE.findall(text):
+    for word in WORD.findall(text):
         if is_content_word(word, ignored):
             words.setdefault(stem(word.lower()), word)
     return words

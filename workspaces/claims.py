@@ -52,13 +52,12 @@ def claim(
     one of `not_from`, to `to`, writing `also_set` with it; True when a row was claimed."""
     if (from_ is _UNSET) == (not_from is _UNSET):
         raise TypeError("claim() takes from_ or not_from, exactly one of them")
-    moves = _MOVES.get((queryset.model, field))
-    if moves is not None:
-        froms = (from_ if isinstance(from_, _MANY) else [from_]) if from_ is not _UNSET else set(moves) - set(not_from)
-        for value in froms:
-            check_move(queryset.model, field, value, to)
     if from_ is not _UNSET:
-        claimed = queryset.filter(**{f"{field}__in" if isinstance(from_, _MANY) else field: from_})
+        froms = list(from_) if isinstance(from_, _MANY) else [from_]
+        claimed = queryset.filter(**{f"{field}__in": froms})
     else:
+        froms = [value for value in _MOVES.get((queryset.model, field), ()) if value not in not_from]
         claimed = queryset.exclude(**{f"{field}__in": not_from})
+    for value in froms:
+        check_move(queryset.model, field, value, to)
     return bool(claimed.update(**{field: to}, **also_set))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from llm_platform.terms import STOP_WORDS, stem
+from llm_platform.terms import STOP_WORDS, WORD, stem
 
 from .candidates import REF_GROUP
 
@@ -58,7 +58,6 @@ _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
 _COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
-_WORD = re.compile(r"[^\W_]+")
 
 
 def _names(text: str, asked: set[str]) -> bool:
@@ -95,7 +94,7 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
         return any(
-            noun in [stem(word.lower()) for word in _WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
+            noun in [stem(word.lower()) for word in WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
             for match in _COUNT_RE.finditer(text)
         )
     for asks, holds in _ANSWER_TYPES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, comparison_key, content_terms, question_terms
+from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, comparison_key, content_terms, question_terms
 
 # A message made only of these (and stop words) is small talk: "hi", "thanks a lot", "ok, great".
 COURTESY_WORDS = frozenset(
@@ -29,11 +29,10 @@ FILENAME = re.compile(r"(?<![\w.-])([\w][\w.-]*\.(?:" + "|".join(_EXTENSIONS) + 
 IGNORED_TERMS = frozenset(
     content_terms(" ".join([*_TALK_WORDS, "spreadsheet", "attachment", "attached", "file", "document", *_EXTENSIONS]))
 )
-_WORD = re.compile(r"[^\W_]+")
 
 
 def is_small_talk(message: str) -> bool:
-    words = [word.lower() for word in _WORD.findall(message)]
+    words = [word.lower() for word in WORD.findall(message)]
     return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
 
 

@@ -21,7 +21,6 @@ from llm_platform import grounding
 from llm_platform.model_task import TaskFailed
 from workspaces.claims import claim
 from workspaces.errors import ApplicationError
-from workspaces.jobs import queue_job
 from workspaces.models import ResearchSession
 from workspaces.services import team_cache_scope
 
@@ -73,7 +72,7 @@ def start_run(
         )
         emit(run.pk, "run_queued", question=question, limits=run_limits(limits or {}))
         announce(run.pk, "run.created")
-        transaction.on_commit(lambda: queue_job(jobs.BIND_RUN, run.pk))
+        transaction.on_commit(lambda: jobs.enqueue(jobs.BIND_RUN, run.pk))
     return run
 
 
@@ -162,7 +161,7 @@ def file_parsed_during_bind(session_id, filename: str, digest_status: str) -> No
 
 def context_settled_during_bind(session_id) -> None:
     for run_id in ResearchRun.objects.filter(session_id=session_id, status=Status.BINDING).values_list("pk", flat=True):
-        queue_job(jobs.BEGIN_EXPLORATION, run_id)
+        jobs.enqueue(jobs.BEGIN_EXPLORATION, run_id)
 
 
 def begin_exploration(run_id) -> None:
@@ -199,7 +198,7 @@ def begin_exploration(run_id) -> None:
             selected_items=items,
             bundle_revision=bundle["revision"],
         )
-        transaction.on_commit(lambda: queue_job(jobs.EXPLORE_NODE, root.pk))
+        transaction.on_commit(lambda: jobs.enqueue(jobs.EXPLORE_NODE, root.pk))
 
 
 # --- nodes ----------------------------------------------------------------------
@@ -336,7 +335,7 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         ]
         _finish_node(node, NodeStatus.DECOMPOSED, ("node_decomposed", {"mode": mode, "children": told}))
         for child_node in created:
-            transaction.on_commit(lambda pk=child_node.pk: queue_job(jobs.EXPLORE_NODE, pk))
+            transaction.on_commit(lambda pk=child_node.pk: jobs.enqueue(jobs.EXPLORE_NODE, pk))
 
 
 def _slice_of(node: ResearchNode, run: ResearchRun) -> NodeContextSlice:
@@ -500,6 +499,6 @@ def report_when_done(run_id) -> None:
         to=Status.REPORTING,
     ):
         announce(run_id)
-        queue_job(jobs.WRITE_REPORT, run_id)
+        jobs.enqueue(jobs.WRITE_REPORT, run_id)
 
 

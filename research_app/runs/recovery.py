@@ -9,7 +9,6 @@ from django.utils import timezone
 
 from context_app import services as context_services
 from context_app.models import ContextSet, DigestStatus
-from workspaces.jobs import queue_job
 
 from ..models import ResearchNode, ResearchRun
 from . import jobs
@@ -28,18 +27,18 @@ def resume_run(run_id) -> None:
     # a dead worker's would otherwise keep a part of the budget for good.
     ResearchRun.objects.filter(pk=run_id).update(tokens_reserved=0)
     if run.status == Status.QUEUED:
-        queue_job(jobs.BIND_RUN, run.pk)
+        jobs.enqueue(jobs.BIND_RUN, run.pk)
     elif run.status == Status.BINDING and _context_settled(run):
-        queue_job(jobs.BEGIN_EXPLORATION, run.pk)
+        jobs.enqueue(jobs.BEGIN_EXPLORATION, run.pk)
     elif run.status == Status.BINDING:
         context_services.request_parse(ContextSet.objects.get(session_id=run.session_id))
     elif run.status == Status.RUNNING:
         ResearchNode.objects.filter(run=run, status=NodeStatus.RUNNING).update(status=NodeStatus.PENDING)
         for node_id in ResearchNode.objects.filter(run=run, status=NodeStatus.PENDING).values_list("pk", flat=True):
-            queue_job(jobs.EXPLORE_NODE, node_id)
+            jobs.enqueue(jobs.EXPLORE_NODE, node_id)
         report_when_done(run.pk)
     elif run.status == Status.REPORTING:
-        queue_job(jobs.WRITE_REPORT, run.pk)
+        jobs.enqueue(jobs.WRITE_REPORT, run.pk)
 
 
 def recover_stuck_runs() -> list:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, question_terms
+from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, question_terms
 
 MAX_SUBJECT_WORDS = 5
-_WORD = re.compile(r"[^\W_]+")
 _DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
 AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
 _WH_WORDS = QUESTION_WORDS - {"much", "many"}
@@ -44,7 +43,7 @@ def split_clauses(question: str) -> list[str]:
     position = 0
     for match in _CLAUSE_SEPARATOR.finditer(body):
         rest = body[match.end() :]
-        words = _WORD.findall(rest[:40])
+        words = WORD.findall(rest[:40])
         opens_clause = bool(words) and words[0].lower() in _WH_WORDS | AUXILIARIES
         next_piece = _CLAUSE_SEPARATOR.split(rest, maxsplit=1)[0]
         if opens_clause and question_terms(next_piece) and question_terms(body[position : match.start()]):
@@ -77,7 +76,7 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
     programme?", never "… about risks threaten?". ("", ∅) when nothing fits.
     """
     clauses = split_clauses(question)
-    words = _WORD.findall(clauses[0]) if clauses else []
+    words = WORD.findall(clauses[0]) if clauses else []
     start = 0
     while start < len(words) and words[start].lower() in QUESTION_WORDS:
         start += 1

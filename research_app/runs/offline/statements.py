@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 
-from llm_platform.terms import split_sentences
+from llm_platform.terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
-_WORD = re.compile(r"[^\W_]+")
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
 
 
@@ -28,7 +27,7 @@ def is_statement(text: str) -> bool:
     text = text.strip()
     if not text or text.endswith("?"):
         return False
-    return bool(_STATEMENT_END.search(text)) or len(_WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
+    return bool(_STATEMENT_END.search(text)) or len(WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
 
 
 def ended(text: str) -> str:
