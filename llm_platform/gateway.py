@@ -139,31 +139,17 @@ def complete(
     returned response is checked and kept.
     """
     provider = provider or get_provider()
+    record = _record(request, provider, prompt_version, subject, session_id, attempt, run_id=run_id)
     try:
         with spending.held_within_cap(session_id, provider.name, provider.model, request):
-            return _attempts(
-                request,
-                prompt_version=prompt_version,
-                subject=subject,
-                session_id=session_id,
-                run_id=run_id,
-                attempt=attempt,
-                provider=provider,
-                before_call=before_call,
-                on_partial=on_partial,
-            )
+            return _attempts(request, record, provider, before_call, on_partial)
     except spending.OverSpendingCap as exc:
         raise SpendingCapReached(str(exc)) from exc
 
 
 def _attempts(
     request: LLMRequest,
-    *,
-    prompt_version: str,
-    subject: str,
-    session_id,
-    run_id,
-    attempt: int,
+    record: dict,
     provider: Provider,
     before_call: Callable[[LLMRequest], None] | None,
     on_partial: Callable[[str], None] | None,
@@ -176,7 +162,6 @@ def _attempts(
     # Only a tokens-a-minute limit needs the estimate (counting words of a long prompt takes time).
     tpm = settings.GROUNDWORK_LLM_TOKENS_PER_MINUTE
     estimated = estimate_tokens(request.system) + estimate_tokens(request.prompt) if tpm else 0
-    record = _record(request, provider, prompt_version, subject, session_id, attempt, run_id=run_id)
     while True:
         if before_call is not None:
             before_call(request)

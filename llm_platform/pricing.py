@@ -30,7 +30,8 @@ def price_of(provider: str, model: str) -> Price | None:
     entry = table.get(f"{provider}:{model}") or table.get(f"{provider}:*")
     if entry is None:
         return None
-    return Price(**{kind: Decimal(str(entry.get(kind, 0))) for kind in ("input", "output", "cache_read", "cache_write")})
+    kinds = ("input", "output", "cache_read", "cache_write")
+    return Price(**{kind: Decimal(str(entry.get(kind, 0))) for kind in kinds})
 
 
 def call_cost(

@@ -2,6 +2,8 @@
 decorators for auth, idempotency, access and If-Match; the body calls one context service and
 shapes the answer."""
 
+from functools import wraps
+
 from django.http import FileResponse
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -17,6 +19,30 @@ from ..serializers import file_urls, serialize_file
 from .serializers import ContextOptionsBody
 
 UPLOAD_PARSERS = [MultiPartParser, FormParser]
+
+
+def _file_or_none(session, fid, related: tuple[str, ...] = ()) -> ContextFile | None:
+    file_uuid = parse_uuid(fid)
+    if file_uuid is None:
+        return None
+    return session.context_set.files.select_related(*related).filter(pk=file_uuid).first()
+
+
+def with_file(*related: str):
+    """Passes the session's file named by `fid` (with `related` joined in) in place of its id; 404 when
+    the session has none by that id. Goes below with_session."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, session, fid, **kwargs):
+            file = _file_or_none(session, fid, related)
+            if file is None:
+                return error("file not found", 404)
+            return view(request, session, file, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 @api_view(["GET", "PATCH"])
@@ -91,10 +117,8 @@ def context_file_retry(request, session, fid, expected_revision):
 
 @api_view(["GET"])
 @with_session
-def context_file_preview(request, session, fid):
-    file = _file_or_none(session, fid)
-    if file is None:
-        return error("file not found", 404)
+@with_file()
+def context_file_preview(request, session, file):
     return Response(
         {
             "file_id": str(file.id),
@@ -108,10 +132,8 @@ def context_file_preview(request, session, fid):
 
 @api_view(["GET"])
 @with_session
-def context_file_download(request, session, fid):
-    file = _file_or_none(session, fid)
-    if file is None:
-        return error("file not found", 404)
+@with_file()
+def context_file_download(request, session, file):
     try:
         stored = file.blob.open("rb")
     except FileNotFoundError:  # the object is gone from storage (S3: a 404 on it)
@@ -121,10 +143,8 @@ def context_file_download(request, session, fid):
 
 @api_view(["GET"])
 @with_session
-def context_file_digest(request, session, fid):
-    file = _file_or_none(session, fid, with_digest=True)
-    if file is None:
-        return error("file not found", 404)
+@with_file("digest")
+def context_file_digest(request, session, file):
     if file.digest is None:
         return error(f"no digest yet: {file.filename} is {file.digest_status}", 404, digest_status=file.digest_status)
     return Response(
@@ -168,16 +188,6 @@ def context_digest(request, session):
 def _upload(uploaded) -> services.Upload:
     # The file object, not its bytes: Django spooled a large one to disk, and it goes to storage in chunks.
     return services.Upload(filename=uploaded.name, data=uploaded, content_type=uploaded.content_type)
-
-
-def _file_or_none(session, fid, with_digest: bool = False) -> ContextFile | None:
-    file_uuid = parse_uuid(fid)
-    if file_uuid is None:
-        return None
-    files = session.context_set.files.all()
-    if with_digest:
-        files = files.select_related("digest")
-    return files.filter(pk=file_uuid).first()
 
 
 def _digest_fields(digest: StoredDigest) -> dict:

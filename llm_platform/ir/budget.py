@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from llm_platform.ir.render import NO_CONTENT_NOTE, render_chunk, render_head, render_task
@@ -136,30 +136,41 @@ class _Ladder:
 
     def stage1_omit_low_ranked(self, limit: int) -> bool:
         keep = max(1, math.ceil(len(self.chunks) * (1 - LOW_RANK_FRACTION)))
-        for i in range(len(self.chunks) - 1, keep - 1, -1):
-            chunk = self.chunks[i]
-            stub = replace(chunk, omitted=True)
-            saved = self.chunk_cost(chunk) - self.chunk_cost(stub)
-            if saved <= 0:
-                continue
-            self.set_chunk(i, stub)
-            self.cut("chunk_removed", chunk.anchor, saved, "low-ranked chunk reduced to its header")
-            if self.cost() <= limit:
-                return True
-        return False
+        return self.shrink_chunks(
+            limit,
+            range(len(self.chunks) - 1, keep - 1, -1),
+            lambda chunk: replace(chunk, omitted=True),
+            "chunk_removed",
+            "low-ranked chunk reduced to its header",
+        )
 
     def stage2_summarize(self, limit: int) -> bool:
-        for i in range(len(self.chunks) - 1, 0, -1):  # the best chunk (i == 0) stays whole
-            chunk = self.chunks[i]
+        def summarized(chunk: Chunk) -> Chunk | None:
             if chunk.omitted or chunk.summarized:
+                return None
+            text = extractive_summary(chunk.text, chunk.anchor)
+            return replace(chunk, text=text, tokens=self.counter(text), summarized=True)
+
+        # the best chunk (i == 0) stays whole
+        return self.shrink_chunks(
+            limit, range(len(self.chunks) - 1, 0, -1), summarized, "summarized", "replaced by an extractive summary"
+        )
+
+    def shrink_chunks(
+        self, limit: int, order: Iterable[int], smaller: Callable[[Chunk], Chunk | None], what: str, reason: str
+    ) -> bool:
+        """Puts `smaller(chunk)` in place of each chunk, in `order`, where it saves tokens (None: leave it),
+        until the envelope fits `limit`; True once it does."""
+        for i in order:
+            chunk = self.chunks[i]
+            cheaper = smaller(chunk)
+            if cheaper is None:
                 continue
-            summary = replace(chunk, text=extractive_summary(chunk.text, chunk.anchor), summarized=True)
-            summary = replace(summary, tokens=self.counter(summary.text))
-            saved = self.chunk_cost(chunk) - self.chunk_cost(summary)
+            saved = self.chunk_cost(chunk) - self.chunk_cost(cheaper)
             if saved <= 0:
                 continue
-            self.set_chunk(i, summary)
-            self.cut("summarized", chunk.anchor, saved, "replaced by an extractive summary")
+            self.set_chunk(i, cheaper)
+            self.cut(what, chunk.anchor, saved, reason)
             if self.cost() <= limit:
                 return True
         return False
