@@ -47,7 +47,7 @@ def main() -> None:
         for s in (rng.random() for _ in range(100))
     ]
     text_10k = ((ROOT / "tests" / "fixtures" / "library_corpus" / "tutorial-errors.html").read_text())[:10_000]
-    quality = evaluate(lambda q: [(h.filename, h.parent_heading) for h in library.search(scope, q, 10)], k=5)
+    quality = evaluate(lambda q: [(h.filename, h.parent_heading) for h in library.search(scope, q, 10).hits], k=5)
 
     results = {
         "corpus_files": len(files),
@@ -58,7 +58,7 @@ def main() -> None:
         "context_build_10_sources_ms": harness.median_ms(lambda: builder.build_context(QUERY, num_results=10), 20),
         "context_build_sources": len(built.sources),
         "context_build_tokens": built.total_tokens,
-        "library_search_ms": harness.median_ms(lambda: library.search(scope, QUERY, 10), 50),
+        "library_search_ms": harness.median_ms(lambda: library.search(scope, QUERY, 10).hits, 50),
         "dedup_100_results_ms": harness.median_ms(lambda: deduplicate_results(hundred), 200),
         "estimate_tokens_10000_chars_ms": harness.median_ms(lambda: estimate_tokens(text_10k), 200),
         "recall_at_5": quality["recall_at_5"],

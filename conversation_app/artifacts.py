@@ -75,7 +75,7 @@ def question_passages(session: ResearchSession, question: str, limit: int = QUES
     context_set = ContextSet.objects.filter(session=session).first()
     if context_set is None:
         return []
-    hits = library.search(context_set.cache_scope, question, limit, context_set_id=context_set.pk)
+    hits = library.search(context_set.cache_scope, question, limit, context_set_id=context_set.pk).hits
     versions = FileText.objects.filter(version__in=[hit.version for hit in hits if hit.version])
     spans_of = {str(text.version): text.spans for text in versions.only("version", "spans")}
     passages = []

@@ -99,3 +99,19 @@ class LLMCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} via {self.provider} ({self.outcome})"
+
+
+class TextEmbedding(models.Model):
+    """A text's vector by one embedding model, kept so that the same text is never embedded twice
+    (llm_platform.embeddings): re-parsing a file, or a copy of it in another session, costs no call."""
+
+    text_hash = models.CharField(max_length=64)  # sha256 of the text
+    model = models.CharField(max_length=160)  # "provider:model", e.g. "local:all-MiniLM-L6-v2"
+    vector = models.BinaryField()  # float32, little-endian, L2-normalised
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["text_hash", "model"], name="unique_text_embedding")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.text_hash[:12]}"

@@ -247,7 +247,12 @@
             file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
               ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
             actions),
-          el("td", { class: "status-cell" }, el("span", { class: `chip ${chipClass}`, "data-status": chipClass, title: file.digest_detail || undefined, text: chipLabel })),
+          el("td", { class: "status-cell" },
+            el("span", { class: `chip ${chipClass}`, "data-status": chipClass, title: file.digest_detail || undefined, text: chipLabel }),
+            // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
+            file.meaning_embedded < file.meaning_windows
+              ? el("div", { class: "meaning-progress muted small", text: `indexing meaning ${file.meaning_embedded}/${file.meaning_windows}` })
+              : null),
         );
       }),
     );

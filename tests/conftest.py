@@ -150,5 +150,6 @@ def artifacts(request):
     return ARTIFACTS
 
 
+from tests.fake_embeddings import remote_embeddings  # noqa: E402,F401  (fixture)
 from tests.fake_openai import fake_openai  # noqa: E402,F401  (fixture)
 from tests.scripted_provider import scripted_llm  # noqa: E402,F401  (fixture)

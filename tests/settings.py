@@ -7,6 +7,9 @@ Set in the environment before the settings load, so the processes the suite star
 
 import os
 
+# The suite searches by keywords unless a test turns embeddings on (tests/llm_platform, tests/context):
+# the local model's tests are few and its own; the rest keep their figures and their speed.
+os.environ.setdefault("GROUNDWORK_EMBEDDINGS", "off")
 os.environ.setdefault("SECRET_KEY", "groundwork-test-suite-key-not-for-any-deployment-0123456789")
 
 from config.settings import *  # noqa: E402,F401,F403

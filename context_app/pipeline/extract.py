@@ -12,6 +12,7 @@ from ..digests.generate import prompt_version
 from ..extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
 from ..isolation import extract_in_child
 from ..models import ContextFile, ContextSet, DigestStatus, FileText
+from . import jobs
 from .aggregate_state import refresh_aggregate_state
 from .dispatch import after_change
 
@@ -124,4 +125,5 @@ def _extract_held_file(file_id, content_hash: str) -> None:
         refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=current.context_set_id))
     if version is not None:
         library.index_file(current, version)
+        jobs.enqueue_embedding(current.pk)
     after_change(current.context_set_id)

@@ -1,6 +1,7 @@
 """The pipeline's Celery jobs, queued by task name (workspaces.jobs): context_app/tasks.py runs them,
 and no stage imports it."""
 
+from llm_platform import embeddings
 from workspaces.jobs import queue_job
 
 PARSE_CONTEXT_SET = "context.parse_context_set"
@@ -9,6 +10,7 @@ DIGEST_FILE = "context.digest_file"
 BUILD_AGGREGATE = "context.build_aggregate"
 POLL_LLM_BATCHES = "context.poll_llm_batches"
 PUSH_CONTEXT = "context.push_context"
+EMBED_FILE = "context.embed_file"
 
 
 def enqueue_parse(context_set_id, *, requeue_unheld: bool = False) -> None:
@@ -30,3 +32,8 @@ def enqueue_aggregate(context_set_id) -> None:
 
 def enqueue_push(context_set_id, *, countdown: float) -> None:
     queue_job(PUSH_CONTEXT, str(context_set_id), countdown=countdown)
+
+
+def enqueue_embedding(file_id) -> None:
+    if embeddings.enabled():
+        queue_job(EMBED_FILE, str(file_id))

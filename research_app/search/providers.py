@@ -71,6 +71,17 @@ class SearchResult:
 class SearchError(Exception):
     """A provider could not answer; the message is safe to show."""
 
+    results: list[SearchResult] = []
+
+
+class SearchDegraded(SearchError):
+    """A provider answered less well than it should, with `results` still worth having (the
+    library by keywords alone when meaning is unavailable); the message says why."""
+
+    def __init__(self, message: str, results: list[SearchResult]):
+        super().__init__(message)
+        self.results = results
+
 
 class SearchProvider(Protocol):
     name: str
@@ -85,15 +96,17 @@ class SearchResponse:
 
 
 class LibrarySearch:
-    """The team's uploaded documents (context_app.library, BM25)."""
+    """The team's uploaded documents (context_app.library: BM25, fused with meaning where embeddings are on)."""
 
     name = "library"
 
-    def __init__(self, scope: str):
+    def __init__(self, scope: str, mode: library.SearchMode | None = None):
         self.scope = scope
+        self.mode = mode
 
     def search(self, query: str, limit: int) -> list[SearchResult]:
-        return [
+        found = library.search(self.scope, query, limit, mode=self.mode)
+        results = [
             SearchResult(
                 provider=self.name,
                 doc_id=hit.document_id,
@@ -113,8 +126,11 @@ class LibrarySearch:
                 origin_session_id=hit.origin_session_id,
                 origin_session_title=hit.origin_session_title,
             )
-            for hit in library.search(self.scope, query, limit)
+            for hit in found.hits
         ]
+        if found.warning:
+            raise SearchDegraded(found.warning, results)
+        return results
 
 
 class SearxngSearch:
@@ -191,16 +207,20 @@ def search_all(providers: Sequence[SearchProvider], query: str, limit: int) -> S
         try:
             results.extend(normalise(provider.search(query, limit)))
         except SearchError as exc:
+            results.extend(normalise(exc.results))
             errors.append(f"{provider.name}: {exc}")
     return SearchResponse(deduplicate_results(results)[:limit], errors)
 
 
-def providers_for_scope(scope: str, names: Sequence[str] | None = None) -> list[SearchProvider]:
-    """The configured providers (GROUNDWORK_SEARCH_PROVIDERS) for a team's library scope."""
+def providers_for_scope(
+    scope: str, names: Sequence[str] | None = None, *, library_mode: library.SearchMode | None = None
+) -> list[SearchProvider]:
+    """The configured providers (GROUNDWORK_SEARCH_PROVIDERS) for a team's library scope; the library
+    ranks by `library_mode` (default: hybrid where embeddings are on, else BM25)."""
     providers: list[SearchProvider] = []
     for name in names if names is not None else settings.GROUNDWORK_SEARCH_PROVIDERS:
         if name == "library":
-            providers.append(LibrarySearch(scope))
+            providers.append(LibrarySearch(scope, library_mode))
         elif name == "searxng":
             if not settings.GROUNDWORK_SEARXNG_URL:
                 raise ValueError("search provider searxng needs GROUNDWORK_SEARXNG_URL")

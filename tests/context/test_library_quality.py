@@ -24,7 +24,7 @@ def test_recall_at_5_on_the_python_docs_corpus():
     assert LibraryRecord.objects.filter(scope=scope).count() >= 30
 
     def search(question):
-        return [(hit.filename, hit.parent_heading) for hit in library.search(scope, question, limit=10)]
+        return [(hit.filename, hit.parent_heading) for hit in library.search(scope, question, limit=10).hits]
 
     result = evaluate(search, k=5)
     misses = [q for q in result["per_question"] if not q["rank"] or q["rank"] > 5]

@@ -123,7 +123,7 @@ def test_search_ranks_the_answering_page_first_and_cites_its_span(member):
     api, _team = member
     sid = _session_with_report_and_notes(api)
 
-    hits = library.search(_scope(sid), "capital cost of the programme in euros")
+    hits = library.search(_scope(sid), "capital cost of the programme in euros").hits
     assert hits[0].filename == "report.pdf" and hits[0].page == 2
     assert hits[0].sourceref == "report.pdf::S2"
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -131,9 +131,9 @@ def test_search_ranks_the_answering_page_first_and_cites_its_span(member):
     span = next(s for s in preview["spans"] if s["span_id"] == hits[0].first_span)
     assert "capital cost" in span["text"]
 
-    notes_hit = library.search(_scope(sid), "pump station repair at Northgate")[0]
+    notes_hit = library.search(_scope(sid), "pump station repair at Northgate").hits[0]
     assert (notes_hit.filename, notes_hit.parent_heading) == ("notes.md", "Northgate")
-    assert library.search(_scope(sid), "the of and") == []  # stop words only
+    assert library.search(_scope(sid), "the of and").hits == []  # stop words only
 
 
 def test_search_is_per_team_and_follows_replace_and_delete(member):
@@ -143,16 +143,16 @@ def test_search_is_per_team_and_follows_replace_and_delete(member):
     fid = body["files"][0]["file_id"]
     other_api = ContextApi(make_member()[0])
     other_sid = other_api.create_session()
-    assert library.search(_scope(other_sid), "chlorine dosing") == []
-    assert library.search(_scope(sid), "chlorine dosing")[0].filename == "memo.txt"
+    assert library.search(_scope(other_sid), "chlorine dosing").hits == []
+    assert library.search(_scope(sid), "chlorine dosing").hits[0].filename == "memo.txt"
 
     assert api.replace(sid, fid, "memo.txt", b"Fluoride levels were checked monthly.").status_code == 200
     extract_uploads()
-    assert library.search(_scope(sid), "chlorine dosing") == []
-    assert library.search(_scope(sid), "fluoride")[0].file_id == fid
+    assert library.search(_scope(sid), "chlorine dosing").hits == []
+    assert library.search(_scope(sid), "fluoride").hits[0].file_id == fid
 
     assert api.delete(f"/api/sessions/{sid}/context/files/{fid}").status_code == 200
-    assert library.search(_scope(sid), "fluoride") == []
+    assert library.search(_scope(sid), "fluoride").hits == []
     assert not LibraryPosting.objects.filter(scope=_scope(sid)).exists()
 
 
@@ -163,7 +163,7 @@ def test_the_same_document_in_two_sessions_is_one_hit(member):
     _upload(api, first, {"report.pdf": pdf})
     _upload(api, second, {"copy-of-report.pdf": pdf})
     assert LibraryRecord.objects.filter(scope=_scope(first)).count() == 6
-    hits = library.search(_scope(first), "capital cost programme euros", limit=10)
+    hits = library.search(_scope(first), "capital cost programme euros", limit=10).hits
     keys = [(h.document_id, h.page) for h in hits]
     assert len(keys) == len(set(keys)) and keys[0][1] == 2
 
@@ -178,7 +178,7 @@ def test_a_file_that_fails_extraction_leaves_no_records(member):
     extract_uploads()
     assert api.manifest(sid)["files"][0]["digest_status"] == "error"
     assert not LibraryRecord.objects.filter(file_id=fid).exists()
-    assert library.search(_scope(sid), "capital cost") == []
+    assert library.search(_scope(sid), "capital cost").hits == []
 
 
 def test_files_are_indexed_by_the_worker(member, celery_worker_thread):
@@ -186,7 +186,7 @@ def test_files_are_indexed_by_the_worker(member, celery_worker_thread):
     sid = api.create_session()
     _upload(api, sid, {"report.pdf": (FIXTURES / "report.pdf").read_bytes()})
     wait_until(lambda: LibraryRecord.objects.filter(scope=_scope(sid)).count() == 3, message="worker indexing")
-    assert library.search(_scope(sid), "regulator every quarter")[0].page == 3
+    assert library.search(_scope(sid), "regulator every quarter").hits[0].page == 3
 
 
 # --- providers ---------------------------------------------------------------

@@ -5,6 +5,7 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
+from context_app.library import SearchMode
 from research_app.search import ContextBuilder, providers_for_scope, search_all
 from workspaces.models import ResearchSession
 from workspaces.services import team_cache_scope
@@ -18,6 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--session", required=True, help="research session id (its team's library is searched)")
         parser.add_argument("--limit", type=int, default=10)
         parser.add_argument(
+            "--mode",
+            choices=[mode.value for mode in SearchMode],
+            help="how the library ranks: bm25, dense (by meaning) or hybrid (default: hybrid with embeddings on)",
+        )
+        parser.add_argument(
             "--provider", action="append", dest="providers", help="library or searxng (repeatable; default: settings)"
         )
         parser.add_argument(
@@ -25,17 +31,18 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-tokens", type=int, default=10_000, help="token budget for --context")
 
-    def handle(self, *args, query, session, limit, providers, context, max_tokens, **options):
+    def handle(self, *args, query, session, limit, mode, providers, context, max_tokens, **options):
         research_session = ResearchSession.objects.select_related("team").filter(pk=_uuid(session)).first()
         if research_session is None:
             raise CommandError(f"no research session {session!r}")
         try:
-            search_providers = providers_for_scope(team_cache_scope(research_session.team), providers)
+            scope = team_cache_scope(research_session.team)
+            search_providers = providers_for_scope(scope, providers, library_mode=SearchMode(mode) if mode else None)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         response = search_all(search_providers, query, limit)
         for error in response.errors:
-            self.stderr.write(self.style.WARNING(f"provider failed: {error}"))
+            self.stderr.write(self.style.WARNING(f"warning: {error}"))
         if not response.results:
             self.stdout.write("no results")
         for rank, result in enumerate(response.results, start=1):

@@ -1,0 +1,174 @@
+"""Search by meaning over the team's library: windows, their vectors, and the team's matrix.
+
+After a file's records are written (library.index_file), `embed_file` cuts each record
+into windows short enough for the embedding model, each led by its heading path (a
+window of an "OPTIONS" section knows which page it is in), and asks
+llm_platform.embeddings for their vectors, a batch at a time. The file is ready long
+before: its chip says "indexing meaning 120/300" meanwhile, and search uses the vectors
+that exist. Unchanged text costs no call (the vectors are cached by text hash and model).
+
+`nearest_records` ranks a team's records by cosine similarity to a query from a matrix
+kept in this process between searches; a Redis counter per team says when windows were
+added or removed, and the next search reloads the matrix.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+import redis
+from django.conf import settings
+from django.db.models import Q
+
+from llm_platform import embeddings
+from llm_platform.embeddings.index import VectorIndex
+from llm_platform.models import TextEmbedding
+from workspaces import shared_redis
+
+from .models import ContextFile, LibraryRecord, LibraryWindow
+
+logger = logging.getLogger(__name__)
+
+# Words a window holds at most: under the local model's 256 tokens for prose and most option
+# lists; a window ends early at a sentence's end once it holds two thirds of that.
+WINDOW_WORDS = 96
+_WORD = re.compile(r"\S+")
+_SENTENCE_END = ".!?:;"
+
+_indexes: dict[tuple[str, str], tuple[int | None, VectorIndex]] = {}
+_loading = threading.Lock()
+
+
+def window_bounds(text: str, size: int = WINDOW_WORDS) -> list[tuple[int, int]]:
+    """(start, end) character offsets of consecutive windows of `text`, each at most `size` words."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    bounds: list[tuple[int, int]] = []
+    first = 0
+    for i, (_start, end) in enumerate(words):
+        held = i - first + 1
+        last = i == len(words) - 1
+        at_sentence_end = last or text[end - 1] in _SENTENCE_END or "\n" in text[end : words[i + 1][0]]
+        if held >= size or last or (held >= size * 2 // 3 and at_sentence_end):
+            bounds.append((words[first][0], end))
+            first = i + 1
+    return bounds
+
+
+def window_text(record: LibraryRecord, start: int, end: int) -> str:
+    """What is embedded: the window under its heading path, so a passage keeps what it is about."""
+    heading = record.section_path or record.file.filename.rsplit(".", 1)[0]
+    return f"{heading}\n{record.text[start:end]}"
+
+
+def embed_file(file_id) -> None:
+    """Vectors for the file's library windows that have none yet (safe to run twice)."""
+    if not embeddings.enabled():
+        return
+    file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
+    if file is None:
+        return
+    try:
+        key = embeddings.model_key()
+        _cut_windows(file, key)
+        _embed_windows(file, key)
+    except embeddings.EmbeddingsUnavailable as exc:  # the file stays searchable by its words
+        logger.warning("no vectors for %s now: %s", file.filename, exc)
+    finally:
+        _count_progress(file.pk)
+
+
+def _cut_windows(file: ContextFile, key: str) -> None:
+    records = LibraryRecord.objects.filter(file=file).exclude(windows__model=key).select_related("file")
+    LibraryWindow.objects.bulk_create(
+        [
+            LibraryWindow(record=record, scope=record.scope, model=key, start=start, end=end)
+            for record in records
+            for start, end in window_bounds(record.text)
+        ],
+        batch_size=1000,
+    )
+
+
+def _embed_windows(file: ContextFile, key: str) -> None:
+    batch_size = settings.GROUNDWORK_EMBEDDINGS_BATCH_SIZE
+    while True:
+        batch = list(
+            LibraryWindow.objects.filter(record__file=file, model=key, embedding=None)
+            .select_related("record__file")
+            .order_by("pk")[:batch_size]
+        )
+        if not batch:
+            return
+        texts = [window_text(w.record, w.start, w.end) for w in batch]
+        embeddings.embed(texts, subject=f"file:{file.pk}", session_id=file.context_set.session_id)
+        hashes = [embeddings.text_hash(text) for text in texts]
+        ids = dict(TextEmbedding.objects.filter(model=key, text_hash__in=set(hashes)).values_list("text_hash", "id"))
+        for window, text_hash in zip(batch, hashes, strict=True):
+            window.embedding_id = ids[text_hash]
+        LibraryWindow.objects.bulk_update(batch, ["embedding"])
+        library_changed(file.context_set.cache_scope)
+        _count_progress(file.pk)
+
+
+def _count_progress(file_id) -> None:
+    if not embeddings.enabled():
+        return
+    windows = LibraryWindow.objects.filter(record__file_id=file_id, model=embeddings.model_key())
+    ContextFile.objects.filter(pk=file_id).update(
+        meaning_windows=windows.count(), meaning_embedded=windows.exclude(embedding=None).count()
+    )
+
+
+def files_to_embed() -> list:
+    """The files whose windows are not all embedded by the current model (or were never cut)."""
+    if not embeddings.enabled():
+        return []
+    key = embeddings.model_key()
+    unfinished = Q(library_records__windows__model=key, library_records__windows__embedding=None)
+    uncut = Q(library_records__isnull=False) & ~Q(library_records__windows__model=key)
+    return list(ContextFile.objects.filter(unfinished | uncut).values_list("pk", flat=True).distinct())
+
+
+# --- the team's matrix ------------------------------------------------------------
+
+
+def library_changed(scope: str) -> None:
+    """Tell every process that the scope's matrix is out of date."""
+    try:
+        shared_redis.client().incr(_generation_key(scope))
+    except redis.RedisError:
+        pass  # without the counter every search reloads (see _generation)
+
+
+def nearest_records(scope: str, query_vector, limit: int, *, context_set_id=None) -> list[tuple[int, float]]:
+    """The team's records nearest in meaning to `query_vector`, best first, as (record id, cosine)."""
+    index = team_index(scope, embeddings.model_key())
+    group = str(context_set_id) if context_set_id is not None else None
+    return index.nearest(query_vector, limit, group=group)
+
+
+def team_index(scope: str, key: str) -> VectorIndex:
+    generation = _generation(scope)
+    cached = _indexes.get((scope, key))
+    if cached is not None and generation is not None and cached[0] == generation:
+        return cached[1]
+    with _loading:
+        rows = LibraryWindow.objects.filter(scope=scope, model=key, embedding__isnull=False).values_list(
+            "record_id", "record__file__context_set_id", "embedding__vector"
+        )
+        index = VectorIndex.build(list(rows.iterator(chunk_size=5000)))
+        _indexes[(scope, key)] = (generation, index)
+    return index
+
+
+def _generation(scope: str) -> int | None:
+    try:
+        return int(shared_redis.client().get(_generation_key(scope)) or 0)
+    except redis.RedisError:
+        return None
+
+
+def _generation_key(scope: str) -> str:
+    return f"groundwork:library-generation:{scope}"
