@@ -37,6 +37,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if STACK_FIXTURES & set(item.fixturenames) or item.get_closest_marker("workers"):
             item.add_marker(pytest.mark.stack)
+    if databases.wants_postgres():
+        _keep_what_the_database_decides(config, items)
     # Playwright's sync API keeps an event loop running in the main thread once
     # started, which async_to_sync refuses to share: browser tests go last.
     # Tests with worker processes of their own go first, before the in-process
@@ -44,6 +46,22 @@ def pytest_collection_modifyitems(config, items):
     items.sort(
         key=lambda item: (item.get_closest_marker("workers") is None, item.get_closest_marker("browser") is not None)
     )
+
+
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_setup"} | STACK_FIXTURES
+
+
+def _keep_what_the_database_decides(config, items) -> None:
+    """The PostgreSQL pass runs the tests whose outcome can depend on the database: those that use
+    it. Browser tests drive the page's JavaScript against a server whose database the API and stack
+    tests already cover on both; tests with no database at all gain nothing from a second pass."""
+    kept, left = [], []
+    for item in items:
+        uses_db = item.get_closest_marker("django_db") is not None or DATABASE_FIXTURES & set(item.fixturenames)
+        (kept if uses_db and item.get_closest_marker("browser") is None else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
 
 
 def pytest_unconfigure(config):
