@@ -69,14 +69,13 @@ def embed_file(file_id) -> None:
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None:
         return
+    key = embeddings.model_key()
+    _cut_windows(file, key)
     try:
-        key = embeddings.model_key()
-        _cut_windows(file, key)
         _embed_windows(file, key)
     except embeddings.EmbeddingsUnavailable as exc:  # the file stays searchable by its words
         logger.warning("no vectors for %s now: %s", file.filename, exc)
-    finally:
-        _count_progress(file.pk)
+    _count_progress(file.pk, key)
 
 
 def _cut_windows(file: ContextFile, key: str) -> None:
@@ -88,6 +87,7 @@ def _cut_windows(file: ContextFile, key: str) -> None:
             for start, end in window_bounds(record.text)
         ],
         batch_size=1000,
+        ignore_conflicts=True,  # two jobs of the same file (a backfill, a re-extraction) cut the same windows
     )
 
 
@@ -109,13 +109,11 @@ def _embed_windows(file: ContextFile, key: str) -> None:
             window.embedding_id = ids[text_hash]
         LibraryWindow.objects.bulk_update(batch, ["embedding"])
         library_changed(file.context_set.cache_scope)
-        _count_progress(file.pk)
+        _count_progress(file.pk, key)
 
 
-def _count_progress(file_id) -> None:
-    if not embeddings.enabled():
-        return
-    windows = LibraryWindow.objects.filter(record__file_id=file_id, model=embeddings.model_key())
+def _count_progress(file_id, key: str) -> None:
+    windows = LibraryWindow.objects.filter(record__file_id=file_id, model=key)
     ContextFile.objects.filter(pk=file_id).update(
         meaning_windows=windows.count(), meaning_embedded=windows.exclude(embedding=None).count()
     )

@@ -287,6 +287,7 @@ class LibraryWindow(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["scope", "model"], name="library_window_scope")]
+        constraints = [models.UniqueConstraint(fields=["record", "model", "start"], name="unique_library_window")]
 
 
 class LibraryPosting(models.Model):

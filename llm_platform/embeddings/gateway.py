@@ -13,7 +13,7 @@ from django.conf import settings
 
 from llm_platform import limiter
 from llm_platform.base import ProviderError
-from llm_platform.embeddings.providers import Embedded, EmbeddingProvider, build_provider, elapsed_ms
+from llm_platform.embeddings.providers import LOCAL_MODEL, Embedded, EmbeddingProvider, build_provider, elapsed_ms
 from llm_platform.models import LLMCall, TextEmbedding
 
 logger = logging.getLogger(__name__)
@@ -37,11 +37,16 @@ def enabled() -> bool:
 
 
 def provider() -> EmbeddingProvider:
+    """The configured provider, built once per process; EmbeddingsUnavailable when it cannot be
+    (a missing or altered model package, a setting left out): search goes on by keywords."""
     name = settings.GROUNDWORK_EMBEDDINGS
     if name not in _provider:
         with _building:  # the model loads once per process, however many threads ask
             if name not in _provider:
-                _provider[name] = build_provider(name)
+                try:
+                    _provider[name] = build_provider(name)
+                except Exception as exc:
+                    raise EmbeddingsUnavailable(f"embeddings provider {name} unavailable: {exc}") from exc
     return _provider[name]
 
 
@@ -52,10 +57,11 @@ def reset_provider() -> None:
     _down_until = 0.0
 
 
-def model_key(chosen: EmbeddingProvider | None = None) -> str:
-    """What vectors are kept under: vectors of two models never meet in one search."""
-    chosen = chosen or provider()
-    return f"{chosen.name}:{chosen.model}"
+def model_key() -> str:
+    """What vectors are kept under, "provider:model": vectors of two models never meet in one search.
+    Known from the settings alone (the local model's weights are not loaded to name it)."""
+    name = settings.GROUNDWORK_EMBEDDINGS
+    return f"{name}:{LOCAL_MODEL if name == 'local' else settings.GROUNDWORK_EMBEDDINGS_MODEL}"
 
 
 def text_hash(text: str) -> str:
@@ -68,11 +74,8 @@ def embed(texts: Sequence[str], *, subject: str = "", session_id=None) -> np.nda
         raise EmbeddingsUnavailable("embeddings are off (GROUNDWORK_EMBEDDINGS=off)")
     if time.monotonic() < _down_until:
         raise EmbeddingsUnavailable("the embeddings provider failed moments ago; keyword search only for now")
-    try:
-        chosen = provider()
-    except Exception as exc:  # a missing model package, a bad setting: say so, search on by keywords
-        raise EmbeddingsUnavailable(f"embeddings provider unavailable: {exc}") from exc
-    key = model_key(chosen)
+    chosen = provider()
+    key = model_key()
     hashes = [text_hash(text) for text in texts]
     vectors = _cached(key, set(hashes))
     missing = {h: text for h, text in zip(hashes, texts, strict=True) if h not in vectors}

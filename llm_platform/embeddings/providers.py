@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from llm_platform.base import ProviderError, sdk_errors
 
 VOYAGE_BASE_URL = "https://api.voyageai.com/v1"
+LOCAL_MODEL = "all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class LocalEmbeddings:
         from llm_platform.embeddings.minilm import load_minilm
 
         self.encoder = load_minilm()
-        self.model = self.encoder.model_name
+        self.model = LOCAL_MODEL
 
     def embed(self, texts: list[str]) -> Embedded:
         tokens = sum(self.encoder.count_tokens(text) for text in texts)
