@@ -25,11 +25,12 @@ args = parser.parse_args()
 os.environ["GROUNDWORK_EMBEDDINGS"] = "off"  # the corpus's own windows get no vectors: the copies get random ones
 harness.setup_django()
 
-import numpy as np  # noqa: E402
 from unittest import mock  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from bench.manpage_quality import corpus_files, questions  # noqa: E402
-from context_app import library, meaning, services  # noqa: E402
+from context_app import library, library_index, meaning, services  # noqa: E402
 from context_app.library import SearchMode  # noqa: E402
 from context_app.models import LibraryPosting, LibraryRecord, LibraryWindow  # noqa: E402
 from llm_platform import embeddings  # noqa: E402
@@ -54,11 +55,13 @@ def main() -> None:
     rng = np.random.default_rng(7)
     query_vectors = {q: unit(rng.standard_normal(DIMENSIONS)) for q in queries}
 
-    with mock.patch.object(embeddings, "model_key", lambda *_a: MODEL_KEY), mock.patch.object(
-        embeddings, "embed", lambda texts, **_k: np.stack([query_vectors[t] for t in texts])
-    ), mock.patch.object(embeddings, "enabled", lambda: True):
+    with (
+        mock.patch.object(embeddings, "model_key", lambda *_a: MODEL_KEY),
+        mock.patch.object(embeddings, "embed", lambda texts, **_k: np.stack([query_vectors[t] for t in texts])),
+        mock.patch.object(embeddings, "enabled", lambda: True),
+    ):
         started = time.perf_counter()
-        index = meaning.team_index(scope, MODEL_KEY)
+        index = library_index.vector_index(scope, MODEL_KEY)
         load_seconds = time.perf_counter() - started
         figures = {
             "records": LibraryRecord.objects.filter(scope=scope).count(),
@@ -96,24 +99,38 @@ def grow(scope: str, target: int) -> None:
 
 def write_copies(scope: str, batch, copy: int) -> None:
     drafts = [
-        library.RecordDraft(record.position + copy * 10_000, record.page, record.section_path, text,
-                            record.first_span, record.last_span)
+        library.RecordDraft(
+            record.position + copy * 10_000, record.page, record.section_path, text, record.first_span, record.last_span
+        )
         for record, text in batch
     ]
     terms = [library.record_terms(draft) for draft in drafts]
     records = LibraryRecord.objects.bulk_create(
         [
-            LibraryRecord(file=record.file, file_text_id=record.file_text_id, scope=scope,
-                          document_id=f"{record.document_id}-{copy}", position=draft.position, page=draft.page,
-                          section_path=draft.section_path, parent_heading=draft.parent_heading, text=draft.text,
-                          first_span=draft.first_span, last_span=draft.last_span, length=sum(counts.values()))
+            LibraryRecord(
+                file=record.file,
+                file_text_id=record.file_text_id,
+                scope=scope,
+                document_id=f"{record.document_id}-{copy}",
+                position=draft.position,
+                page=draft.page,
+                section_path=draft.section_path,
+                parent_heading=draft.parent_heading,
+                text=draft.text,
+                first_span=draft.first_span,
+                last_span=draft.last_span,
+                length=sum(counts.values()),
+            )
             for (record, _t), draft, counts in zip(batch, drafts, terms, strict=True)
         ],
         batch_size=2000,
     )
     LibraryPosting.objects.bulk_create(
-        [LibraryPosting(record=r, scope=scope, term=t, tf=tf) for r, c in zip(records, terms, strict=True)
-         for t, tf in c.items()],
+        [
+            LibraryPosting(record=r, scope=scope, term=t, tf=tf)
+            for r, c in zip(records, terms, strict=True)
+            for t, tf in c.items()
+        ],
         batch_size=5000,
     )
     rng = np.random.default_rng(copy)
@@ -124,8 +141,10 @@ def write_copies(scope: str, batch, copy: int) -> None:
         batch_size=2000,
     )
     LibraryWindow.objects.bulk_create(
-        [LibraryWindow(record=r, scope=scope, model=MODEL_KEY, start=a, end=b, embedding=e)
-         for (r, a, b), e in zip(windows, stored, strict=True)],
+        [
+            LibraryWindow(record=r, scope=scope, model=MODEL_KEY, start=a, end=b, embedding=e)
+            for (r, a, b), e in zip(windows, stored, strict=True)
+        ],
         batch_size=2000,
     )
 

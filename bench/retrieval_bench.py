@@ -15,7 +15,6 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 import harness  # noqa: I001  (sets Django up before the project's imports)
 

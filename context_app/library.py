@@ -5,9 +5,9 @@ A record is a run of consecutive spans on one PDF page, under one heading path
 CSV, JSON). Records are written when a file's text is extracted and removed with
 the file, so search never reads a file's text at query time.
 
-Ranking is Okapi BM25 over an inverted index in the database (`LibraryPosting`),
-so every web and worker process sees the same index and a query reads only the
-postings of its own terms. Terms are lower-cased, stop words dropped, and
+Ranking is Okapi BM25 over an inverted index kept in the database (`LibraryPosting`)
+and ranked in memory (context_app.library_index), fused with a ranking by meaning
+where embeddings are on (context_app.meaning). Terms are lower-cased, stop words dropped, and
 stemmed with the Snowball English stemmer ("arguments" and "argument" match).
 The heading path counts as part of a record's text, so a section about
 "Default Argument Values" ranks for "default arguments" even when its body says
@@ -21,20 +21,20 @@ records is one place.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from django.db import transaction
-from django.db.models import Avg, Count, F
+from django.db.models import F
 
 from llm_platform import embeddings
-from llm_platform.embeddings.index import fuse_rankings
 from llm_platform.ir.types import page_of_locator
-from llm_platform.terms import analyze, bm25_weight
+from llm_platform.search_index import fuse_rankings
+from llm_platform.terms import analyze
 
-from . import meaning
+from . import library_index
 from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 
 RECORD_MAX_CHARS = 4000
@@ -170,6 +170,7 @@ def _write_records(
         ],
         batch_size=2000,
     )
+    library_index.library_changed(scope)
     return len(records)
 
 
@@ -177,7 +178,7 @@ def forget_file(file_id) -> None:
     scope = LibraryRecord.objects.filter(file_id=file_id).values_list("scope", flat=True).first()
     if scope is not None:
         LibraryRecord.objects.filter(file_id=file_id).delete()
-        meaning.library_changed(scope)
+        library_index.library_changed(scope)
 
 
 # --- search --------------------------------------------------------------------
@@ -223,21 +224,6 @@ class LibraryHit:
         return f"{self.filename}::{self.first_span}"
 
 
-def bm25_scores(
-    postings: Iterable[tuple[int, str, int]], lengths: Mapping[int, int], total_records: int, average_length: float
-) -> dict[int, float]:
-    """Okapi BM25 per record from (record_id, term, tf) postings of the query's terms."""
-    rows = list(postings)
-    document_frequency = Counter(term for _record, term, _tf in rows)
-    scores: dict[int, float] = defaultdict(float)
-    average_length = average_length or 1.0
-    for record_id, term, tf in rows:
-        scores[record_id] += bm25_weight(
-            tf, document_frequency[term], total_records, lengths[record_id], average_length
-        )
-    return scores
-
-
 class SearchMode(StrEnum):
     BM25 = "bm25"  # by the query's words alone
     DENSE = "dense"  # by meaning alone (cosine of embeddings)
@@ -273,7 +259,8 @@ def search(
     if mode != SearchMode.BM25:
         try:
             query_vector = embeddings.embed([query], subject="search")[0]
-            dense = meaning.nearest_records(scope, query_vector, depth, context_set_id=context_set_id)
+            vectors = library_index.vector_index(scope, embeddings.model_key())
+            dense = vectors.nearest(query_vector, depth, group=_group(context_set_id))
         except embeddings.EmbeddingsUnavailable as exc:
             warning = f"searched by keywords only: {exc}"
             mode, keyword = SearchMode.BM25, keyword or bm25_ranking(scope, query, depth, context_set_id=context_set_id)
@@ -283,23 +270,15 @@ def search(
 
 
 def bm25_ranking(scope: str, query: str, limit: int, *, context_set_id=None) -> list[tuple[int, float]]:
-    """(record id, BM25 score) of the records that hold the query's terms, best first."""
+    """(record id, BM25 score) of the records that hold the query's terms, best first; ties by record id."""
     terms = sorted(set(analyze(query)))
     if not terms:
         return []
-    records = LibraryRecord.objects.filter(scope=scope)
-    postings = LibraryPosting.objects.filter(scope=scope, term__in=terms)
-    if context_set_id is not None:
-        records = records.filter(file__context_set_id=context_set_id)
-        postings = postings.filter(record__file__context_set_id=context_set_id)
-    stats = records.aggregate(n=Count("id"), avg=Avg("length"))
-    if not stats["n"]:
-        return []
-    rows = list(postings.values_list("record_id", "term", "tf", "record__length"))
-    lengths = {record_id: length for record_id, _t, _f, length in rows}
-    scores = bm25_scores(((r, t, f) for r, t, f, _l in rows), lengths, stats["n"], float(stats["avg"] or 0))
-    # Ties break on record id, so equal input always gives the same order.
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return library_index.term_index(scope).rank(terms, limit, group=_group(context_set_id))
+
+
+def _group(context_set_id) -> str | None:
+    return str(context_set_id) if context_set_id is not None else None
 
 
 def _distinct_hits(ranked: list[tuple[int, float]], limit: int) -> list[LibraryHit]:

@@ -7,26 +7,21 @@ llm_platform.embeddings for their vectors, a batch at a time. The file is ready 
 before: its chip says "indexing meaning 120/300" meanwhile, and search uses the vectors
 that exist. Unchanged text costs no call (the vectors are cached by text hash and model).
 
-`nearest_records` ranks a team's records by cosine similarity to a query from a matrix
-kept in this process between searches; a Redis counter per team says when windows were
-added or removed, and the next search reloads the matrix.
+Search ranks by these vectors through context_app.library_index.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 
-import redis
 from django.conf import settings
 from django.db.models import Q
 
 from llm_platform import embeddings
-from llm_platform.embeddings.index import VectorIndex
 from llm_platform.models import TextEmbedding
-from workspaces import shared_redis
 
+from . import library_index
 from .models import ContextFile, LibraryRecord, LibraryWindow
 
 logger = logging.getLogger(__name__)
@@ -36,9 +31,6 @@ logger = logging.getLogger(__name__)
 WINDOW_WORDS = 96
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = ".!?:;"
-
-_indexes: dict[tuple[str, str], tuple[int | None, VectorIndex]] = {}
-_loading = threading.Lock()
 
 
 def window_bounds(text: str, size: int = WINDOW_WORDS) -> list[tuple[int, int]]:
@@ -108,7 +100,7 @@ def _embed_windows(file: ContextFile, key: str) -> None:
         for window, text_hash in zip(batch, hashes, strict=True):
             window.embedding_id = ids[text_hash]
         LibraryWindow.objects.bulk_update(batch, ["embedding"])
-        library_changed(file.context_set.cache_scope)
+        library_index.library_changed(file.context_set.cache_scope)
         _count_progress(file.pk, key)
 
 
@@ -127,46 +119,3 @@ def files_to_embed() -> list:
     unfinished = Q(library_records__windows__model=key, library_records__windows__embedding=None)
     uncut = Q(library_records__isnull=False) & ~Q(library_records__windows__model=key)
     return list(ContextFile.objects.filter(unfinished | uncut).values_list("pk", flat=True).distinct())
-
-
-# --- the team's matrix ------------------------------------------------------------
-
-
-def library_changed(scope: str) -> None:
-    """Tell every process that the scope's matrix is out of date."""
-    try:
-        shared_redis.client().incr(_generation_key(scope))
-    except redis.RedisError:
-        pass  # without the counter every search reloads (see _generation)
-
-
-def nearest_records(scope: str, query_vector, limit: int, *, context_set_id=None) -> list[tuple[int, float]]:
-    """The team's records nearest in meaning to `query_vector`, best first, as (record id, cosine)."""
-    index = team_index(scope, embeddings.model_key())
-    group = str(context_set_id) if context_set_id is not None else None
-    return index.nearest(query_vector, limit, group=group)
-
-
-def team_index(scope: str, key: str) -> VectorIndex:
-    generation = _generation(scope)
-    cached = _indexes.get((scope, key))
-    if cached is not None and generation is not None and cached[0] == generation:
-        return cached[1]
-    with _loading:
-        rows = LibraryWindow.objects.filter(scope=scope, model=key, embedding__isnull=False).values_list(
-            "record_id", "record__file__context_set_id", "embedding__vector"
-        )
-        index = VectorIndex.build(list(rows.iterator(chunk_size=5000)))
-        _indexes[(scope, key)] = (generation, index)
-    return index
-
-
-def _generation(scope: str) -> int | None:
-    try:
-        return int(shared_redis.client().get(_generation_key(scope)) or 0)
-    except redis.RedisError:
-        return None
-
-
-def _generation_key(scope: str) -> str:
-    return f"groundwork:library-generation:{scope}"

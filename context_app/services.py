@@ -23,7 +23,7 @@ from workspaces.claims import move
 from workspaces.errors import ApplicationError
 from workspaces.selectors import parse_uuid
 
-from . import library, provenance
+from . import library, library_index, provenance
 from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .pipeline import jobs
@@ -100,6 +100,7 @@ def delete_file(context_set: ContextSet, file_id, *, expected_revision: int | No
         blob_name = doomed.blob.name
         provenance.mark_deleted([doomed.pk])  # its text stays readable while something cites it
         doomed.delete()
+        library_index.library_changed(context_set.cache_scope)
         transaction.on_commit(lambda: doomed.blob.storage.delete(blob_name), robust=True)
         return _commit_mutation(context_set, diff)
 

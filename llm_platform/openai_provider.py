@@ -102,6 +102,7 @@ def _response(text: str, usage: Any, model: str) -> LLMResponse:
         model=model,
     )
 
+
 def refuses_json_schema(exc: ProviderError) -> bool:
     """A 400 that names the parameter (a context too long is a 400 too, and not this)."""
     return exc.status == 400 and any(word in str(exc) for word in ("response_format", "json_schema"))

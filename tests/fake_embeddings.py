@@ -77,8 +77,15 @@ class FakeEmbeddings:
                     vectors = vectors[:-1]
                 tokens = sum(len(text.split()) for text in texts)
                 data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
-                self._send(200, {"object": "list", "data": data, "model": body["model"],
-                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
 
             def _send(self, status: int, body: dict) -> None:
                 # NaN is not JSON: Python writes it as NaN, which some servers do send

@@ -5,37 +5,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('context_app', '0015_llm_ledger_to_llm_platform'),
-        ('llm_platform', '0002_text_embedding'),
+        ("context_app", "0015_llm_ledger_to_llm_platform"),
+        ("llm_platform", "0002_text_embedding"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='contextfile',
-            name='meaning_embedded',
+            model_name="contextfile",
+            name="meaning_embedded",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='contextfile',
-            name='meaning_windows',
+            model_name="contextfile",
+            name="meaning_windows",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.CreateModel(
-            name='LibraryWindow',
+            name="LibraryWindow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(max_length=64)),
-                ('model', models.CharField(max_length=160)),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('embedding', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='llm_platform.textembedding')),
-                ('record', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='windows', to='context_app.libraryrecord')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("scope", models.CharField(max_length=64)),
+                ("model", models.CharField(max_length=160)),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                (
+                    "embedding",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="llm_platform.textembedding",
+                    ),
+                ),
+                (
+                    "record",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="windows",
+                        to="context_app.libraryrecord",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['scope', 'model'], name='library_window_scope')],
-                'constraints': [models.UniqueConstraint(fields=('record', 'model', 'start'), name='unique_library_window')],
+                "indexes": [models.Index(fields=["scope", "model"], name="library_window_scope")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("record", "model", "start"), name="unique_library_window")
+                ],
             },
         ),
     ]

@@ -4,23 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('llm_platform', '0001_initial'),
+        ("llm_platform", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TextEmbedding',
+            name="TextEmbedding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text_hash', models.CharField(max_length=64)),
-                ('model', models.CharField(max_length=160)),
-                ('vector', models.BinaryField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text_hash", models.CharField(max_length=64)),
+                ("model", models.CharField(max_length=160)),
+                ("vector", models.BinaryField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('text_hash', 'model'), name='unique_text_embedding')],
+                "constraints": [models.UniqueConstraint(fields=("text_hash", "model"), name="unique_text_embedding")],
             },
         ),
     ]

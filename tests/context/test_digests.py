@@ -657,7 +657,9 @@ def test_offline_digest_of_a_csv_states_its_shape_and_column_statistics_citing_t
         rows = list(csv.DictReader(handle))
     digest = file_digest("data.csv", spans, "csv")
     claims = [fact["claim"] for fact in digest["facts"]]
-    assert claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    assert (
+        claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    )
     bursts = [int(row["bursts"]) for row in rows]
     low, high = min(bursts), max(bursts)
     expected = (
@@ -681,4 +683,7 @@ def test_offline_digest_facts_are_sentences_not_headings():
         "Next Steps\n\nThe board must approve the budget by March 2024."
     )
     claims = [fact["claim"] for fact in file_digest("memo.txt", spans_of(*memo.split("\n\n")))["facts"]]
-    assert claims == ["The rollout costs 4.2 million euros in 2024.", "The board must approve the budget by March 2024."]
+    assert claims == [
+        "The rollout costs 4.2 million euros in 2024.",
+        "The board must approve the budget by March 2024.",
+    ]

@@ -15,6 +15,7 @@ from context_app import library
 from context_app.models import LibraryPosting, LibraryRecord
 from llm_platform import terms
 from llm_platform.ir import estimate_tokens
+from llm_platform.search_index import TermIndex
 from research_app.search import (
     ContextBuilder,
     LibrarySearch,
@@ -114,9 +115,12 @@ def test_analyze_stems_and_drops_stop_words():
 
 
 def test_bm25_prefers_rare_terms_and_shorter_records():
-    postings = [(1, "pump", 1), (2, "pump", 1), (2, "valve", 1), (3, "pump", 1)]
-    scores = library.bm25_scores(postings, {1: 10, 2: 10, 3: 40}, total_records=10, average_length=20)
-    assert scores[2] > scores[1] > scores[3]  # the rare term adds most; a long record scores lower
+    records = [(1, "a", 10), (2, "a", 10), (3, "a", 40)] + [(n, "a", 20) for n in range(4, 11)]
+    postings = [("pump", 1, 1), ("pump", 2, 1), ("pump", 3, 1), ("valve", 2, 1)]
+    ranked = TermIndex.build(records, postings).rank(["pump", "valve"], 10)
+    assert [record for record, _score in ranked] == [2, 1, 3]  # the rare term adds most; a long record less
+    expected = terms.bm25_weight(1, 3, 10, 10, 20.0) + terms.bm25_weight(1, 1, 10, 10, 20.0)
+    assert ranked[0][1] == pytest.approx(expected)  # Okapi BM25 as llm_platform.terms defines it
 
 
 def test_search_ranks_the_answering_page_first_and_cites_its_span(member):

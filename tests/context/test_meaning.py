@@ -63,7 +63,9 @@ def test_every_window_gets_a_vector_once_and_the_chip_counts_them(api, remote_em
 
 
 def test_a_changed_file_embeds_only_its_own_windows(api, remote_embeddings):
-    sid, _scope = _library(api, {"a.md": b"# Pumps\n\nThe north pump runs at night.\n", "b.md": b"# Valves\n\nValves.\n"})
+    sid, _scope = _library(
+        api, {"a.md": b"# Pumps\n\nThe north pump runs at night.\n", "b.md": b"# Valves\n\nValves.\n"}
+    )
     sent = len(remote_embeddings.inputs)
     file_a = ContextFile.objects.get(context_set__session_id=sid, filename="a.md")
     api.replace(sid, str(file_a.pk), "a.md", b"# Pumps\n\nThe north pump now runs by day.\n")

@@ -202,7 +202,9 @@ def every_citation(api, sid: str, rid: str) -> list[tuple[str, dict]]:
 
 def test_every_stored_citation_resolves_to_the_text_it_was_made_from(api):
     other = api.create_session(title="Earlier pilot")
-    api.upload_and_extract(other, {"budget.md": b"# Budget\n\nThe valve programme budget was reviewed by the water board.\n"})
+    api.upload_and_extract(
+        other, {"budget.md": b"# Budget\n\nThe valve programme budget was reviewed by the water board.\n"}
+    )
     sid = api.create_session(title="Pilot", question=QUESTION)
     api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     rid = start(api, sid, max_depth=1)

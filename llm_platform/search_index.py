@@ -1,0 +1,182 @@
+"""In-memory search indexes: the arithmetic of library search, apart from any table.
+
+A team's library is ranked in the process that searches it, from arrays loaded once
+and kept until the library changes (context_app.library_index loads them):
+
+- TermIndex: Okapi BM25 over postings in compressed-row form, one slice of arrays per
+  term; a query's terms are scored with a few vector operations, however common they
+  are (the database no longer sends every posting of "file" to Python).
+- VectorIndex: the unit vectors of the library's windows, quantised to int8 with a scale
+  per row (384 bytes a window at 384 dimensions, a quarter of float32). Up to
+  EXACT_WINDOWS windows every one is scored; above, a first pass by the Hamming distance
+  of the vectors' sign bits (48 bytes a window) picks the candidates, which are then
+  scored from their int8 rows ("binary quantisation with rescoring"). A record scores as
+  its best window, so a long page is found by its one passage that answers.
+- fuse_rankings: reciprocal rank fusion of rankings.
+
+Rows carry a record id and a group code (a session's context set), so one index serves
+a team's library and each session's part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from llm_platform.terms import BM25_B, BM25_K1
+
+# Reciprocal rank fusion's constant (Cormack et al. 2009): a result's share is 1 / (k + rank).
+RRF_K = 60
+# Above this many windows the sign-bit pass chooses which to score; below, all are.
+EXACT_WINDOWS = 50_000
+CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for (at least 2,000)
+
+
+def _top(scores: np.ndarray, ids: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """The `limit` best (id, score) with a positive, finite score; ties by id."""
+    eligible = np.flatnonzero(np.isfinite(scores) & (scores > 0))
+    if not len(eligible):
+        return []
+    if len(eligible) > limit:
+        eligible = eligible[np.argpartition(-scores[eligible], limit - 1)[:limit]]
+    ranked = sorted(((int(ids[i]), float(scores[i])) for i in eligible), key=lambda item: (-item[1], item[0]))
+    return ranked[:limit]
+
+
+@dataclass(frozen=True)
+class TermIndex:
+    record_ids: np.ndarray  # int64, one per record
+    groups: np.ndarray  # int32 group code per record
+    group_codes: dict[str, int]
+    lengths: np.ndarray  # float32 index terms per record
+    term_slices: dict[str, tuple[int, int]]  # term -> [start, end) into the postings arrays
+    posting_records: np.ndarray  # int32 row of the record (into record_ids)
+    posting_tf: np.ndarray  # uint16 term frequency (capped at 65,535)
+
+    @classmethod
+    def build(cls, records: Iterable[tuple[int, str, int]], postings: Iterable[tuple[str, int, int]]) -> TermIndex:
+        """From (record id, group, length) rows and (term, record id, tf) rows sorted by term."""
+        codes: dict[str, int] = {}
+        rows = list(records)
+        record_ids = np.fromiter((r for r, _g, _l in rows), np.int64, len(rows))
+        row_of = {int(record_id): i for i, record_id in enumerate(record_ids)}
+        slices: dict[str, tuple[int, int]] = {}
+        posting_rows: list[int] = []
+        tfs: list[int] = []
+        for term, record_id, tf in postings:
+            row = row_of.get(record_id)
+            if row is None:
+                continue  # a record written after the records were read: the next load has it
+            start, _end = slices.get(term, (len(posting_rows), 0))
+            posting_rows.append(row)
+            tfs.append(min(tf, 65_535))
+            slices[term] = (start, len(posting_rows))
+        return cls(
+            record_ids=record_ids,
+            groups=np.fromiter((codes.setdefault(str(g), len(codes)) for _r, g, _l in rows), np.int32, len(rows)),
+            group_codes=codes,
+            lengths=np.fromiter((length for _r, _g, length in rows), np.float32, len(rows)),
+            term_slices=slices,
+            posting_records=np.array(posting_rows, dtype=np.int32),
+            posting_tf=np.array(tfs, dtype=np.uint16),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.record_ids, self.groups, self.lengths, self.posting_records, self.posting_tf)
+        return sum(a.nbytes for a in arrays)
+
+    def rank(self, terms: Sequence[str], limit: int, *, group: str | None = None) -> list[tuple[int, float]]:
+        """(record id, BM25) of the records holding any of `terms`, best first; with `group`, that
+        group's records alone, counted as the whole collection (its size, lengths and frequencies)."""
+        if group is not None and str(group) not in self.group_codes:
+            return []
+        in_group = self.groups == self.group_codes[str(group)] if group is not None else None
+        total = int(in_group.sum()) if in_group is not None else len(self.record_ids)
+        if not total or limit <= 0:
+            return []
+        average = float(self.lengths[in_group].mean() if in_group is not None else self.lengths.mean()) or 1.0
+        scores = np.zeros(len(self.record_ids), dtype=np.float64)
+        for term in set(terms):
+            start, end = self.term_slices.get(term, (0, 0))
+            rows, tf = self.posting_records[start:end], self.posting_tf[start:end].astype(np.float64)
+            if in_group is not None:
+                kept = in_group[rows]
+                rows, tf = rows[kept], tf[kept]
+            if not len(rows):
+                continue
+            idf = np.log(1 + (total - len(rows) + 0.5) / (len(rows) + 0.5))
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * self.lengths[rows] / average)
+            scores += np.bincount(rows, weights=idf * tf * (BM25_K1 + 1) / (tf + norm), minlength=len(scores))
+        return _top(scores, self.record_ids, limit)
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    record_ids: np.ndarray  # int64, one per window
+    groups: np.ndarray  # int32 group code per window
+    group_codes: dict[str, int]
+    quantised: np.ndarray  # int8 (windows, dimensions)
+    scales: np.ndarray  # float32: a row's vector is quantised / scale
+    signs: np.ndarray  # uint64 (windows, dimensions / 64): the sign bits, for the first pass
+
+    @classmethod
+    def build(cls, rows: Sequence[tuple[int, str, bytes]]) -> VectorIndex:
+        """From (record id, group, float32 vector bytes) rows; rows of another width than the first are left out."""
+        width = len(bytes(rows[0][2])) if rows else 0
+        kept = [row for row in rows if len(bytes(row[2])) == width]
+        vectors = np.frombuffer(b"".join(bytes(v) for _r, _g, v in kept), dtype="<f4").reshape(len(kept), width // 4)
+        peak = np.abs(vectors).max(axis=1, keepdims=True) if len(kept) else np.ones((0, 1), np.float32)
+        scales = (127.0 / np.where(peak > 0, peak, 1.0)).astype(np.float32)
+        codes: dict[str, int] = {}
+        return cls(
+            record_ids=np.fromiter((r for r, _g, _v in kept), np.int64, len(kept)),
+            groups=np.fromiter((codes.setdefault(str(g), len(codes)) for _r, g, _v in kept), np.int32, len(kept)),
+            group_codes=codes,
+            quantised=np.round(vectors * scales).astype(np.int8),
+            scales=scales[:, 0],
+            signs=_sign_bits(vectors),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.record_ids, self.groups, self.quantised, self.scales, self.signs))
+
+    def nearest(self, query: np.ndarray, limit: int, *, group: str | None = None) -> list[tuple[int, float]]:
+        """The `limit` records nearest to the unit vector `query`, best first, as (record id, cosine)."""
+        if not len(self.record_ids) or limit <= 0 or query.shape[-1] != self.quantised.shape[1]:
+            return []
+        if group is not None and str(group) not in self.group_codes:
+            return []
+        rows = np.arange(len(self.record_ids))
+        if group is not None:
+            rows = np.flatnonzero(self.groups == self.group_codes[str(group)])
+        if len(rows) > EXACT_WINDOWS:
+            distance = np.bitwise_count(self.signs[rows] ^ _sign_bits(query[None, :])).sum(axis=1, dtype=np.int32)
+            keep = max(2_000, limit * CANDIDATES_PER_RESULT)
+            rows = rows[np.argpartition(distance, keep - 1)[:keep]]
+        cosines = (self.quantised[rows].astype(np.float32) @ query.astype(np.float32)) / self.scales[rows]
+        # A record's score is its best window's: the windows best first, each record kept once.
+        best: dict[int, float] = {}
+        for i in np.argsort(-cosines, kind="stable"):
+            best.setdefault(int(self.record_ids[rows[i]]), float(cosines[i]))
+            if len(best) == limit:
+                break
+        return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _sign_bits(vectors: np.ndarray) -> np.ndarray:
+    packed = np.packbits(vectors > 0, axis=1)
+    padding = (-packed.shape[1]) % 8
+    return np.pad(packed, ((0, 0), (0, padding))).view(np.uint64)
+
+
+def fuse_rankings(*rankings: Sequence[tuple[int, float]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of ranked (id, score) lists: each list gives an id 1 / (k + its rank)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (item, _score) in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

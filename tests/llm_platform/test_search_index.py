@@ -1,0 +1,76 @@
+"""llm_platform.search_index: BM25 in memory, int8 vectors with a sign-bit first pass, rank fusion."""
+
+import numpy as np
+import pytest
+
+from llm_platform import search_index
+from llm_platform.search_index import TermIndex, VectorIndex, fuse_rankings
+
+
+def unit_rows(count: int, dimensions: int = 64, seed: int = 1) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, dimensions)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def vector_rows(vectors: np.ndarray, groups=None) -> list[tuple[int, str, bytes]]:
+    return [
+        (i // 2, (groups or {}).get(i // 2, "set-a"), v.astype("<f4").tobytes()) for i, v in enumerate(vectors)
+    ]  # two windows a record
+
+
+def test_a_record_scores_as_its_best_window_and_int8_keeps_the_cosine():
+    vectors = unit_rows(200)
+    query = vectors[37]  # window 37 is record 18's second window
+    ranked = VectorIndex.build(vector_rows(vectors)).nearest(query, 5)
+    assert ranked[0][0] == 18 and ranked[0][1] == pytest.approx(1.0, abs=0.01)
+    exact = vectors @ query
+    for record, score in ranked:
+        assert score == pytest.approx(max(exact[2 * record], exact[2 * record + 1]), abs=0.02)
+    assert len({record for record, _s in ranked}) == 5
+
+
+def test_the_sign_bit_pass_finds_the_same_nearest_records_as_scoring_every_window(monkeypatch):
+    # Clustered vectors, as real embeddings are: 50 topics, 40 windows each.
+    rng = np.random.default_rng(5)
+    centres = unit_rows(50, 128, seed=9)
+    vectors = np.repeat(centres, 40, axis=0) + 0.35 * rng.standard_normal((2000, 128)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = VectorIndex.build(vector_rows(vectors))
+    queries = centres[:10] + 0.2 * rng.standard_normal((10, 128)).astype(np.float32)
+    exact = [index.nearest(q / np.linalg.norm(q), 10) for q in queries]
+
+    monkeypatch.setattr(search_index, "EXACT_WINDOWS", 100)
+    monkeypatch.setattr(search_index, "CANDIDATES_PER_RESULT", 20)  # 200 of 2,000 windows scored
+    first_pass = [index.nearest(q / np.linalg.norm(q), 10) for q in queries]
+
+    overlap = [len({r for r, _ in a} & {r for r, _ in b}) for a, b in zip(exact, first_pass, strict=True)]
+    assert sum(overlap) >= 0.9 * 10 * len(queries)
+
+
+def test_a_group_sees_only_its_own_windows():
+    vectors = unit_rows(40)
+    index = VectorIndex.build(vector_rows(vectors, groups={r: "set-b" for r in range(10)}))
+    ranked = index.nearest(vectors[3], 40, group="set-b")
+    assert {record for record, _s in ranked} == set(range(10))
+    assert index.nearest(vectors[3], 5, group="another set") == []
+
+
+def test_vectors_of_another_width_and_an_empty_index_give_nothing():
+    assert VectorIndex.build([]).nearest(unit_rows(1)[0], 5) == []
+    index = VectorIndex.build(vector_rows(unit_rows(4)))
+    assert index.nearest(unit_rows(1, dimensions=32)[0], 5) == []
+
+
+def test_bm25_of_a_group_counts_that_group_as_the_collection():
+    records = [(1, "a", 10), (2, "a", 10), (3, "b", 10), (4, "b", 10)]
+    postings = [("pump", 1, 1), ("pump", 3, 2), ("valve", 2, 1)]
+    index = TermIndex.build(records, postings)
+    assert [r for r, _s in index.rank(["pump"], 5, group="b")] == [3]
+    assert [r for r, _s in index.rank(["pump", "valve"], 5)] == [2, 3, 1]  # the rarer term first, then tf
+    assert index.rank(["pump"], 5, group="c") == [] and index.rank(["absent"], 5) == []
+
+
+def test_reciprocal_rank_fusion_rewards_agreement():
+    fused = fuse_rankings([(1, 9.0), (2, 8.0), (3, 7.0)], [(3, 0.9), (1, 0.8), (4, 0.7)])
+    assert [item for item, _s in fused] == [1, 3, 2, 4]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
