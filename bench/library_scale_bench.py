@@ -61,6 +61,9 @@ def main() -> None:
         mock.patch.object(embeddings, "enabled", lambda: True),
     ):
         started = time.perf_counter()
+        terms = library_index.term_index(scope)
+        term_load_seconds = time.perf_counter() - started
+        started = time.perf_counter()
         index = library_index.vector_index(scope, MODEL_KEY)
         load_seconds = time.perf_counter() - started
         figures = {
@@ -68,8 +71,11 @@ def main() -> None:
             "postings": LibraryPosting.objects.filter(scope=scope).count(),
             "windows": LibraryWindow.objects.filter(scope=scope).count(),
             "grow_seconds": round(grow_seconds, 1),
+            "term_index_load_seconds": round(term_load_seconds, 2),
+            "term_index_mb": round(terms.nbytes / 2**20, 1),
             "vector_index_load_seconds": round(load_seconds, 2),
             "vector_index_mb": round(index.nbytes / 2**20, 1),
+            "team_index_mb": round((terms.nbytes + index.nbytes) / 2**20, 1),
         }
         for mode in (SearchMode.BM25, SearchMode.DENSE, SearchMode.HYBRID):
             timings = latencies(lambda q, mode=mode: library.search(scope, q, 10, mode=mode), queries)
