@@ -1,4 +1,4 @@
-"""Text embeddings computed in-process. `local`: all-MiniLM-L6-v2 in numpy on the CPU (minilm.py).
+"""Text embeddings computed in-process. `local`: all-MiniLM-L6-v2 on the CPU with onnxruntime (minilm.py).
 
 No Django here: a worker, a bench or a test uses it as plain Python.
 """
