@@ -23,9 +23,9 @@ from .windows import token_windows
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model, [CLS] and [SEP] included
 # Texts are sorted by length and run in groups of at most this many tokens (padding included).
-# Throughput hardly depends on it from 1 to 32 windows of 240 tokens a run (bench/embed_bench.py),
-# but onnxruntime keeps the memory its largest run needed: 2048 tokens hold its arena near 110 MiB.
-TOKENS_PER_BATCH = 2048
+# Throughput hardly depends on it from 4 to 16 windows of 240 tokens a run (bench/embed_bench.py),
+# but onnxruntime keeps the memory its largest run needed: ~100 MiB for 1024 tokens, ~200 for 2048.
+TOKENS_PER_BATCH = 1024
 MAX_BATCH = 64
 MIN_WINDOW_TOKENS = 16
 
