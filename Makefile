@@ -15,6 +15,8 @@ export REDIS_URL ?= redis://127.0.0.1:$(REDIS_PORT)/0
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps $$($(BIN)/python -c \
+	  "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['groundwork']['no-deps-dependencies'])")
 	touch $@
 
 # redis-server (and, for the tests, Chromium and PostgreSQL) come from Debian's packages.
