@@ -76,6 +76,9 @@ bench: bootstrap
 	$(BIN)/python bench/chat_bench.py
 	$(BIN)/python bench/llm_scale_bench.py
 	$(BIN)/python bench/prompt_cache_bench.py
+	$(BIN)/python bench/embed_bench.py
+	$(BIN)/python bench/retrieval_bench.py
+	$(BIN)/python bench/library_scale_bench.py
 
 clean:
 	rm -rf $(VENV) var
