@@ -206,3 +206,13 @@ def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, scripted
     assert model_calls(sid, "report") == 0, "a cancelled run writes no report"
     again = api.post(f"/api/runs/{rid}/cancel")
     assert again.status_code == 409 and "already cancelled" in again.json()["error"]
+
+
+def test_a_node_searches_by_keywords_and_says_so_when_meaning_is_unavailable(api, remote_embeddings):
+    remote_embeddings.mode = "down"  # the embeddings server answers 503 to every call
+    sid = session_with_files(api, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    rid = start(api, sid, max_depth=0)
+    assert finished(api, rid)["status"] == "completed"
+    searched = [e["payload"] for e in events_of(api, rid) if e["type"] == "node_search_completed"]
+    assert searched and all(payload["results"] > 0 for payload in searched)
+    assert any("library: searched by keywords only" in error for p in searched for error in p["errors"])
