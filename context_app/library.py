@@ -31,7 +31,7 @@ from django.db.models import F
 
 from llm_platform import embeddings
 from llm_platform.ir.types import page_of_locator
-from llm_platform.search_index import fuse_rankings
+from llm_platform.search_index import fuse_scores
 from llm_platform.terms import analyze
 
 from . import library_index
@@ -224,10 +224,13 @@ class LibraryHit:
         return f"{self.filename}::{self.first_span}"
 
 
+FUSION_DEPTH = 100
+
+
 class SearchMode(StrEnum):
     BM25 = "bm25"  # by the query's words alone
     DENSE = "dense"  # by meaning alone (cosine of embeddings)
-    HYBRID = "hybrid"  # both, fused by reciprocal rank
+    HYBRID = "hybrid"  # both, their scores fused (llm_platform.search_index.fuse_scores)
 
 
 @dataclass(frozen=True)
@@ -253,7 +256,7 @@ def search(
     mode = mode or default_mode()
     if limit <= 0 or not query.strip():
         return LibraryResults([], mode)
-    depth = limit * 4  # each ranking's share of the fusion: deeper than `limit`, for dedup and agreement
+    depth = max(limit * 4, FUSION_DEPTH)  # each ranking's candidates: deeper than `limit`, for dedup and agreement
     keyword = [] if mode == SearchMode.DENSE else bm25_ranking(scope, query, depth, context_set_id=context_set_id)
     warning = ""
     if mode != SearchMode.BM25:
@@ -265,7 +268,7 @@ def search(
             warning = f"searched by keywords only: {exc}"
             mode, keyword = SearchMode.BM25, keyword or bm25_ranking(scope, query, depth, context_set_id=context_set_id)
         else:
-            keyword = fuse_rankings(keyword, dense) if keyword else dense
+            keyword = fuse_scores(keyword, dense)
     return LibraryResults(_distinct_hits(keyword, limit), mode, warning)
 
 

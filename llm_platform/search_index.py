@@ -12,7 +12,7 @@ and kept until the library changes (context_app.library_index loads them):
   of the vectors' sign bits (48 bytes a window) picks the candidates, which are then
   scored from their int8 rows ("binary quantisation with rescoring"). A record scores as
   its best window, so a long page is found by its one passage that answers.
-- fuse_rankings: reciprocal rank fusion of rankings.
+- fuse_scores: a hybrid ranking from a keyword one and a meaning one (relative score fusion).
 
 Rows carry a record id and a group code (a session's context set), so one index serves
 a team's library and each session's part of it.
@@ -27,8 +27,9 @@ import numpy as np
 
 from llm_platform.terms import BM25_B, BM25_K1
 
-# Reciprocal rank fusion's constant (Cormack et al. 2009): a result's share is 1 / (k + rank).
-RRF_K = 60
+# BM25's share of a hybrid score; meaning has the rest. Chosen on the tune half of the man-page
+# questions (bench/retrieval_bench.py; 0.2 to 0.5 tried, and reciprocal rank fusion, which was lower).
+KEYWORD_WEIGHT = 0.4
 # Above this many windows the sign-bit pass chooses which to score; below, all are.
 EXACT_WINDOWS = 50_000
 CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for (at least 2,000)
@@ -173,10 +174,22 @@ def _sign_bits(vectors: np.ndarray) -> np.ndarray:
     return np.pad(packed, ((0, 0), (0, padding))).view(np.uint64)
 
 
-def fuse_rankings(*rankings: Sequence[tuple[int, float]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of ranked (id, score) lists: each list gives an id 1 / (k + its rank)."""
+def fuse_scores(
+    keyword: Sequence[tuple[int, float]],
+    meaning: Sequence[tuple[int, float]],
+    *,
+    keyword_weight: float = KEYWORD_WEIGHT,
+) -> list[tuple[int, float]]:
+    """Relative score fusion: each ranking's scores scaled to 0..1 over its own results (BM25 by its
+    best; cosine from its last to its best), then weighted and summed per id; best first, ties by id."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (item, _score) in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    if keyword:
+        best = keyword[0][1] or 1.0
+        for item, score in keyword:
+            fused[item] = keyword_weight * score / best
+    if meaning:
+        high, low = meaning[0][1], meaning[-1][1]
+        for item, score in meaning:
+            share = (score - low) / (high - low) if high > low else 1.0
+            fused[item] = fused.get(item, 0.0) + (1 - keyword_weight) * share
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

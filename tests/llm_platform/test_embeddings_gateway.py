@@ -6,8 +6,8 @@ import pytest
 from llm_platform import embeddings
 from llm_platform.ledger import session_ledger
 from llm_platform.models import LLMCall, TextEmbedding
-from tests.factories import make_member
 from research_app.services import create_session
+from tests.factories import make_member
 
 pytestmark = pytest.mark.django_db
 

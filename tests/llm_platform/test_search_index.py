@@ -1,10 +1,10 @@
-"""llm_platform.search_index: BM25 in memory, int8 vectors with a sign-bit first pass, rank fusion."""
+"""llm_platform.search_index: BM25 in memory, int8 vectors with a sign-bit first pass, score fusion."""
 
 import numpy as np
 import pytest
 
 from llm_platform import search_index
-from llm_platform.search_index import TermIndex, VectorIndex, fuse_rankings
+from llm_platform.search_index import TermIndex, VectorIndex, fuse_scores
 
 
 def unit_rows(count: int, dimensions: int = 64, seed: int = 1) -> np.ndarray:
@@ -70,7 +70,10 @@ def test_bm25_of_a_group_counts_that_group_as_the_collection():
     assert index.rank(["pump"], 5, group="c") == [] and index.rank(["absent"], 5) == []
 
 
-def test_reciprocal_rank_fusion_rewards_agreement():
-    fused = fuse_rankings([(1, 9.0), (2, 8.0), (3, 7.0)], [(3, 0.9), (1, 0.8), (4, 0.7)])
-    assert [item for item, _s in fused] == [1, 3, 2, 4]
-    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+def test_fused_scores_weigh_each_ranking_on_its_own_scale():
+    keyword = [(1, 12.0), (2, 6.0), (3, 3.0)]  # BM25: scaled by its best
+    meaning = [(3, 0.9), (4, 0.7), (1, 0.5)]  # cosine: scaled from its last to its best
+    fused = dict(fuse_scores(keyword, meaning, keyword_weight=0.4))
+    assert fused == pytest.approx({1: 0.4, 2: 0.2, 3: 0.1 + 0.6, 4: 0.6 * 0.5})
+    assert [item for item, _s in fuse_scores(keyword, meaning, keyword_weight=0.4)] == [3, 1, 4, 2]
+    assert fuse_scores([], meaning)[0][0] == 3 and fuse_scores(keyword, [])[0][0] == 1
