@@ -8,7 +8,8 @@ embeddings provider (default: the local all-MiniLM-L6-v2), then scores each mode
 labelled questions (bench/manpage_quality.py): recall@5 and MRR per style
 ("paraphrase": a colleague's words; "words": the pages' own). The vectors are kept in
 var/bench/ between runs (by text hash and model, as the product's cache keeps them), so
-only the first run pays for embedding the corpus. Writes bench/results/retrieval_<split>.json.
+only the first run pays for embedding the corpus. Writes bench/results/retrieval_<split>.json
+(retrieval_<split>_bm25.json with --embeddings off).
 """
 
 import argparse
@@ -79,7 +80,8 @@ def main() -> None:
     figures["hybrid_search_ms" if embeddings.enabled() else "bm25_search_ms"] = harness.median_ms(
         lambda: library.search(scope, "how do I count the lines that match a pattern", 10), 20
     )
-    harness.write_results(f"retrieval_{args.split}", figures, per_question=details)
+    suffix = "" if embeddings.enabled() else "_bm25"
+    harness.write_results(f"retrieval_{args.split}{suffix}", figures, per_question=details)
 
 
 def load_vectors() -> int:

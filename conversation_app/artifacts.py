@@ -69,17 +69,21 @@ def session_artifacts(session: ResearchSession) -> list[Artifact]:
 QUESTION_PASSAGES = 3  # the library's best pages or sections for a question that a turn reads
 
 
-def question_passages(session: ResearchSession, question: str, limit: int = QUESTION_PASSAGES) -> list[Artifact]:
-    """The pages or sections of the session's own files that library search ranks best for `question`,
-    each a sentence a line with its span's SourceRef ("… about three weeks (ops_memo.md::S2).")."""
+def question_passages(session: ResearchSession, queries: list[str], limit: int = QUESTION_PASSAGES) -> list[Artifact]:
+    """The pages or sections of the session's own files that library search ranks best for the
+    question (the first of `queries`; each further query adds what it finds best that the others did
+    not), each a sentence a line with its span's SourceRef ("… about three weeks (ops_memo.md::S2).")."""
     context_set = ContextSet.objects.filter(session=session).first()
     if context_set is None:
         return []
-    hits = library.search(context_set.cache_scope, question, limit, context_set_id=context_set.pk).hits
-    versions = FileText.objects.filter(version__in=[hit.version for hit in hits if hit.version])
+    hits: dict[int, library.LibraryHit] = {}  # by record, in the order found
+    for query in queries:
+        for hit in library.search(context_set.cache_scope, query, limit, context_set_id=context_set.pk).hits:
+            hits.setdefault(hit.record_id, hit)
+    versions = FileText.objects.filter(version__in=[hit.version for hit in hits.values() if hit.version])
     spans_of = {str(text.version): text.spans for text in versions.only("version", "spans")}
     passages = []
-    for hit in hits:
+    for hit in hits.values():
         spans = spans_of.get(hit.version, [])
         ids = [span["span_id"] for span in spans]
         if hit.first_span not in ids or hit.last_span not in ids:

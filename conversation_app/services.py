@@ -21,12 +21,13 @@ from django.utils import timezone
 
 from context_app import provenance
 from context_app.models import ContextFile
-from llm_platform import grounding, sourcerefs
+from llm_platform import gateway, grounding, sourcerefs
 from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from llm_platform.output import partial_string_field
 from llm_platform.prompts import render_sheet, style_fragment
 from llm_platform.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun
+from research_app.runs.model_tasks import NODE_QUERIES
 from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 from workspaces.jobs import queue_job
@@ -91,7 +92,9 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
     supplied = _supplied_for(message)
     history = _history(message)
     # The library's best passages for the question come first: they hold the spans that answer it.
-    artifacts = question_passages(session, _searched_question(message, history)) + session_artifacts(session)
+    searched = _searched_question(message, history)
+    queries = [searched, *_model_written_queries(searched, message)]
+    artifacts = question_passages(session, queries) + session_artifacts(session)
     inputs = {
         "message": message.content,
         "history": history,
@@ -431,6 +434,29 @@ def _searched_question(message: ChatMessage, history: list[dict]) -> str:
         return message.content
     previous = next((turn["content"] for turn in reversed(history) if turn["role"] == "user"), "")
     return f"{message.content} {previous}".strip()
+
+
+MODEL_QUERIES = 3
+
+
+def _model_written_queries(question: str, message: ChatMessage) -> list[str]:
+    """Search queries in the documents' words, written by the configured model (research's NODE_QUERIES
+    task): a question in a colleague's words then also finds the page in the manual's. None from the
+    offline provider, whose queries would be the question's own words again, nor when the call fails
+    (the question alone is searched, as before)."""
+    if gateway.get_provider().name == "offline":
+        return []
+    try:
+        result = run_model_task(
+            NODE_QUERIES,
+            EnvelopePrompt({"question": question, "max_queries": MODEL_QUERIES}, []),
+            subject=f"chat:{message.pk}",
+            session_id=message.conversation.session_id,
+        )
+    except (TaskFailed, gateway.GatewayError) as exc:
+        logger.warning("chat %s searched with the question alone: %s", message.pk, exc)
+        return []
+    return [query for query in result.output["queries"][:MODEL_QUERIES] if query.strip() and query != question]
 
 
 def _supplied_for(message: ChatMessage) -> list[dict]:

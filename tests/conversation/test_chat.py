@@ -337,3 +337,30 @@ def test_the_prompt_sheet_sends_the_message_verbatim_and_not_its_comment(api, si
     task = prompt.rpartition("=== TASK ===")[2]
     assert "{#" not in task and "#}" not in task
     assert "baseline inclusions" not in task and "no code change needed" not in task, "the sheet's comment was sent"
+
+
+def test_with_a_model_the_chat_also_searches_with_the_queries_it_writes(api, fake_openai):
+    sid = api.create_session(question="Access to the build server")
+    api.upload(
+        sid,
+        {
+            "access.md": b"# Server access\n\nAppend the public half to ~/.ssh/authorized_keys on the build server.\n",
+            "desk.md": b"# Front desk\n\nA colleague who visits must sign in at the front desk; put badges back.\n",
+        },
+    )
+    api.extracted(sid)
+    fake_openai.texts = ['{"queries": ["authorized_keys public half", "build server access"]}']
+
+    say(api, sid, "Where do I add a colleague's credential so they can sign in as me?")
+
+    tasks = list(LLMCall.objects.order_by("created_at").values_list("task", flat=True))
+    assert tasks[:2] == ["node_queries", "chat_turn"]
+    chat_turn = fake_openai.requests[-1]["body"]["messages"]
+    sent = " ".join(str(m["content"]) for m in chat_turn)
+    # The question's own words find the front desk's page; the written queries find the server's.
+    assert "[passage:desk.md::S1]" in sent and "[passage:access.md::S1]" in sent
+
+
+def test_offline_the_chat_searches_with_the_question_alone(api, sid):
+    say(api, sid, "How much did the valve programme cost?")
+    assert not LLMCall.objects.filter(task="node_queries").exists()
