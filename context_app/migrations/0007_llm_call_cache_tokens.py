@@ -4,24 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0006_llm_call_attempts"),
+        ('context_app', '0006_llm_call_attempts'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="llmcall",
-            name="batch",
+            model_name='llmcall',
+            name='batch',
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name="llmcall",
-            name="cache_creation_input_tokens",
+            model_name='llmcall',
+            name='cache_creation_input_tokens',
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name="llmcall",
-            name="cache_read_input_tokens",
+            model_name='llmcall',
+            name='cache_read_input_tokens',
             field=models.PositiveIntegerField(default=0),
         ),
     ]

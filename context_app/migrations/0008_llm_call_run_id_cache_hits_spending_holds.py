@@ -5,67 +5,47 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0007_llm_call_cache_tokens"),
+        ('context_app', '0007_llm_call_cache_tokens'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="llmcall",
-            name="run_id",
+            model_name='llmcall',
+            name='run_id',
             field=models.UUIDField(blank=True, db_index=True, null=True),
         ),
         migrations.AddField(
-            model_name="storeddigest",
-            name="usage",
+            model_name='storeddigest',
+            name='usage',
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.CreateModel(
-            name="DigestCacheHit",
+            name='DigestCacheHit',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("task", models.CharField(max_length=64)),
-                ("provider", models.CharField(max_length=32)),
-                ("model", models.CharField(max_length=128)),
-                ("subject", models.CharField(blank=True, max_length=128)),
-                ("calls", models.PositiveIntegerField(default=0)),
-                ("input_tokens", models.PositiveIntegerField(default=0)),
-                ("output_tokens", models.PositiveIntegerField(default=0)),
-                ("cache_read_input_tokens", models.PositiveIntegerField(default=0)),
-                ("cache_creation_input_tokens", models.PositiveIntegerField(default=0)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "context_set",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="digest_cache_hits",
-                        to="context_app.contextset",
-                    ),
-                ),
-                (
-                    "digest",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to="context_app.storeddigest",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('task', models.CharField(max_length=64)),
+                ('provider', models.CharField(max_length=32)),
+                ('model', models.CharField(max_length=128)),
+                ('subject', models.CharField(blank=True, max_length=128)),
+                ('calls', models.PositiveIntegerField(default=0)),
+                ('input_tokens', models.PositiveIntegerField(default=0)),
+                ('output_tokens', models.PositiveIntegerField(default=0)),
+                ('cache_read_input_tokens', models.PositiveIntegerField(default=0)),
+                ('cache_creation_input_tokens', models.PositiveIntegerField(default=0)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('context_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='digest_cache_hits', to='context_app.contextset')),
+                ('digest', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='context_app.storeddigest')),
             ],
         ),
         migrations.CreateModel(
-            name="SpendingHold",
+            name='SpendingHold',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("amount_usd", models.DecimalField(decimal_places=6, max_digits=12)),
-                ("expires_at", models.DateTimeField(db_index=True)),
-                (
-                    "context_set",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="context_app.contextset"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('amount_usd', models.DecimalField(decimal_places=6, max_digits=12)),
+                ('expires_at', models.DateTimeField(db_index=True)),
+                ('context_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='context_app.contextset')),
             ],
         ),
     ]

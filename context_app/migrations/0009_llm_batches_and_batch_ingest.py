@@ -7,57 +7,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0008_llm_call_run_id_cache_hits_spending_holds"),
+        ('context_app', '0008_llm_call_run_id_cache_hits_spending_holds'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="contextset",
-            name="batch_ingest",
+            model_name='contextset',
+            name='batch_ingest',
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name="LLMBatch",
+            name='LLMBatch',
             fields=[
-                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ("provider", models.CharField(max_length=32)),
-                ("model", models.CharField(max_length=128)),
-                ("provider_batch_id", models.CharField(max_length=128, unique=True)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[("submitted", "Submitted"), ("ended", "Ended")],
-                        db_index=True,
-                        default="submitted",
-                        max_length=16,
-                    ),
-                ),
-                ("requests", models.JSONField(default=dict)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("ended_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "context_set",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="llm_batches",
-                        to="context_app.contextset",
-                    ),
-                ),
+                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ('provider', models.CharField(max_length=32)),
+                ('model', models.CharField(max_length=128)),
+                ('provider_batch_id', models.CharField(max_length=128, unique=True)),
+                ('status', models.CharField(choices=[('submitted', 'Submitted'), ('ended', 'Ended')], db_index=True, default='submitted', max_length=16)),
+                ('requests', models.JSONField(default=dict)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('ended_at', models.DateTimeField(blank=True, null=True)),
+                ('context_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='llm_batches', to='context_app.contextset')),
             ],
             options={
-                "verbose_name": "LLM batch",
+                'verbose_name': 'LLM batch',
             },
         ),
         migrations.AddField(
-            model_name="contextfile",
-            name="llm_batch",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="files",
-                to="context_app.llmbatch",
-            ),
+            model_name='contextfile',
+            name='llm_batch',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='files', to='context_app.llmbatch'),
         ),
     ]

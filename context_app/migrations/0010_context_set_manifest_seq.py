@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0009_llm_batches_and_batch_ingest"),
+        ('context_app', '0009_llm_batches_and_batch_ingest'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="contextset",
-            name="manifest_seq",
+            model_name='contextset',
+            name='manifest_seq',
             field=models.PositiveBigIntegerField(default=0),
         ),
     ]

@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0010_context_set_manifest_seq"),
+        ('context_app', '0010_context_set_manifest_seq'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="contextfile",
-            name="requeued_because",
+            model_name='contextfile',
+            name='requeued_because',
             field=models.CharField(blank=True, max_length=200),
         ),
     ]

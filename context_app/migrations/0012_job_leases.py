@@ -4,33 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("context_app", "0011_context_file_requeued_because"),
+        ('context_app', '0011_context_file_requeued_because'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="contextfile",
-            name="lease_expires_at",
+            model_name='contextfile',
+            name='lease_expires_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="contextfile",
-            name="lease_owner",
+            model_name='contextfile',
+            name='lease_owner',
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddField(
-            model_name="contextset",
-            name="aggregate_lease_expires_at",
+            model_name='contextset',
+            name='aggregate_lease_expires_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="contextset",
-            name="aggregate_lease_owner",
+            model_name='contextset',
+            name='aggregate_lease_owner',
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddIndex(
-            model_name="contextfile",
-            index=models.Index(fields=["digest_status", "lease_expires_at"], name="context_app_digest__bd270b_idx"),
+            model_name='contextfile',
+            index=models.Index(fields=['digest_status', 'lease_expires_at'], name='context_app_digest__bd270b_idx'),
         ),
     ]
