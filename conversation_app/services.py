@@ -27,7 +27,7 @@ from llm_platform.output import partial_string_field
 from llm_platform.prompts import render_sheet, style_fragment
 from llm_platform.terms import bm25_rank, query_terms
 from research_app.models import ResearchRun
-from research_app.runs.model_tasks import NODE_QUERIES
+from research_app.runs import model_tasks as research_tasks
 from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 from workspaces.jobs import queue_job
@@ -448,7 +448,7 @@ def _model_written_queries(question: str, message: ChatMessage) -> list[str]:
         return []
     try:
         result = run_model_task(
-            NODE_QUERIES,
+            research_tasks.NODE_QUERIES,
             EnvelopePrompt({"question": question, "max_queries": MODEL_QUERIES}, []),
             subject=f"chat:{message.pk}",
             session_id=message.conversation.session_id,
