@@ -22,6 +22,7 @@ from llm_platform import embeddings
 from llm_platform.models import TextEmbedding
 
 from . import library_index
+from .notify import notify_context_changed_soon
 from .models import ContextFile, LibraryRecord, LibraryWindow
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ def _embed_windows(file: ContextFile, key: str) -> None:
         LibraryWindow.objects.bulk_update(batch, ["embedding"])
         library_index.library_changed(file.context_set.cache_scope)
         _count_progress(file.pk, key)
+        notify_context_changed_soon(file.context_set_id)  # the chip's "indexing meaning n/m", paced
 
 
 def _count_progress(file_id, key: str) -> None:

@@ -165,3 +165,13 @@ def test_the_backfill_command_embeds_what_was_indexed_while_embeddings_were_off(
 
     assert "1 file(s) to embed" in out.getvalue() and "1/1 memo.txt: 1/1 windows" in out.getvalue()
     assert meaning.files_to_embed() == []
+
+
+def test_each_batch_of_vectors_tells_the_page_how_far_it_got(api, remote_embeddings, settings, monkeypatch):
+    pushed = []
+    monkeypatch.setattr(meaning, "notify_context_changed_soon", pushed.append)
+    settings.GROUNDWORK_EMBEDDINGS_BATCH_SIZE = 2
+    sid, _scope = _library(api, {"notes.md": (FIXTURES / "notes.md").read_bytes()})
+    file = ContextFile.objects.get(context_set__session_id=sid)
+    assert file.meaning_windows > 2 and file.meaning_embedded == file.meaning_windows
+    assert pushed == [file.context_set_id] * -(-file.meaning_windows // 2)  # one (paced) push a batch
