@@ -1,4 +1,4 @@
-"""Search by meaning over the team's library: windows, their vectors, and the team's matrix.
+"""Search by meaning over the team's library: its windows and their vectors.
 
 After a file's records are written (library.index_file), `embed_file` cuts each record
 into windows short enough for the embedding model, each led by its heading path (a
@@ -22,8 +22,8 @@ from llm_platform import embeddings
 from llm_platform.models import TextEmbedding
 
 from . import library_index
-from .notify import notify_context_changed_soon
 from .models import ContextFile, LibraryRecord, LibraryWindow
+from .notify import notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
 

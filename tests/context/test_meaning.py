@@ -12,6 +12,7 @@ from django.core.management import call_command
 from context_app import library, meaning
 from context_app.library import SearchMode
 from context_app.models import ContextFile, LibraryRecord, LibraryWindow
+from context_app.pipeline import jobs
 from llm_platform.models import LLMCall
 from tests.factories import ContextApi, extract_uploads, make_member
 from workspaces.models import ResearchSession
@@ -20,6 +21,13 @@ from workspaces.services import team_cache_scope
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def vectors_made_here(monkeypatch):
+    """These tests make the vectors themselves (meaning.embed_file, the worker job's service) and queue
+    no job for them: a session-wide test worker embedding the same windows meanwhile would race them."""
+    monkeypatch.setattr(jobs, "enqueue_embedding", lambda file_id: None)
 
 
 @pytest.fixture
