@@ -50,7 +50,7 @@ run: bootstrap
 	if ! $(BIN)/python -c "import redis; redis.Redis.from_url('$(REDIS_URL)').ping()" 2>/dev/null; then \
 	  echo "redis: redis-server --port $(REDIS_PORT) --bind 127.0.0.1 --dir var --save '' --appendonly yes" >> $$procfile; \
 	fi; \
-	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)})"; echo; \
+	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)}; embeddings: $${GROUNDWORK_EMBEDDINGS:-local})"; echo; \
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile
 
 # The suite starts and stops its own redis-server on a free port (tests/conftest.py)
