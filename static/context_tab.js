@@ -247,15 +247,25 @@
             file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
               ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
             actions),
-          el("td", { class: "status-cell" },
-            el("span", { class: `chip ${chipClass}`, "data-status": chipClass, title: file.digest_detail || undefined, text: chipLabel }),
-            // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
-            file.meaning_embedded < file.meaning_windows
-              ? el("div", { class: "meaning-progress muted small", text: `indexing meaning ${file.meaning_embedded}/${file.meaning_windows}` })
-              : null),
+          statusCell(file, chipClass, chipLabel),
         );
       }),
     );
+  }
+
+  // The cell's markup is the page's (templates/research/_context_tab.html); only its values change here.
+  function statusCell(file, chipClass, chipLabel) {
+    const cell = $("file-status-template").content.firstElementChild.cloneNode(true);
+    const chip = cell.querySelector(".chip");
+    chip.classList.add(chipClass);
+    chip.dataset.status = chipClass;
+    chip.textContent = chipLabel;
+    if (file.digest_detail) chip.title = file.digest_detail;
+    // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
+    const meaning = cell.querySelector(".meaning-progress");
+    meaning.hidden = !(file.meaning_embedded < file.meaning_windows);
+    meaning.textContent = `indexing meaning ${file.meaning_embedded}/${file.meaning_windows}`;
+    return cell;
   }
 
   function renderBanner() {
