@@ -55,6 +55,7 @@ FILE_JOB = LeasedJob(ContextFile, "digest_status", "lease_owner", "lease_expires
 AGGREGATE_JOB = LeasedJob(ContextSet, "aggregate_digest_status", "aggregate_lease_owner", "aggregate_lease_expires_at")
 
 _BOOT = uuid.uuid4().hex[:12]  # this process tree's start: a pool child inherits it from its worker
+BOOTED_AT = timezone.now()  # a dead predecessor of this node claimed its jobs before this moment
 # The Celery node name (set by the worker before it forks its pool); elsewhere a name
 # no other process has, so no process takes another live one for its dead predecessor.
 _node = f"pid{os.getpid()}@{socket.gethostname()}"

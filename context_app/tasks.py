@@ -102,7 +102,7 @@ def recover_after_restart(sender=None, **_kwargs) -> None:
     """
     if getattr(sender, "hostname", None):
         leases.set_node_name(sender.hostname)
-    recovery.recover_and_requeue(queued=True, worker_starting=True)
+    recovery.recover_and_requeue(worker_starting=True)
     for file_id in meaning.files_to_embed():  # embeddings turned on, a model changed, a server was down
         jobs.enqueue_embedding(file_id)
     every = settings.GROUNDWORK_LEASE_SWEEP_SECONDS

@@ -21,12 +21,15 @@ logger = logging.getLogger(__name__)
 def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_starting: bool = False) -> set:
     """Jobs left `parsing` that no live worker holds go back to the queue; returns the sets touched.
 
-    Always those whose lease expired (its process died or stopped renewing it); when a
-    worker starts, also those its previous instance held (dead, see leases.py); with
+    Always those whose lease expired (its process died or stopped renewing it); with
     `queued`, also those no worker has taken yet, whose message may have been lost with
     a dead worker's prefetch or a Redis restart (a duplicate message finds the lease
-    taken and does nothing), once they were claimed more than a lease ago. The caller
-    enqueues a parse of each set touched.
+    taken and does nothing), once they were claimed more than a lease ago. When a worker
+    starts, also those its previous instance held (dead, see leases.py), and the untaken
+    ones claimed before this start: its predecessor may have died with their messages
+    received and not yet started, or between claiming a set's files and queuing their
+    jobs, and such a message comes back only after the broker's visibility timeout. The
+    caller enqueues a parse of each set touched.
     """
     now = timezone.now()
     touched = set()
@@ -34,14 +37,14 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
         unheld = Q(**{f"{job.owner}__gt": "", f"{job.expires}__lte": now})
         if worker_starting:
             unheld |= leases.held_by_predecessor(job)
-        if queued:
+        if queued or worker_starting:
             never_taken = Q(**{job.owner: ""})
             if job.claimed_at:
                 # Not one claimed a moment ago: its message is on its way to a worker, and
                 # re-queuing it let two deliveries make the same model call (seen on PostgreSQL).
-                in_flight_since = now - timedelta(seconds=leases.lease_seconds())
+                claimed_before = leases.BOOTED_AT if worker_starting else now - timedelta(seconds=leases.lease_seconds())
                 claimed = job.claimed_at
-                never_taken &= Q(**{f"{claimed}__lt": in_flight_since}) | Q(**{f"{claimed}__isnull": True})
+                never_taken &= Q(**{f"{claimed}__lt": claimed_before}) | Q(**{f"{claimed}__isnull": True})
             unheld |= never_taken
         rows = job.model.objects.filter(unheld, **{job.status: DigestStatus.PARSING})
         if job is leases.FILE_JOB:

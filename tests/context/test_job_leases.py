@@ -118,3 +118,24 @@ def test_a_queued_file_is_re_queued_only_once_it_has_waited_a_lease(api, setting
     # Claimed longer than a lease ago and still not taken: its message was lost.
     queued.update(parsing_started_at=timezone.now() - timedelta(seconds=31))
     assert recovery_stage.recover_unheld_jobs(queued=True) == {file.context_set_id}
+
+
+def test_a_starting_worker_re_queues_what_was_claimed_before_it_started_and_never_taken(api, settings, monkeypatch):
+    """Its dead predecessor may have received the job's message and died before the job took its
+    lease (or between claiming a set's files and queuing them): that message comes back only
+    after the broker's visibility timeout, an hour."""
+    settings.GROUNDWORK_JOB_LEASE_SECONDS = 900
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    session_worker.wait_until_idle()
+    file = ContextFile.objects.get()
+    claimed_at = timezone.now()
+    ContextFile.objects.filter(pk=file.pk).update(
+        digest_status=DigestStatus.PARSING, lease_owner="", parsing_started_at=claimed_at
+    )
+    monkeypatch.setattr(leases, "BOOTED_AT", claimed_at - timedelta(seconds=1))
+    assert recovery_stage.recover_unheld_jobs(worker_starting=True) == set(), "claimed after the start: on its way"
+
+    monkeypatch.setattr(leases, "BOOTED_AT", claimed_at + timedelta(seconds=1))
+    assert recovery_stage.recover_unheld_jobs(worker_starting=True) == {file.context_set_id}
+    assert ContextFile.objects.get().digest_status == DigestStatus.STALE
