@@ -54,11 +54,13 @@ DATABASE_FIXTURES = {"db", "transactional_db", "django_db_setup"} | STACK_FIXTUR
 def _keep_what_the_database_decides(config, items) -> None:
     """The PostgreSQL pass runs the tests whose outcome can depend on the database: those that use
     it. Browser tests drive the page's JavaScript against a server whose database the API and stack
-    tests already cover on both; tests with no database at all gain nothing from a second pass."""
+    tests already cover on both; tests with no database at all gain nothing from a second pass, nor
+    do those marked `one_database` (a quality or cost figure: the same rows give the same figure)."""
     kept, left = [], []
     for item in items:
         uses_db = item.get_closest_marker("django_db") is not None or DATABASE_FIXTURES & set(item.fixturenames)
-        (kept if uses_db and item.get_closest_marker("browser") is None else left).append(item)
+        once = item.get_closest_marker("browser") or item.get_closest_marker("one_database")
+        (kept if uses_db and not once else left).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept

@@ -4,7 +4,7 @@ turn.py          the decision: greet, answer, or ask a person (its rules in its 
 candidates.py    the sentences a turn may quote: the evidence chunks' and the supplied context's
 message.py       the message's terms (small talk, words about the conversation, a follow-up)
 answer_types.py  what a question asks for (a duration, a count, a date, a name …)
-answering.py     which candidates answer, by the rarer terms they share (ANSWER_SCORE)
+answering.py     which candidates answer, by the rarer terms they share and by meaning
 composing.py     the answer's text and citations
 needs.py         what to ask a person for, and the artifact a request is anchored to
 """

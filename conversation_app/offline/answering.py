@@ -1,9 +1,11 @@
-"""Which candidates answer the question: those that could (answer_types.py), scored by the question's
-terms they hold, each weighted by its rarity (`answer_scores`); the ones that answer on their own
-are quoted (`answering_candidates`). When none does and the turn may not ask, the best candidates
-by shared terms are used instead (`best_candidates`).
+"""Which candidates answer the question: those that could (answer_types.py), that hold enough of the
+question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning
+(`answer_scores`); the best of them are quoted (`answering_candidates`). When none does and the turn may
+not ask, the best candidates by shared terms are used instead (`best_candidates`).
 
-bench/chat_bench.py tries other values of ANSWER_SCORE here.
+The meaning is the embedded default's (llm_platform.embeddings: the local model, or the configured
+server); with embeddings off or unavailable, terms decide alone. bench/chat_bench.py tries other values
+of ANSWER_SCORE and ANSWER_SIMILARITY on the labelled set's tuning part.
 """
 
 from __future__ import annotations
@@ -13,36 +15,30 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+import numpy as np
+
+from llm_platform import embeddings
 from llm_platform.terms import base_term, stem
 
 from ..turn_text import sentence_key
-from .answer_types import DATE_KIND, FIGURE, WHY, holds_answer_type
-from .candidates import REF_GROUP, Candidate, announces
+from .answer_types import FIGURE, WHY, holds_answer_type
+from .candidates import REF_GROUP, Candidate
 
 # Calibrated on bench/chat_quality.py's labelled set (bench/results/chat.json); see docs/decisions.md.
 ANSWER_SCORE = 0.5  # the weighted share of the question's terms a sentence must hold to answer on its own
+# With embeddings (llm_platform.embeddings) a sentence must also say something close in meaning: this cosine
+# with the question, of the sentence alone or with the one before it; the answering ones are ranked by the
+# mean of the two measures.
+ANSWER_SIMILARITY = 0.4
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
 MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
 
-# "How do I …", "how can we …", "how to …" ask for a means: among the sentences that answer, those that give
-# one come first — an instruction ("To create a virtual environment, … run …", "by passing -i", "use …") or
-# a sentence that introduces a command (it ends with a colon).
-_MEANS_ASKED = re.compile(r"\bhow (?:do|can|could|should|would|may|might|must) (?:i|we|you|one)\b|\bhow to\b", re.I)
-_MEANS = re.compile(r"^\W*to [^\W\d_]+\b[^,.;]*,|\bby [^\W\d_]+ing\b|\b(?:run|use|type|call|pass|invoke|enter)\b", re.I)
-
-
-def _gives_means(text: str) -> bool:
-    return bool(_MEANS.search(REF_GROUP.sub(" ", text))) or announces(text)
-
 
 def answering_candidates(candidates: list[Candidate], terms: list[str], question: str) -> list[Candidate]:
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
-    scored = [(score, c) for score, c in answer_scores(candidates, terms, question) if score >= ANSWER_SCORE]
-    if _MEANS_ASKED.search(question):  # a stable sort: by score within each group
-        scored.sort(key=lambda item: not _gives_means(item[1].text))
     distinct: dict[str, Candidate] = {}
-    for _score, candidate in scored:
+    for _score, candidate in answer_scores(candidates, terms, question):
         distinct.setdefault(sentence_key(candidate.text), candidate)
     return list(distinct.values())[:MAX_ANSWERING]
 
@@ -59,20 +55,6 @@ def refers_back(candidate: Candidate) -> bool:
 
 
 _DO_SUPPORT = re.compile(r"\b(?:do|does|did)(?:n[’']?t)?\b", re.I)
-# Words of a pair that tell two things apart: a sentence about the night crew does not answer a question
-# about the day crew, however much else the two share.
-_OPPOSITES = """day night; morning evening; summer winter; spring autumn; north south; east west; upper lower;
-    inner outer; first last; old new; public private; internal external; input output; minimum maximum;
-    increase decrease; import export; success failure; upstream downstream; weekday weekend; inbound outbound;
-    indoor outdoor; domestic foreign; male female"""
-_OPPOSITE = {
-    stem(one): stem(other) for pair in _OPPOSITES.split(";") for one, other in [pair.split(), reversed(pair.split())]
-}
-
-
-def _contrasts(asked: list[str], held: frozenset[str]) -> bool:
-    """Whether a sentence lacks a term of the question and holds its opposite ("night crew" for "day crew")."""
-    return any(term not in held and _OPPOSITE.get(term) in held for term in asked)
 
 
 class _Forms(NamedTuple):
@@ -84,14 +66,15 @@ class _Forms(NamedTuple):
 
 
 def answer_scores(candidates: list[Candidate], terms: list[str], question: str) -> list[tuple[float, Candidate]]:
-    """The candidates that could answer `question`, with their score, best first.
+    """The candidates that answer `question`, with their score, best first.
 
     A sentence could when it holds what the question asks for (a duration for "how long",
     a count of households for "how many households", a date for "when did", a name for
-    "who") and every figure the question names. Its score is the share of the question's
-    terms it holds, each weighted by its rarity among the candidates (inverse document
-    frequency): a rare term the files never use ("mayor") weighs more than the common ones
-    a near miss shares.
+    "who") and every figure the question names. It answers when it also holds ANSWER_SCORE
+    of the question's terms, each weighted by its rarity among the candidates (inverse
+    document frequency: a rare term the files never use, "mayor", weighs more than the
+    common ones a near miss shares), and, with embeddings, is ANSWER_SIMILARITY close to
+    the question in meaning. Its score is that share, or with embeddings the mean of the two.
     """
     if not candidates or not terms:
         return []
@@ -99,9 +82,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
     # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
     base = base_term if _DO_SUPPORT.search(question) else str
-    # "Which months": the answer says "March", not "month" (DATE_KIND).
-    kind = {stem(noun.lower()) for noun in DATE_KIND.findall(question)}
-    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in kind))
+    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit()))
     if not terms:
         return []
     total = len(candidates)
@@ -118,18 +99,19 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # installed packages." then "A common convention is to put this list in a requirements.txt file"): the two
     # say one thing.
     why = bool(WHY.search(question))
+    similarity = _similarities(question, candidates)
     scored = []
     for candidate in candidates:
         form = forms[id(candidate)]
         own = form.terms | form.before if why or refers_back(candidate) else form.terms
         held = sum(weight[t] for t in terms if t in own)
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
-        if (
-            figures <= set(FIGURE.findall(candidate.text))
-            and holds_answer_type(question, candidate.text, asked)
-            and not _contrasts(terms, form.terms)
-        ):
-            scored.append((held / whole, candidate))
+        if figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked):
+            share = held / whole
+            if similarity is None and share >= ANSWER_SCORE:
+                scored.append((share, candidate))
+            elif similarity is not None and share >= ANSWER_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY:
+                scored.append(((share + similarity[id(candidate)]) / 2, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
 
@@ -149,3 +131,20 @@ def best_candidates(candidates: list[Candidate], wanted: set[str]) -> list[Candi
     if best_given is not None and best_given not in used:
         used = [*used[: MAX_ANSWER_SENTENCES - 1], best_given]
     return used
+
+
+def _similarities(question: str, candidates: list[Candidate]) -> dict[int, float] | None:
+    """Each candidate's cosine with the question (the better of the sentence alone and of the sentence after
+    the one before it, which it may take up: "The cause was a corroded joint."); None when embeddings are off
+    or unavailable."""
+    if not embeddings.enabled() or not candidates:
+        return None
+    alone = [REF_GROUP.sub(" ", c.text).strip() or c.text for c in candidates]
+    after = [REF_GROUP.sub(" ", f"{c.prior} {text}").strip() for c, text in zip(candidates, alone, strict=True)]
+    try:
+        vectors = embeddings.embed([question, *alone, *after])
+    except embeddings.EmbeddingsUnavailable:
+        return None
+    count = len(candidates)
+    cosines = np.maximum(vectors[1 : count + 1] @ vectors[0], vectors[count + 1 :] @ vectors[0])
+    return {id(c): float(cosine) for c, cosine in zip(candidates, cosines, strict=True)}

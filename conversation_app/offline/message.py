@@ -36,15 +36,8 @@ def is_small_talk(message: str) -> bool:
     return all(word in COURTESY_WORDS or word in OVERLAP_STOP_WORDS or word in QUESTION_WORDS for word in words)
 
 
-# "What happens to …", "what goes wrong if …": the verbs frame the question, as "what" does; a sentence that
-# answers says what happens, in its own words ("… will not be interpreted correctly").
-_FRAMING = re.compile(
-    r"\bwhat (?:happens|happened|will happen|would happen|goes wrong|went wrong|can go wrong)\b", re.I
-)
-
-
 def message_terms(message: str) -> list[str]:
-    return [term for term in question_terms(_FRAMING.sub("what", message)) if term not in IGNORED_TERMS]
+    return [term for term in question_terms(message) if term not in IGNORED_TERMS]
 
 
 def previous_user_message(history: object, message: str) -> str:

@@ -1,8 +1,9 @@
 """Offline chat turns: what the `offline` provider answers to CHAT_TURN (SPEC §5, seed 003).
 
 A documented product mode (it runs when no API key is configured), not a test
-double. No model, no network, no randomness, no clock: the same prompt always
-gives the same JSON, and that JSON passes prompts/schemas/chat_turn.schema.json.
+double. No language model, no randomness, no clock: the same prompt (under the same
+embeddings setting) always gives the same JSON, and that JSON passes
+prompts/schemas/chat_turn.schema.json.
 CHAT_TURN (services.py) names `chat_turn` as its `offline_handler`, which registers
 it with the offline provider (llm_platform.offline).
 
@@ -14,7 +15,8 @@ this turn (candidates.py).
   what the assistant does with this session.
 - Unless a person supplied context for this turn, when one or two candidates
   answer the question (answering.py's `answer_scores`: what it asks for, the
-  figures it names, enough of its rarer terms): the answer is those sentences in
+  figures it names, enough of its rarer terms, close in meaning with embeddings
+  on): the answer is those sentences in
   their own words, citing their SourceRefs or else their chunk's key (composing.py).
 - Otherwise, when context was supplied for this turn (even if every slot was
   skipped: it is never asked for twice), or the turn may not ask (`may_request`
