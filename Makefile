@@ -37,12 +37,14 @@ system-packages:
 
 bootstrap: $(BIN)/.installed system-packages
 
-# A local development run: DEBUG on (and with it a development SECRET_KEY) unless set.
+# A local development run: DEBUG on unless set, and this machine's own SECRET_KEY in var/secret_key.
 # The workers restart when they die (bin/restart-on-exit); the Redis it starts keeps its
 # queues in var/appendonlydir, so jobs queued survive a restart of `make run`.
 run: export DEBUG ?= 1
 run: bootstrap
 	@mkdir -p var
+	@# This machine's own key, kept for manage.py in other shells (config/settings.py reads it).
+	@test -s var/secret_key || (umask 077; $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py ensure_demo_user
 	@procfile=var/Procfile.run; \

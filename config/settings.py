@@ -2,7 +2,7 @@
 
 Embedded defaults (only DEBUG=1, what `make run` sets) give SQLite under var/, local
 file storage, Redis on loopback and the offline LLM provider. With DEBUG off a
-SECRET_KEY is required; README "Running in production" lists the rest.
+SECRET_KEY is required and HTTPS is assumed; README "Running in production" lists the rest.
 """
 
 import os
@@ -19,11 +19,18 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
-# With DEBUG off the key must come from the environment: a default key would sign every
-# deployment's sessions and tokens alike. `make run` turns DEBUG on; the suite sets a key of
-# its own (tests/settings.py).
+# With DEBUG off the key must be this deployment's own: a default key would sign every
+# deployment's sessions and tokens alike. It comes from SECRET_KEY, else from the file
+# `make run` writes once per machine (var/secret_key, random), so manage.py in another
+# shell signs as the running site does. DEBUG alone allows the development key; the
+# suite sets a key of its own (tests/settings.py).
 DEV_SECRET_KEY = "groundwork-insecure-dev-key-change-me"
-SECRET_KEY = env.str("SECRET_KEY", default="") or (DEV_SECRET_KEY if DEBUG else "")
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
+SECRET_KEY = (
+    env.str("SECRET_KEY", default="")
+    or (SECRET_KEY_FILE.read_text().strip() if SECRET_KEY_FILE.is_file() else "")
+    or (DEV_SECRET_KEY if DEBUG else "")
+)
 if not SECRET_KEY or (SECRET_KEY == DEV_SECRET_KEY and not DEBUG):
     raise ImproperlyConfigured(
         "SECRET_KEY is not set. With DEBUG off Groundwork refuses to start without one: set SECRET_KEY to "
@@ -33,11 +40,13 @@ if not SECRET_KEY or (SECRET_KEY == DEV_SECRET_KEY and not DEBUG):
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-# HTTPS=1: the site is served over TLS (by a proxy or load balancer in front of daphne).
-# It turns on the SSL redirect, HSTS and secure cookies together; each can still be set on
-# its own. TRUST_X_FORWARDED_PROTO=1 when that proxy sets X-Forwarded-Proto (and strips
-# a client's own), so Django knows a request came in over HTTPS.
-HTTPS = env.bool("HTTPS", default=False)
+# HTTPS: the site is served over TLS (by a proxy or load balancer in front of daphne). On
+# unless DEBUG: a deployment is secure by default, and serving plain HTTP (a trusted local
+# network) is the explicit opt-out HTTPS=0. It turns on the SSL redirect, HSTS and secure
+# cookies together; each can still be set on its own. TRUST_X_FORWARDED_PROTO=1 when that
+# proxy sets X-Forwarded-Proto (and strips a client's own), so Django knows a request came
+# in over HTTPS.
+HTTPS = env.bool("HTTPS", default=not DEBUG)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)

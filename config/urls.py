@@ -1,8 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
+
+from workspaces.api.errors import unknown_endpoint
 
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says (feeds, tabs opened on the API).
@@ -13,5 +15,6 @@ urlpatterns = [
     path("api/", include("research_app.api.urls")),
     path("api/", include("context_app.api.urls")),
     path("api/", include("conversation_app.urls")),
+    re_path(r"^api/(?P<path>.*)$", unknown_endpoint),
     path("", include("research_app.urls")),
 ]

@@ -373,7 +373,7 @@
   }
 
   function progressText(run) {
-    const elapsed = `${formatElapsed(run)} elapsed`;
+    const elapsed = elapsedText(run);
     if (run.status === "queued") return `Queued · ${elapsed}`;
     if (run.status === "binding") {
       const files = latestPayload(["context_binding_parsing_file_completed", "context_binding_parsing_started"])
@@ -390,11 +390,16 @@
       `${plural(calls, "model call")} · ${tokens.toLocaleString("en")} tokens · ${elapsed}`;
   }
 
-  function formatElapsed(run) {
+  // A running run counts up ("0:42 elapsed"); a finished one says how long it took, in tenths of a
+  // second when that was under ten seconds (an offline run is), rather than "0:00 elapsed".
+  function elapsedText(run) {
     const start = Date.parse(run.started_at || run.created_at);
     const end = run.finished_at ? Date.parse(run.finished_at) : Date.now();
-    const seconds = Math.max(0, Math.round((end - start) / 1000));
-    return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+    const seconds = Math.max(0, (end - start) / 1000);
+    const whole = Math.round(seconds);
+    const clock = `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+    if (!run.finished_at) return `${clock} elapsed`;
+    return seconds < 10 ? `took ${seconds.toFixed(1)} s` : `took ${clock}`;
   }
 
   function renderRunOptions(selected) {

@@ -11,5 +11,7 @@ import os
 # the local model's tests are few and its own; the rest keep their figures and their speed.
 os.environ.setdefault("GROUNDWORK_EMBEDDINGS", "off")
 os.environ.setdefault("SECRET_KEY", "groundwork-test-suite-key-not-for-any-deployment-0123456789")
+# The suite's servers speak plain HTTP on loopback: the documented opt-out of DEBUG-off's HTTPS.
+os.environ.setdefault("HTTPS", "0")
 
 from config.settings import *  # noqa: E402,F401,F403

@@ -244,7 +244,8 @@ new MutationObserver(() => {
 }).observe(document.getElementById('research-tab'), {childList: true, subtree: true, characterData: true});
 """
 NODES_LINE = re.compile(
-    r"^Nodes: (\d+) done · (\d+) open · limit (\d+) · (\d+) model calls? · ([\d,]+) tokens · \d+:\d\d elapsed$"
+    r"^Nodes: (\d+) done · (\d+) open · limit (\d+) · (\d+) model calls? · ([\d,]+) tokens · "
+    r"(\d+:\d\d elapsed|took \d+\.\d s|took \d+:\d\d)$"
 )
 
 
@@ -290,6 +291,7 @@ def test_a_run_shows_its_progress_as_it_goes(browser, live_server_url, member, a
     total_nodes = page.locator("#node-tree li[data-node]").count()
     assert (int(final[1]), int(final[2])) == (total_nodes, 0)
     assert int(final[4]) > 0 and int(final[5].replace(",", "")) > 0
+    assert final[6].startswith("took "), "a finished run says how long it took, not a clock stopped at 0:00"
     # A reload shows the same line from the stored events and the snapshot.
     page.reload()
     page.wait_for_selector("#research-tab", state="visible")

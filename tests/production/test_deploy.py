@@ -53,7 +53,14 @@ def test_check_deploy_prints_nothing_with_the_production_env(tmp_path):
     assert result.stderr == ""
 
 
-def test_without_https_check_deploy_warns(tmp_path):
+def test_debug_off_and_a_key_alone_are_secure_by_default(tmp_path):
+    result = manage("check", "--deploy", env={"DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50)}, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "System check identified no issues (0 silenced).\n"
+    assert result.stderr == ""
+
+
+def test_plain_http_is_an_explicit_opt_out_that_check_deploy_warns_about(tmp_path):
     env = {**PRODUCTION_ENV, "HTTPS": "0"}
     result = manage("check", "--deploy", "--fail-level", "ERROR", env=env, tmp_path=tmp_path)
     for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
@@ -68,6 +75,13 @@ def test_debug_off_without_a_secret_key_refuses_to_start(tmp_path, secret_key):
     result = manage("check", env=env, tmp_path=tmp_path)
     assert result.returncode != 0
     assert "SECRET_KEY is not set" in result.stderr and "DEBUG=1" in result.stderr
+
+
+def test_the_key_make_run_writes_lets_manage_py_run_in_another_shell(tmp_path):
+    # `make run` wrote var/secret_key; a fresh shell has neither DEBUG nor SECRET_KEY.
+    (tmp_path / "secret_key").write_text(secrets.token_urlsafe(50) + "\n")
+    result = manage("check", env={}, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
 
 
 def test_make_runs_debug_mode_starts_with_no_other_env(tmp_path):

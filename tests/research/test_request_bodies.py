@@ -51,3 +51,13 @@ def test_a_refused_body_is_replayed_like_any_answer_the_view_returns(api):
     again = api.patch("/api/me/preferences", {"ui_debug": "x"}, key="same-key", format="json")
     assert first.status_code == again.status_code == 400
     assert again.content == first.content and again["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", "/api/nope"), ("post", "/api/sessions/x/y/z"), ("get", "/api/"), ("delete", "/api/runs/1/2/3/4")],
+)
+def test_an_unknown_api_path_answers_a_json_404(client, method, path):
+    response = getattr(client, method)(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json() == {"error": f"no such API endpoint: {path}"}

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -32,3 +32,8 @@ def exception_handler(exc, context) -> Response | None:
         detail = response.data.get("detail") if isinstance(response.data, dict) else None
         response.data = {"error": str(detail or exc.detail)}
     return response
+
+
+def unknown_endpoint(request, path: str = "") -> JsonResponse:
+    """Every /api/ path no route answers: the API's JSON 404, not Django's HTML page."""
+    return JsonResponse({"error": f"no such API endpoint: {request.path}"}, status=404)
