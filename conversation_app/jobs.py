@@ -2,6 +2,5 @@
 (queued with workspaces.jobs.queue_job: services.py does not import the tasks)."""
 
 RESUME_TURN = "conversation.resume_turn"
-RUN_QUEUED_TURN = "conversation.run_queued_turn"
 REMIND = "conversation.remind"
 EXPIRE = "conversation.expire"

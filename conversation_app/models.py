@@ -25,7 +25,6 @@ class ChatMessage(models.Model):
         ANSWERED = "answered"  # a user message with its reply, or an assistant message
         THINKING = "thinking"  # the turn is being worked on
         WAITING_CONTEXT = "waiting_context"  # deferred until its context request is resolved
-        QUEUED = "queued"  # waits for an earlier message's context request
         FAILED = "failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -75,14 +75,16 @@ def post_message(session: ResearchSession, user: AbstractBaseUser, text: str, *,
     if len(text) > MAX_MESSAGE_CHARS:
         raise ApplicationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
     conversation, _ = Conversation.objects.get_or_create(session=session)
-    waiting = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists()
-    status = ChatMessage.Status.QUEUED if waiting and not force else ChatMessage.Status.THINKING
+    # A question is answered (or asked about) at once, also while an earlier one waits on its
+    # request card: a person goes on asking, and the card keeps waiting for its own question.
     message = ChatMessage.objects.create(
-        conversation=conversation, role=ChatMessage.Role.USER, author=user, content=text, status=status
+        conversation=conversation,
+        role=ChatMessage.Role.USER,
+        author=user,
+        content=text,
+        status=ChatMessage.Status.THINKING,
     )
     events.push(session.pk, "conversation:message", message=message_json(message))
-    if status == ChatMessage.Status.QUEUED:
-        return {"status": "queued", "user_message_id": str(message.pk)}
     return run_turn(message, may_request=not force)
 
 
@@ -141,7 +143,6 @@ def run_turn(message: ChatMessage, *, may_request: bool, warning: str = "") -> d
         message.status = ChatMessage.Status.ANSWERED
         message.save(update_fields=["status"])
     events.push(session.pk, "conversation:message", message=message_json(reply))
-    _release_queue(message.conversation)
     return {"status": "ok", "user_message_id": str(message.pk), "message": message_json(reply)}
 
 
@@ -395,23 +396,6 @@ def _schedule_sla(request: ContextRequest) -> None:
     queue_job(jobs.EXPIRE, str(request.pk), countdown=seconds)
 
 
-def _release_queue(conversation: Conversation) -> None:
-    """Messages that waited behind a context request go next, oldest first."""
-    if conversation.context_requests.filter(status=ContextRequest.Status.OPEN).exists():
-        return
-    queued = conversation.messages.filter(status=ChatMessage.Status.QUEUED).order_by("created_at").first()
-    if queued is not None:
-        _enqueue(jobs.RUN_QUEUED_TURN, queued.pk)
-
-
-def run_queued_turn(message_id) -> None:
-    """A message that waited behind a context request gets its turn (the claim makes a repeat a no-op)."""
-    if claim(
-        ChatMessage.objects.filter(pk=message_id), from_=ChatMessage.Status.QUEUED, to=ChatMessage.Status.THINKING
-    ):
-        run_turn(ChatMessage.objects.select_related("conversation__session").get(pk=message_id), may_request=True)
-
-
 def _enqueue(job: str, object_id) -> None:
     transaction.on_commit(lambda: queue_job(job, str(object_id)))
 
@@ -421,7 +405,7 @@ def _enqueue(job: str, object_id) -> None:
 
 def _history(message: ChatMessage) -> list[dict]:
     earlier = message.conversation.messages.filter(created_at__lt=message.created_at).exclude(
-        status__in=[ChatMessage.Status.QUEUED, ChatMessage.Status.FAILED]
+        status=ChatMessage.Status.FAILED
     )
     turns = list(earlier.order_by("-created_at")[:HISTORY_TURNS])[::-1]
     return [{"role": m.role, "content": m.content} for m in turns]

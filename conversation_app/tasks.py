@@ -10,11 +10,6 @@ def resume_turn(request_id: str) -> None:
     services.resume_turn(request_id)
 
 
-@shared_task(name=jobs.RUN_QUEUED_TURN)
-def run_queued_turn(message_id: str) -> None:
-    services.run_queued_turn(message_id)
-
-
 @shared_task(name=jobs.REMIND)
 def remind(request_id: str) -> None:
     services.remind(request_id)

@@ -10,7 +10,7 @@
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
   const sourceRef = new RegExp(`^(?:${boot.sourceref_pattern})$`);  // the server's grammar (llm_platform.sourcerefs)
-  const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", queued: "queued", failed: "failed" };
+  const STATUS_LABEL = { thinking: "thinking…", waiting_context: "waiting for context", failed: "failed" };
   let history = { messages: [], context_requests: [] };
   // user_message_id → the answer's text streamed so far (conversation:delta). Provisional: the
   // final conversation:message replaces it (its text was checked against its citations).
