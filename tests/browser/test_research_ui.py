@@ -159,15 +159,21 @@ def test_the_chat_asks_for_missing_context_with_a_card_and_answers_once_given(
     card.wait_for()
     assert "maintenance staffing" in card.inner_text()
     page.screenshot(path=str(artifacts / "research-tab-chat-card.png"), full_page=True)
+    # The user goes on asking while the card waits: the next question is answered at once.
+    page.fill("#chat-input", "How much did the valve programme cost?")
+    page.click("#chat-send")
+    page.wait_for_function("document.querySelectorAll('#chat-log li.assistant').length === 2")
+    assert "1.2 million euros" in page.locator("#chat-log li.assistant").last.inner_text()
+    assert card.is_visible()
     card.locator("textarea").fill("The workshop went from 6 to 4 maintenance staff in 2022.")
     card.locator("button", has_text="Attach note").click()
     card.wait_for(state="detached")
-    page.wait_for_function("document.querySelectorAll('#chat-log li.assistant').length === 2")
+    page.wait_for_function("document.querySelectorAll('#chat-log li.assistant').length === 3")
     last = page.locator("#chat-log li.assistant").last
     assert "6 to 4 maintenance staff" in last.inner_text()
     assert "supplied note" in last.inner_text()
     page.screenshot(path=str(artifacts / "research-tab-chat.png"), full_page=True)
     # The history (and the request it went through) reloads.
     page.reload()
-    page.wait_for_function("document.querySelectorAll('#chat-log li').length === 4")
+    page.wait_for_function("document.querySelectorAll('#chat-log li').length === 6")
     assert page.locator(".request-card").count() == 0
