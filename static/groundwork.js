@@ -72,11 +72,18 @@
 
   function scrollToHighlight(container) {
     const target = container.querySelector(".preview-span.highlight");
-    if (target) {
-      // A run of rows taller than the view starts at its top (its column names), not its middle.
-      target.scrollIntoView({ block: target.offsetHeight > container.clientHeight ? "start" : "center" });
-      target.focus({ preventScroll: true });
+    if (!target) return;
+    // A run of rows taller than the view starts at its top (its column names), not its middle.
+    const tall = target.offsetHeight > container.clientHeight;
+    if (container.scrollHeight > container.clientHeight) {
+      // The container scrolls on its own (the source dialog's text): move it alone, so the
+      // dialog's title and Close, and the page around it, stay where they are.
+      const offset = target.getBoundingClientRect().top - container.getBoundingClientRect().top;
+      container.scrollTop += offset - (tall ? 0 : (container.clientHeight - target.offsetHeight) / 2);
+    } else {
+      target.scrollIntoView({ block: tall ? "start" : "center" });
     }
+    target.focus({ preventScroll: true });
   }
 
   // A websocket that comes back after a drop, with growing pauses.

@@ -274,3 +274,32 @@ def test_an_out_of_date_digest_opens_the_text_it_was_built_from(browser, live_se
     badge = page.locator("#digest-view .provenance .badge").first.inner_text()
     assert badge.startswith("superseded by a newer upload ("), badge
     page.screenshot(path=str(artifacts / "provenance-digest.png"))
+
+
+# --- issue 27: at phone width the dialog opens with its title, status and Close in view -----------
+
+LONG_NOTES = "# Site notes\n\n" + "".join(
+    f"Inspection {n} of the river bank found nothing to report on section {n}.\n\n" for n in range(1, 60)
+) + "The flood barrier at the old mill was raised by 40 centimetres in 2023.\n"
+
+
+def test_at_phone_width_the_source_dialog_opens_with_its_title_and_close_in_view(
+    browser, live_server_url, member, artifacts
+):
+    sid = new_session(member, "Mill", "How much was the flood barrier at the old mill raised?", {"notes.md": LONG_NOTES})
+    parse_and_wait(sid)
+    page = login(browser, live_server_url, member)
+    open_research(page, live_server_url, sid)
+    run_shallow(page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.click("#view-report")
+    button = page.locator("#report-view .references .source-link").first
+    shown = open_in_dialog(page, button)
+    assert "flood barrier" in shown["text"] and shown["in_view"]
+    # The cited span is far down the file: the dialog's text scrolled to it, the dialog did not.
+    assert page.evaluate("document.getElementById('source-dialog-spans').scrollTop") > 0
+    for selector in ("#source-dialog-title", "#source-dialog-close", "#source-dialog-meta .badge"):
+        box = page.locator(selector).first.bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, (selector, box)
+    page.screenshot(path=str(artifacts / "source-dialog-390.png"))
+    close_dialog(page)
