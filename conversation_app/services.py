@@ -62,6 +62,7 @@ CHAT_TURN = ModelTask(
     "chat_turn",
     lambda: "chat-v2",
     offline_handler="conversation_app.offline.turn.chat_turn",
+    label="Chat answers",
 )
 
 

@@ -19,6 +19,11 @@ from .pricing import prompt_caching_saving
 from .spending import Tally, call_groups, money, spending_cap_json
 
 CURRENCY = "USD"
+# What each task's calls do, in words for the usage panel; a ModelTask adds its own label.
+# Embeddings are not a ModelTask (llm_platform.embeddings records them as `embed`).
+TASK_LABELS: dict[str, str] = {"embed": "Embeddings for search by meaning"}
+# Providers whose calls cost nothing: the offline extractive mode and the local embedding model.
+FREE_PROVIDERS = frozenset({"offline", "local"})
 
 
 @dataclass
@@ -45,7 +50,9 @@ def ledger(call_groups: Iterable[dict], hit_groups: Iterable[dict] = ()) -> dict
     by_task: dict[str, TaskUsage] = {}
     by_run: dict[str, Tally] = {}
     total = TaskUsage()
+    providers: set[str] = set()
     for group in call_groups:
+        providers.add(group["provider"])
         line = by_task.setdefault(group["task"], TaskUsage())
         for usage in (line, total):
             usage.spent.add(group, batch=group["batch"])
@@ -67,9 +74,14 @@ def ledger(call_groups: Iterable[dict], hit_groups: Iterable[dict] = ()) -> dict
     return {
         "currency": CURRENCY,
         "total": total.as_json(),
-        "by_task": [{"task": task, **by_task[task].as_json()} for task in sorted(by_task)],
+        "by_task": [
+            {"task": task, "label": TASK_LABELS.get(task, task.replace("_", " ")), **by_task[task].as_json()}
+            for task in sorted(by_task)
+        ],
         "by_run": [{"run_id": run_id, **tally.as_json()} for run_id, tally in by_run.items()],
         "unpriced_models": sorted(unpriced),
+        # Every call made by a provider that costs nothing (the offline mode): $0.00 is no oversight.
+        "free": bool(providers) and providers <= FREE_PROVIDERS,
     }
 
 

@@ -27,6 +27,7 @@ from llm_platform import gateway, offline
 from llm_platform.base import LLMRequest, Provider
 from llm_platform.ir import build_envelope, capabilities_for, fit_to_budget
 from llm_platform.ir.types import Source
+from llm_platform.ledger import TASK_LABELS
 from llm_platform.models import LLMCall
 from llm_platform.output import Checked, json_path, parse_model_json
 from llm_platform.prompts import load_schema, schema_validator, system_prompt
@@ -45,10 +46,13 @@ class ModelTask:
     instructions: str = ""  # an envelope's task section, above INPUT_JSON
     # The function answering it offline (prompt text → JSON value), e.g. "context_app.digests.offline.per_file_digest".
     offline_handler: str = ""
+    label: str = ""  # what its calls do, in words (the usage panel's line)
 
     def __post_init__(self) -> None:
         if self.offline_handler:
             offline.register(self.name, self.offline_handler)
+        if self.label:
+            TASK_LABELS[self.recorded_as] = self.label
 
     @property
     def recorded_as(self) -> str:

@@ -48,9 +48,10 @@
     $("usage-summary").textContent =
       `${number.format(total.calls)} calls · ${number.format(tokens(total))} tokens · ${dollars(total.cost)}`
       + ` · saved ${dollars(total.saved.total)}`;
-    $("usage-rows").replaceChildren(...usage.by_task.map((line) => el("tr", { "data-task": line.task }, cells(line.task, line))));
+    $("usage-rows").replaceChildren(...usage.by_task.map((line) => el("tr", { "data-task": line.task }, cells(line.label, line))));
     $("usage-total").replaceChildren(el("tr", {}, cells("Total", total)));
     const notes = [];
+    if (usage.free) notes.push("Offline mode and local embeddings: these calls run on this server and cost nothing.");
     if (usage.unpriced_models.length) notes.push(`Not in the price table (no cost shown): ${usage.unpriced_models.join(", ")}.`);
     if (usage.spending_cap.cap !== null) notes.push(`Spending cap: ${dollars(usage.spending_cap.cap)}.`);
     $("usage-notes").textContent = notes.join(" ");

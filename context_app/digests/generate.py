@@ -33,6 +33,7 @@ PER_FILE_DIGEST = ModelTask(
     "per_file_digest",
     prompt_version,
     offline_handler="context_app.digests.offline.per_file_digest",
+    label="File digests",
 )
 AGGREGATE_DIGEST = ModelTask(
     "AGGREGATE_DIGEST",
@@ -40,6 +41,7 @@ AGGREGATE_DIGEST = ModelTask(
     "aggregate_digest",
     prompt_version,
     offline_handler="context_app.digests.offline.aggregate_digest",
+    label="Aggregate digest of the files",
 )
 
 

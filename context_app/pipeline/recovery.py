@@ -42,7 +42,9 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
             if job.claimed_at:
                 # Not one claimed a moment ago: its message is on its way to a worker, and
                 # re-queuing it let two deliveries make the same model call (seen on PostgreSQL).
-                claimed_before = leases.BOOTED_AT if worker_starting else now - timedelta(seconds=leases.lease_seconds())
+                claimed_before = (
+                    leases.BOOTED_AT if worker_starting else now - timedelta(seconds=leases.lease_seconds())
+                )
                 claimed = job.claimed_at
                 never_taken &= Q(**{f"{claimed}__lt": claimed_before}) | Q(**{f"{claimed}__isnull": True})
             unheld |= never_taken

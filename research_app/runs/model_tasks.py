@@ -27,9 +27,11 @@ from .events import RunStopped, ensure_status
 PROMPT_VERSION = "research-v1"
 
 
-def research_task(name: str, prompt_file: str, schema: str, instructions: str, offline_handler: str) -> ModelTask:
+def research_task(
+    name: str, prompt_file: str, schema: str, instructions: str, offline_handler: str, label: str
+) -> ModelTask:
     return ModelTask(
-        name, (prompt_file,), schema, lambda: PROMPT_VERSION, instructions, offline_handler=offline_handler
+        name, (prompt_file,), schema, lambda: PROMPT_VERSION, instructions, offline_handler=offline_handler, label=label
     )
 
 
@@ -39,6 +41,7 @@ NODE_QUERIES = research_task(
     "node_queries",
     "Write search queries for the question in INPUT_JSON.",
     "research_app.runs.offline.queries.node_queries",
+    "Research: search queries",
 )
 NODE_FINDINGS = research_task(
     "NODE_FINDINGS",
@@ -46,6 +49,7 @@ NODE_FINDINGS = research_task(
     "node_findings",
     "Synthesise findings that answer the question from the numbered search results above; cite them as [n].",
     "research_app.runs.offline.findings.node_findings",
+    "Research: findings from search results",
 )
 NODE_SUFFICIENCY = research_task(
     "NODE_SUFFICIENCY",
@@ -53,6 +57,7 @@ NODE_SUFFICIENCY = research_task(
     "node_sufficiency",
     "Judge whether the findings and the user's context items answer the question.",
     "research_app.runs.offline.sufficiency.node_sufficiency",
+    "Research: is the answer sufficient?",
 )
 NODE_DECOMPOSE = research_task(
     "NODE_DECOMPOSE",
@@ -60,6 +65,7 @@ NODE_DECOMPOSE = research_task(
     "node_decompose",
     "Split the question into mutually exclusive, collectively exhaustive sub-questions that close the gaps.",
     "research_app.runs.offline.decompose.node_decompose",
+    "Research: sub-questions",
 )
 CONTEXT_SPLIT = research_task(
     "CONTEXT_SPLIT",
@@ -67,6 +73,7 @@ CONTEXT_SPLIT = research_task(
     "context_split",
     "Assign the parent's context items to the child questions they bear on.",
     "research_app.runs.offline.context_split.context_split",
+    "Research: context split among sub-questions",
 )
 REPORT = research_task(
     "REPORT",
@@ -74,6 +81,7 @@ REPORT = research_task(
     "report",
     "Write the cited report: search results as [n], the user's files as their SourceRefs (file::S4).",
     "research_app.runs.offline.report.report",
+    "Research: the report",
 )
 
 RESEARCH_TASKS = (NODE_QUERIES, NODE_FINDINGS, NODE_SUFFICIENCY, NODE_DECOMPOSE, CONTEXT_SPLIT, REPORT)

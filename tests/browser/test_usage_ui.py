@@ -45,6 +45,9 @@ def test_the_usage_panel_shows_the_ledger_after_a_parse_and_after_a_run(
     page.click("#usage-details summary")
     assert task_calls(page, "per_file_digest") == str(calls.filter(task="per_file_digest").count())
     assert task_calls(page, "aggregate_digest") == str(calls.filter(task="aggregate_digest").count())
+    # Words, not task ids; and $0.00 says why (issue 27).
+    assert page.locator('#usage-rows tr[data-task="per_file_digest"] td').first.inner_text() == "File digests"
+    assert "cost nothing" in page.locator("#usage-notes").inner_text()
     page.screenshot(path=str(artifacts / "usage-after-parse.png"), full_page=True)
 
     page.click("#tab-research")
