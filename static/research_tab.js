@@ -6,7 +6,7 @@
 (function () {
   "use strict";
 
-  const { el, requestJson, citationButton, originNote, linksByRef, formatDate } = Groundwork;
+  const { el, requestJson, citationButton, originNote, linksByRef, formatDate, openCitation } = Groundwork;
   const $ = (id) => document.getElementById(id);
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
@@ -496,6 +496,8 @@
     }
     $("report-meta").textContent = report.provider === "offline" ? "offline extractive mode" : `${report.provider} · ${report.model}`;
     const parts = [el("h3", { class: "report-title", text: report.title }), sourcesChanged(report.sources_changed), el("p", { class: "report-summary", text: report.summary })];
+    const referenceOf = new Map(report.references.map((r) => [r.n, r]));
+    const cited = new Set(report.sections.flatMap((s) => s.paragraphs.flatMap((p) => p.citations)));
     for (const section of report.sections) {
       parts.push(el("section", { class: "report-section" },
         el("h4", { text: section.heading }),
@@ -503,7 +505,7 @@
           const links = linksByRef(p.source_links);
           return el("p", {},
             p.text, " ",
-            ...p.citations.map((n) => el("a", { class: "citation", href: `#ref-${n}`, text: `[${n}]` })),
+            ...p.citations.map((n) => citationMark(n, referenceOf.get(n))),
             ...p.sources.map((ref) => citationButton(links[ref], sid, { ref })));
         })));
     }
@@ -511,17 +513,42 @@
       parts.push(el("section", { class: "report-section" }, el("h4", { text: "Open questions" }),
         el("ul", {}, ...report.open_questions.map((q) => el("li", { text: q })))));
     }
-    if (report.references.length) {
-      parts.push(el("section", { class: "report-section references" }, el("h4", { text: "References" }),
-        el("ol", {}, ...report.references.map((r) => el("li", { id: `ref-${r.n}`, value: r.n },
-          r.url && /^https?:\/\//.test(r.url)
-            ? el("a", { href: r.url, rel: "noopener noreferrer", target: "_blank", text: r.title })
-            : el("span", { text: `${r.title}, ${r.location}` }),
-          originNote(r, sid),
-          r.sourceref ? [" ", citationButton(r.source_url ? r : null, sid, { ref: r.sourceref })] : null)))));
+    // The references the text cites; those the run read but the text never cites come apart, as such.
+    const referenceList = (references) => el("ol", {}, ...references.map((r) => el("li", { id: `ref-${r.n}`, value: r.n },
+      r.url && /^https?:\/\//.test(r.url)
+        ? el("a", { href: r.url, rel: "noopener noreferrer", target: "_blank", text: r.title })
+        : el("span", { text: `${r.title}, ${r.location}` }),
+      originNote(r, sid),
+      r.sourceref ? [" ", citationButton(r.source_url ? r : null, sid, { ref: r.sourceref })] : null)));
+    const citedReferences = report.references.filter((r) => cited.has(r.n));
+    const uncited = report.references.filter((r) => !cited.has(r.n));
+    if (citedReferences.length) {
+      parts.push(el("section", { class: "report-section references" }, el("h4", { text: "References" }), referenceList(citedReferences)));
+    }
+    if (uncited.length) {
+      parts.push(el("section", { class: "report-section references uncited" },
+        el("h4", { text: "Also read, not cited in the text" }), referenceList(uncited)));
     }
     if (report.dropped.length) parts.push(el("p", { class: "muted small", text: `Validation removed ${plural(report.dropped.length, "unsupported citation")}.` }));
     view.replaceChildren(...parts.filter(Boolean));
+  }
+
+  // An [n] mark: opens the text it cites (its pinned version) and marks its reference; a web
+  // reference (no stored text) is scrolled to instead, by the link itself.
+  function citationMark(n, reference) {
+    return el("a", {
+      class: "citation", href: `#ref-${n}`, text: `[${n}]`,
+      title: reference ? `${reference.title}, ${reference.location}` : "",
+      onclick: (event) => {
+        for (const item of document.querySelectorAll("#report-view .references li.targeted")) item.classList.remove("targeted");
+        const item = document.getElementById(`ref-${n}`);
+        if (item) item.classList.add("targeted");
+        if (reference && reference.source_url) {
+          event.preventDefault();
+          openCitation(reference, sid);
+        }
+      },
+    });
   }
 
   function renderDebug() {

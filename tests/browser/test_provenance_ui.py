@@ -303,3 +303,15 @@ def test_at_phone_width_the_source_dialog_opens_with_its_title_and_close_in_view
         assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, (selector, box)
     page.screenshot(path=str(artifacts / "source-dialog-390.png"))
     close_dialog(page)
+
+    # An [n] in the text opens the text it cites at once, and marks its reference.
+    mark = page.locator("#report-view .report-section p a.citation").first
+    n = mark.inner_text().strip("[]")
+    shown = open_in_dialog(page, mark)
+    assert "flood barrier" in shown["text"] and shown["in_view"]
+    assert "targeted" in page.locator(f"#ref-{n}").get_attribute("class")
+    close_dialog(page)
+    # Every reference listed under "References" is cited in the text; the others stand apart.
+    marks = set(page.locator("#report-view .report-section p a.citation").all_inner_texts())
+    listed = page.locator("#report-view .references:not(.uncited) li").evaluate_all("items => items.map(i => i.value)")
+    assert {f"[{value}]" for value in listed} <= marks
