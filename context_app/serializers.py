@@ -4,6 +4,7 @@ import uuid
 
 from django.urls import reverse
 
+from .file_errors import error_json
 from .models import ContextFile, ContextSet, DigestStatus
 
 URL_NAMES = {
@@ -56,7 +57,7 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "digest_ref": str(file.digest_id) if file.digest_id else None,
         "last_change": file.last_change,
         "requeued_because": file.requeued_because,
-        "error": file.error,
+        "error": error_json(file.error),
         # Search by meaning: the file's windows, and how many have their vector (context_app.meaning).
         "meaning_windows": file.meaning_windows,
         "meaning_embedded": file.meaning_embedded,

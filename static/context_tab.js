@@ -163,7 +163,7 @@
     if (!state.uiDebug) {
       return Groundwork.openSourceDialog(file.filename, async () => {
         const preview = await api("GET", file.preview_url);
-        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null };
+        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null, empty: noTextYet(file) };
       }, sid);
     }
     state.selectedFileId = fileId;
@@ -226,12 +226,16 @@
     rows.replaceChildren(
       ...files.map((file) => {
         const [chipClass, chipLabel] = chipFor(file);
+        // A file without a digest offers no View digest; a failed file offers Retry only when
+        // trying again can help (the server says: a provider's outage can, an unsupported format cannot).
         const actions = el("div", { class: "actions" },
-          el("button", { type: "button", text: "View digest", "aria-label": `View digest of ${file.filename}`, onclick: () => viewDigest(file.file_id) }),
+          file.digest_ref
+            ? el("button", { type: "button", text: "View digest", "aria-label": `View digest of ${file.filename}`, onclick: () => viewDigest(file.file_id) })
+            : null,
           el("button", { type: "button", text: "Preview", "aria-label": `Preview ${file.filename}`, onclick: () => openPreview(file.file_id) }),
           el("button", { type: "button", text: "Replace", "aria-label": `Replace ${file.filename}`, onclick: () => pickReplacement(file.file_id) }),
           el("a", { class: "button", href: file.download_url, text: "Download", "aria-label": `Download ${file.filename}` }),
-          file.digest_status === "error"
+          file.digest_status === "error" && file.error && file.error.retryable
             ? el("button", { type: "button", text: "Retry", "aria-label": `Retry ${file.filename}`, onclick: () => retryFile(file.file_id) })
             : null,
           el("button", { type: "button", text: "Delete", "aria-label": `Delete ${file.filename}`, onclick: () => deleteFile(file) }),
@@ -243,6 +247,7 @@
               el("span", { text: formatSize(file.size_bytes) }), " · ",
               el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
             file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
+            file.error && file.error.help ? el("div", { class: "file-help muted small", text: file.error.help }) : null,
             // A chip that moves back within one parse says why (the server re-queued the file).
             file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
               ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
@@ -289,7 +294,10 @@
       const parsed = toParse.filter((f) => f.digest_status === "ready" || f.digest_status === "error").length;
       if (busy) text = toParse.length ? `${counts} — parsing ${parsed}/${toParse.length}` : `${counts} — parsing…`;
       else if (pending) text = `${counts} — press Parse now to update the digests`;
-      else if (failed) text = `${counts} — ${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
+      else if (failed) {
+        const ready = m.files.filter((f) => f.digest_status === "ready").length;
+        text = `${counts} — ${ready ? `${ready} up to date, ` : ""}${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
+      }
       else text = `${counts} — digests up to date`;
     }
     banner.textContent = text;
@@ -419,7 +427,15 @@
     const p = state.preview;
     if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
     const meta = p.resolved ? el("div", { class: "source-meta provenance", "data-status": p.status }, ...Groundwork.provenanceBadges(p, sid)) : null;
-    return [el("h3", { text: p.filename }), meta, ...Groundwork.spanList(p.spans, state.highlight)];
+    const spans = p.spans.length ? Groundwork.spanList(p.spans, state.highlight)
+      : [el("p", { class: "empty-state", text: noTextYet(fileById(p.file_id)) })];
+    return [el("h3", { text: p.filename }), meta, ...spans];
+  }
+
+  // A preview with no text says why, rather than show a title over nothing.
+  function noTextYet(file) {
+    if (file && file.error) return [file.error.message, file.error.help].filter(Boolean).join(". ");
+    return "No text has been read from this file yet: it shows here once it is parsed.";
   }
 
   let flashTimer;

@@ -200,7 +200,8 @@
         meta.replaceChildren(...provenanceBadges(shown.source, sessionId));
         meta.dataset.status = shown.source.status;
       }
-      spans.replaceChildren(...spanList(shown.spans, shown.highlight));
+      spans.replaceChildren(...(shown.spans.length ? spanList(shown.spans, shown.highlight)
+        : [el("p", { class: "empty-state", text: shown.empty || "This version holds no text." })]));
       scrollToHighlight(spans);
     } catch (error) {
       if (ticket !== opening) return;

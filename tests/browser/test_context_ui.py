@@ -519,3 +519,32 @@ def test_every_action_is_reachable_and_usable_by_keyboard(browser, live_server_u
     page.locator(".preview-span.highlight").wait_for()
     assert page.evaluate("document.activeElement.classList.contains('highlight')")
     final_screenshot(page, artifacts / "context-tab-keyboard.png", full_page=True)
+
+
+def test_a_file_that_cannot_parse_says_why_and_what_would_help_and_offers_no_retry(
+    browser, live_server_url, member, session_id, artifacts
+):
+    """Issue 27: Retry on an unsupported format failed again, View digest gave a 404, Preview showed a
+    name over nothing, and the banner never said the other files were up to date."""
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    upload(page, {"alpha.txt": ALPHA})
+    page.set_input_files(
+        "#file-input", [{"name": "blob.bin", "mimeType": "application/octet-stream", "buffer": bytes(range(256)) * 4}]
+    )
+    wait_status(page, "alpha.txt", "stale")
+    page.click("#parse-now")
+    wait_status(page, "alpha.txt", "ready")
+    wait_status(page, "blob.bin", "error")
+    row = page.locator('#file-rows tr[data-filename="blob.bin"]')
+    assert "unsupported format" in row.locator(".file-error").inner_text()
+    assert "PDF, DOCX, text, Markdown, HTML, CSV and JSON" in row.locator(".file-help").inner_text()
+    assert row.locator('button[aria-label="Retry blob.bin"]').count() == 0
+    assert row.locator('button[aria-label="View digest of blob.bin"]').count() == 0
+    assert row.locator('button[aria-label="Delete blob.bin"]').count() == 1
+    page.wait_for_function(
+        "document.getElementById('banner').textContent.endsWith('1 up to date, 1 file failed to parse')"
+    )
+    page.click('button[aria-label="Preview blob.bin"]')  # the parsed-context pane's preview, or the dialog
+    page.locator(".empty-state:visible", has_text="unsupported format").wait_for()
+    page.screenshot(path=str(artifacts / "context-tab-unsupported.png"), full_page=True)
