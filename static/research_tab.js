@@ -165,6 +165,7 @@
         el("time", { datetime: event.created_at, text: new Date(event.created_at).toLocaleTimeString() }),
         el("span", { text: narrate(event) })));
       followDebug(event);
+      if (event.type === "run_completed") offerReport();
     }
     stream.scrollTop = stream.scrollHeight;
     renderStatus();
@@ -172,6 +173,12 @@
     renderDebug();
     // The snapshot adds what events do not carry (findings, results, the report).
     scheduleRefresh(runId);
+  }
+
+  // Below 1200 px one view shows at a time: a run that finishes while its tree is shown opens its report.
+  function offerReport() {
+    const views = $("research-views");
+    if ($("research-tab").dataset.view === "tree" && getComputedStyle(views).display !== "none") $("view-report").click();
   }
 
   // The tree and the status follow each event at once, in seq order; the snapshot fills in the rest.

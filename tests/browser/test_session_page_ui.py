@@ -409,3 +409,31 @@ def test_a_file_the_server_re_queues_says_why_its_chip_moved_back(
     notes = page.evaluate("window.__notes").get("alpha.txt", [])
     assert "Parsing again: its digest was made under another prompt or model." in notes, notes
     assert page.locator('#file-rows tr[data-filename="alpha.txt"] .file-note').count() == 0
+
+
+def test_on_a_phone_a_run_that_finishes_opens_its_report_and_the_context_tab_stays_short(
+    browser, live_server_url, member, artifacts
+):
+    """Issue 27: the phone view stayed on "Runs & tree" when the run finished, and the parsed-context
+    pane grew the Context tab to 19,000 px."""
+    sid = session_with_valves_and_survey(member)
+    page = login(browser, live_server_url, member)
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_session(page, live_server_url, sid)
+    page.click("#parse-now")
+    wait_banner(page, "+2 new, ~0 changed, -0 deleted — digests up to date")
+    page.wait_for_selector("#digest-view .fact")
+    # The parsed context scrolls on its own: the file list ends within the first three screens.
+    assert page.locator("#digest-view").evaluate("(view) => getComputedStyle(view).overflowY") == "auto"
+    assert top_of(page, ".file-table") + page.locator(".file-table").bounding_box()["height"] < 3 * 844
+    page.screenshot(path=str(artifacts / "context-tab-390px.png"), full_page=True)
+
+    page.click("#tab-research")
+    page.wait_for_selector("#research-tab", state="visible")
+    show_view(page, "tree", 390)
+    page.click("#start-run")
+    wait_run_status(page, "completed")
+    page.wait_for_function("document.getElementById('research-tab').dataset.view === 'report'")
+    page.locator("#report-view .report-title").wait_for()
+    assert page.locator("#view-report").get_attribute("aria-selected") == "true"
+    page.screenshot(path=str(artifacts / "research-tab-390px-finished.png"))
