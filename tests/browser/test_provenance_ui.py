@@ -278,15 +278,19 @@ def test_an_out_of_date_digest_opens_the_text_it_was_built_from(browser, live_se
 
 # --- issue 27: at phone width the dialog opens with its title, status and Close in view -----------
 
-LONG_NOTES = "# Site notes\n\n" + "".join(
-    f"Inspection {n} of the river bank found nothing to report on section {n}.\n\n" for n in range(1, 60)
-) + "The flood barrier at the old mill was raised by 40 centimetres in 2023.\n"
+LONG_NOTES = (
+    "# Site notes\n\n"
+    + "".join(f"Inspection {n} of the river bank found nothing to report on section {n}.\n\n" for n in range(1, 60))
+    + "The flood barrier at the old mill was raised by 40 centimetres in 2023.\n"
+)
 
 
 def test_at_phone_width_the_source_dialog_opens_with_its_title_and_close_in_view(
     browser, live_server_url, member, artifacts
 ):
-    sid = new_session(member, "Mill", "How much was the flood barrier at the old mill raised?", {"notes.md": LONG_NOTES})
+    sid = new_session(
+        member, "Mill", "How much was the flood barrier at the old mill raised?", {"notes.md": LONG_NOTES}
+    )
     parse_and_wait(sid)
     page = login(browser, live_server_url, member)
     open_research(page, live_server_url, sid)
