@@ -186,7 +186,7 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 # dies (reject_on_worker_lost). A message whose worker main process died comes back
 # after the visibility timeout, which stays above the longest task (a redelivery of a
 # task still running is dropped by its lease anyway); the lease recovery of a
-# restarting worker does not wait for it (context_app/leases.py).
+# restarting worker does not wait for it (workspaces/leases.py).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_BROKER_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 

@@ -25,11 +25,11 @@ from django.utils import timezone
 from llm_platform import gateway, limiter
 from llm_platform.base import ProviderError
 from llm_platform.models import LLMBatch
+from workspaces import leases
 from workspaces.claims import claim
 
-from . import leases
 from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
-from .models import ContextFile, DigestStatus, FileText
+from .models import FILE_JOB, ContextFile, DigestStatus, FileText
 from .notify import notify_context_changed
 from .pipeline import jobs
 from .pipeline.digest import finish_file_digest, store_file_digest
@@ -94,7 +94,7 @@ def _end(batch: LLMBatch) -> bool:
 def _take_answer(batch: LLMBatch, file_id, text_hash: str, answer, provider) -> None:
     """A file's batch answer, under the file's job lease as any Task A writes; a request the batch
     did not answer becomes a call of its own (queued once the lease is let go, so that job can take it)."""
-    with leases.holding(leases.FILE_JOB, file_id, extracted_text_hash=text_hash) as held:
+    with leases.holding(FILE_JOB, file_id, extracted_text_hash=text_hash) as held:
         if not held:
             logger.info("dropping batch answer for file %s: another worker holds its job", file_id)
             return

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from workspaces.claims import allow_moves
+from workspaces.leases import LeasedJob
 
 
 class DigestStatus(models.TextChoices):
@@ -51,7 +52,7 @@ class ContextSet(models.Model):
     aggregate_revision = models.PositiveIntegerField(default=0)
     aggregate_inputs_hash = models.CharField(max_length=64, blank=True)
     aggregate_error = models.JSONField(null=True, blank=True)
-    # The lease on a Task B job while the aggregate is `parsing` (see context_app/leases.py):
+    # The lease on a Task B job while the aggregate is `parsing` (see workspaces/leases.py):
     # empty owner = queued, no worker holds it yet.
     aggregate_lease_owner = models.CharField(max_length=200, blank=True)
     aggregate_lease_expires_at = models.DateTimeField(null=True, blank=True)
@@ -98,7 +99,7 @@ class ContextFile(models.Model):
         "llm_platform.LLMBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="files"
     )
     # The lease on the file's job (extraction or Task A) while it is `parsing` (see
-    # context_app/leases.py): empty owner = queued, no worker holds it yet.
+    # workspaces/leases.py): empty owner = queued, no worker holds it yet.
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     # Its library windows, and how many of them have their vector yet (context_app.meaning):
@@ -319,3 +320,9 @@ AGGREGATE_MOVES = {
 }
 allow_moves(ContextFile, "digest_status", FILE_DIGEST_MOVES)
 allow_moves(ContextSet, "aggregate_digest_status", AGGREGATE_MOVES)
+
+# Where each kind of job keeps its status and its lease (workspaces/leases.py).
+FILE_JOB = LeasedJob(ContextFile, "digest_status", S.PARSING, "lease_owner", "lease_expires_at", "parsing_started_at")
+AGGREGATE_JOB = LeasedJob(
+    ContextSet, "aggregate_digest_status", S.PARSING, "aggregate_lease_owner", "aggregate_lease_expires_at"
+)

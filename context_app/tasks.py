@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import OperationalError
 
 from llm_platform.gateway import get_provider
+from workspaces import leases
 
-from . import batch_ingest, leases, meaning, notify
+from . import batch_ingest, meaning, notify
 from .pipeline import aggregate, digest, dispatch, extract, failures, jobs, recovery
 
 logger = logging.getLogger(__name__)

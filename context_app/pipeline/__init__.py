@@ -7,7 +7,7 @@ those above it in this list:
 
     jobs             the Celery jobs, queued by task name (context_app.tasks runs them)
     aggregate_state  does the aggregate still match the files? (inside every mutation)
-    recovery         jobs no live worker holds go back to the queue (job leases: ../leases.py)
+    recovery         jobs no live worker holds go back to the queue (job leases: workspaces/leases.py)
     dispatch         Parse now / auto-parse: claim stale files, queue Task A, then Task B
     aggregate        Task B: a tree of cached calls over the files' digests
     digest           Task A for one file, from the cache or a model call

@@ -16,13 +16,13 @@ from redis.exceptions import LockError
 
 from llm_platform import limiter
 from llm_platform.model_task import TaskFailed
-from workspaces import shared_redis
+from workspaces import leases, shared_redis
 from workspaces.claims import move
 
-from .. import digest_cache, leases, provenance
+from .. import digest_cache, provenance
 from ..digests.generate import generate_aggregate_digest, prompt_version
 from ..extraction import sha256_hex
-from ..models import ContextFile, ContextSet, DigestStatus, StoredDigest
+from ..models import AGGREGATE_JOB, ContextFile, ContextSet, DigestStatus, StoredDigest
 from ..notify import notify_context_changed
 from .aggregate_state import aggregate_inputs, aggregate_inputs_hash, current_inputs_hash, refresh_aggregate_state
 from .dispatch import schedule_aggregate_if_due, settle
@@ -39,7 +39,7 @@ NODE_WAIT_POLL_SECONDS = 0.2  # how often a worker waiting for another's Task B 
 @limiter.bulk()
 def build_aggregate(context_set_id) -> None:
     """Task B over the ready files' digests, as a tree of cached calls when the set is large."""
-    with leases.holding(leases.AGGREGATE_JOB, context_set_id) as held:
+    with leases.holding(AGGREGATE_JOB, context_set_id) as held:
         if held:  # else: not parsing any more, or another worker holds it
             _build_held_aggregate(context_set_id)
 
@@ -75,7 +75,7 @@ def _write_aggregate(
     with transaction.atomic():
         context_set = ContextSet.objects.select_for_update().get(pk=context_set_id)
         if context_set.aggregate_digest_status != DigestStatus.PARSING or (
-            context_set.aggregate_lease_owner != leases.owner(leases.AGGREGATE_JOB)
+            context_set.aggregate_lease_owner != leases.owner(AGGREGATE_JOB)
         ):
             logger.info("dropped aggregate of %s: its job lost its lease to another worker", context_set_id)
             return None

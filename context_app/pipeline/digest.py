@@ -9,12 +9,13 @@ from django.utils import timezone
 from llm_platform import limiter
 from llm_platform.gateway import SpendingCapReached
 from llm_platform.model_task import TaskFailed
+from workspaces import leases
 from workspaces.claims import claim
 
-from .. import digest_cache, leases, signals
+from .. import digest_cache, signals
 from ..digest_cache import file_cache_key
 from ..digests.generate import GeneratedDigest, generate_file_digest
-from ..models import ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
+from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
 from ..notify import notify_context_changed_soon
 from .aggregate import prebuild_first_level
 from .aggregate_state import refresh_aggregate_state
@@ -26,7 +27,7 @@ logger = logging.getLogger(__name__)
 @limiter.bulk()  # an ingest: its model calls yield to interactive ones (chat, research steps)
 def digest_file(file_id, extracted_text_hash: str) -> None:
     """Task A for one claimed file, unless the cache already holds its digest."""
-    with leases.holding(leases.FILE_JOB, file_id, extracted_text_hash=extracted_text_hash) as held:
+    with leases.holding(FILE_JOB, file_id, extracted_text_hash=extracted_text_hash) as held:
         if held:
             _digest_held_file(file_id, extracted_text_hash)
             return
@@ -107,7 +108,7 @@ def _write_file_digest(
             outcome = {"to": DigestStatus.ERROR, "error": error}
         written = claim(
             ContextFile.objects.filter(
-                leases.held_by_me(leases.FILE_JOB), pk=file.pk, extracted_text_hash=extracted_text_hash
+                leases.held_by_me(FILE_JOB), pk=file.pk, extracted_text_hash=extracted_text_hash
             ),
             field="digest_status",
             from_=DigestStatus.PARSING,

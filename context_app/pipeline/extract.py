@@ -4,14 +4,15 @@ import logging
 
 from django.db import transaction
 
+from workspaces import leases
 from workspaces.claims import move
 
-from .. import digest_cache, leases, library, provenance
+from .. import digest_cache, library, provenance
 from ..digest_cache import file_cache_key
 from ..digests.generate import prompt_version
 from ..extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
 from ..isolation import extract_in_child
-from ..models import ContextFile, ContextSet, DigestStatus, FileText
+from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText
 from . import jobs
 from .aggregate_state import refresh_aggregate_state
 from .dispatch import after_change
@@ -94,7 +95,7 @@ def extract_file(file_id, content_hash: str) -> None:
     (isolation.py) with no transaction open; the result is written in one short
     transaction, then indexed in short ones of its own (library.index_file).
     """
-    with leases.holding(leases.FILE_JOB, file_id, content_hash=content_hash, extracted_text_hash="") as held:
+    with leases.holding(FILE_JOB, file_id, content_hash=content_hash, extracted_text_hash="") as held:
         if held:
             _extract_held_file(file_id, content_hash)
 
@@ -112,7 +113,7 @@ def _extract_held_file(file_id, content_hash: str) -> None:
         current = (
             ContextFile.objects.select_for_update()
             .select_related("context_set")
-            .filter(leases.held_by_me(leases.FILE_JOB), pk=file_id)
+            .filter(leases.held_by_me(FILE_JOB), pk=file_id)
             .first()
         )
         if current is None or current.content_hash != content_hash or current.is_extracted:

@@ -5,10 +5,10 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from workspaces import leases
 from workspaces.claims import claim
 
-from .. import leases
-from ..models import ContextFile, ContextSet, DigestStatus
+from ..models import AGGREGATE_JOB, FILE_JOB, ContextFile, ContextSet, DigestStatus
 from ..notify import notify_context_changed
 from .aggregate_state import refresh_aggregate_state
 from .digest import after_file_digest
@@ -28,13 +28,13 @@ def fail_file_job(file_id, exc: BaseException, **conditions) -> None:
     more, expires and recovery re-queues the job: the file never stays `parsing`.
     """
     stage = "digest" if conditions.get("extracted_text_hash") else "extraction"
-    with leases.holding(leases.FILE_JOB, file_id, **conditions) as held:
+    with leases.holding(FILE_JOB, file_id, **conditions) as held:
         if not held:  # done meanwhile, or another worker holds it again
             return
         with transaction.atomic():
             file = ContextFile.objects.get(pk=file_id)
             claim(
-                ContextFile.objects.filter(leases.held_by_me(leases.FILE_JOB), pk=file_id, **conditions),
+                ContextFile.objects.filter(leases.held_by_me(FILE_JOB), pk=file_id, **conditions),
                 field="digest_status",
                 from_=DigestStatus.PARSING,
                 to=DigestStatus.ERROR,
@@ -49,11 +49,11 @@ def fail_file_job(file_id, exc: BaseException, **conditions) -> None:
 
 def fail_aggregate_job(context_set_id, exc: BaseException) -> None:
     """A Task B job that raised, after its retries: the aggregate ends `error` (Parse now retries it)."""
-    with leases.holding(leases.AGGREGATE_JOB, context_set_id) as held:
+    with leases.holding(AGGREGATE_JOB, context_set_id) as held:
         if not held:
             return
         claim(
-            ContextSet.objects.filter(leases.held_by_me(leases.AGGREGATE_JOB), pk=context_set_id),
+            ContextSet.objects.filter(leases.held_by_me(AGGREGATE_JOB), pk=context_set_id),
             field="aggregate_digest_status",
             from_=DigestStatus.PARSING,
             to=DigestStatus.ERROR,

@@ -1,4 +1,4 @@
-"""Jobs left `parsing` that no live worker holds go back to the queue (job leases: context_app/leases.py)."""
+"""Jobs left `parsing` that no live worker holds go back to the queue (job leases: workspaces/leases.py)."""
 
 import logging
 import time
@@ -9,10 +9,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from llm_platform.models import LLMBatch
+from workspaces import leases
 from workspaces.claims import claim
 
-from .. import leases
-from ..models import DigestStatus
+from ..models import AGGREGATE_JOB, FILE_JOB, DigestStatus
 from . import jobs
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
     """
     now = timezone.now()
     touched = set()
-    for job in (leases.FILE_JOB, leases.AGGREGATE_JOB):
+    for job in (FILE_JOB, AGGREGATE_JOB):
         unheld = Q(**{f"{job.owner}__gt": "", f"{job.expires}__lte": now})
         if worker_starting:
             unheld |= leases.held_by_predecessor(job)
@@ -49,18 +49,18 @@ def recover_unheld_jobs(context_set_id=None, *, queued: bool = False, worker_sta
                 never_taken &= Q(**{f"{claimed}__lt": claimed_before}) | Q(**{f"{claimed}__isnull": True})
             unheld |= never_taken
         rows = job.model.objects.filter(unheld, **{job.status: DigestStatus.PARSING})
-        if job is leases.FILE_JOB:
+        if job is FILE_JOB:
             # Queued in a provider batch: no worker holds it, the batch answers within 24 h (batch_ingest).
             rows = rows.exclude(llm_batch__status=LLMBatch.Status.SUBMITTED)
         if context_set_id is not None:
-            rows = rows.filter(**{"context_set_id" if job is leases.FILE_JOB else "pk": context_set_id})
-        file_columns = ["context_set_id", "content_hash", "extracted_text_hash"] if job is leases.FILE_JOB else []
+            rows = rows.filter(**{"context_set_id" if job is FILE_JOB else "pk": context_set_id})
+        file_columns = ["context_set_id", "content_hash", "extracted_text_hash"] if job is FILE_JOB else []
         for row in rows.values("pk", job.owner, job.expires, *file_columns):
             # Conditional on the lease as read: a job that took it meanwhile keeps it.
             lease_as_read = {job.owner: row[job.owner], job.expires: row[job.expires]}
             as_read = job.model.objects.filter(pk=row["pk"], **lease_as_read)
             back = {"field": job.status, "from_": DigestStatus.PARSING}
-            if job is leases.AGGREGATE_JOB:
+            if job is AGGREGATE_JOB:
                 # Re-claimed by schedule_aggregate_if_due once no file is parsing; it was wanted.
                 if claim(as_read, **back, to=DigestStatus.STALE, parse_requested=True):
                     touched.add(row["pk"])

@@ -10,13 +10,13 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from context_app import leases
-from context_app.models import ContextFile, ContextSet, DigestStatus
+from context_app.models import FILE_JOB, ContextFile, ContextSet, DigestStatus
 from context_app.pipeline import aggregate as aggregate_stage
 from context_app.pipeline import digest as digest_stage
 from context_app.pipeline import recovery as recovery_stage
 from tests import session_worker
 from tests.factories import ContextApi, make_member, wait_until
+from workspaces import leases
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -93,12 +93,12 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
     file = ContextFile.objects.get()
     ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)  # claimed, queued
 
-    with leases.holding(leases.FILE_JOB, file.pk) as held:
+    with leases.holding(FILE_JOB, file.pk) as held:
         assert held
         taken = ContextFile.objects.get().lease_expires_at
         # The renewer thread may still sleep a third of an earlier, longer lease first.
         wait_until(lambda: ContextFile.objects.get().lease_expires_at > taken, timeout=30, message="a renewal")
-        assert not leases.take(leases.FILE_JOB, file.pk), "a second delivery finds it held"
+        assert not leases.take(FILE_JOB, file.pk), "a second delivery finds it held"
         assert recovery_stage.recover_unheld_jobs(queued=True) == set(), "held by a live process: not re-queued"
 
     assert recovery_stage.recover_unheld_jobs() == {file.context_set_id}, "ended while parsing: re-queued at once"

@@ -1,6 +1,6 @@
-"""Leases on claimed jobs: which worker process holds a file's or an aggregate's job, until when.
+"""Leases on claimed jobs: which worker process holds a job (a file's digest, a set's aggregate), until when.
 
-A claim (stale → parsing) queues a job with no owner. The job, when it starts, takes
+A claim (e.g. a file's stale → parsing) queues a job with no owner. The job, when it starts, takes
 the lease: one conditional UPDATE writes its owner (`<node>#<boot>#<pid>`) and an
 expiry `GROUNDWORK_JOB_LEASE_SECONDS` ahead, which a thread of the holding process
 renews every third of that while the job runs. Of two deliveries of one job (a
@@ -10,7 +10,7 @@ returns, so a model call is repeated only when its holder died in the middle of 
 A lease is free when it has no owner (queued), has expired (its process died or
 stopped renewing it), or its holder is known dead: a previous instance of this
 worker's node name (one live instance per node name, as Celery assumes), or a pool
-child of this instance that is gone. Recovery (pipeline.recover_unheld_jobs) puts
+child of this instance that is gone. Recovery (context_app.pipeline.recovery) puts
 the jobs of free leases back in the queue; the job's writes check it still holds
 its lease, so a job that lost it writes nothing.
 """
@@ -35,8 +35,6 @@ from django.utils import timezone
 
 from workspaces.claims import claim
 
-from .models import ContextFile, ContextSet, DigestStatus
-
 logger = logging.getLogger(__name__)
 
 
@@ -46,13 +44,11 @@ class LeasedJob:
 
     model: type[models.Model]
     status: str
+    running: str  # the status value of a claimed job: queued for a worker, or held by one
     owner: str
     expires: str
     claimed_at: str | None = None  # when the row was claimed (queued for a worker), where the model keeps it
 
-
-FILE_JOB = LeasedJob(ContextFile, "digest_status", "lease_owner", "lease_expires_at", "parsing_started_at")
-AGGREGATE_JOB = LeasedJob(ContextSet, "aggregate_digest_status", "aggregate_lease_owner", "aggregate_lease_expires_at")
 
 _BOOT = uuid.uuid4().hex[:12]  # this process tree's start: a pool child inherits it from its worker
 BOOTED_AT = timezone.now()  # a dead predecessor of this node claimed its jobs before this moment
@@ -117,10 +113,10 @@ def is_free(holder: str, expires_at: datetime | None, now: datetime) -> bool:
 
 
 def take(job: LeasedJob, pk, **conditions) -> bool:
-    """Take the lease of a `parsing` job whose row also matches `conditions`; False when it is
-    not parsing any more, does not match, or another live process holds it."""
+    """Take the lease of a running job whose row also matches `conditions`; False when it is
+    not running any more, does not match, or another live process holds it."""
     row = (
-        job.model.objects.filter(pk=pk, **{job.status: DigestStatus.PARSING}, **conditions)
+        job.model.objects.filter(pk=pk, **{job.status: job.running}, **conditions)
         .values(job.owner, job.expires)
         .first()
     )
@@ -132,8 +128,8 @@ def take(job: LeasedJob, pk, **conditions) -> bool:
     taken = claim(
         job.model.objects.filter(pk=pk, **conditions, **{job.owner: row[job.owner], job.expires: row[job.expires]}),
         field=job.status,
-        from_=DigestStatus.PARSING,
-        to=DigestStatus.PARSING,
+        from_=job.running,
+        to=job.running,
         **{job.owner: hold, job.expires: now + timedelta(seconds=lease_seconds())},
     )
     if taken:
@@ -143,7 +139,7 @@ def take(job: LeasedJob, pk, **conditions) -> bool:
 
 
 def end(job: LeasedJob, pk) -> None:
-    """The job is over: its lease expires now (a row still `parsing` is recovered at once)."""
+    """The job is over: its lease expires now (a row still running is recovered at once)."""
     hold = owner(job)
     _renewer.discard(job, pk, hold)
     _holds.set({kind: held for kind, held in _holds.get().items() if kind != job})
