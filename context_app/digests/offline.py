@@ -5,12 +5,16 @@ double. No model, no network, no randomness: the same envelope always gives the
 same JSON, and that JSON passes the same schema and SourceRef checks a model's
 output must pass.
 
-Task A: the file's spans are split into sentences. Sentences that carry figures,
-dates, names, definitions, obligations, examples, reasoning, pointers or
-disagreement become facts of the matching kind (the cue lists below), hedged
-sentences become uncertainties, and each cites the span it came from. Claims are
-the source's own words, cut at a word boundary; nothing is paraphrased, so
-nothing is made up.
+Task A: the file's spans are split into sentences. Only statements count: page
+furniture (a short line repeated across the file's spans: running headers and
+footers), sentences that are not mostly prose (synopsis lines, bare option lists,
+a URL alone) and licence text are passed over. Statements that carry figures,
+dates, names, definitions, obligations, examples, reasoning or pointers become
+facts of the matching kind (the cue lists below), hedged ones become
+uncertainties, and each cites the span it came from. Claims are the source's own
+words without their Markdown markup, cut at a word boundary; nothing is
+paraphrased, so nothing is made up. A conflict is between files: one file's
+"however" is its author's reasoning, not a conflict.
 
 A CSV file is read as a table instead (offline_csv): its shape and, per column,
 its range and total or its distinct values, computed from the rows it cites.
@@ -50,12 +54,13 @@ def _cue(*alternatives: str, flags: int = re.I) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", flags)
 
 
-# (kind, cue), checked in this order: the first match decides the kind. Disagreement
-# is checked first because it matters most to a researcher; definitions and rules
-# come before examples and reasoning because they are the more specific reading.
+# (kind, cue), checked in this order: the first match decides the kind. A disagreement
+# the source notes is checked first because it matters most to a researcher: it is the
+# author's analysis (Task B alone calls two files' different figures a conflict);
+# definitions and rules come before examples and reasoning, the more specific reading.
 _KIND_CUES: list[tuple[str, re.Pattern]] = [
     (
-        "conflict",
+        "analysis",
         _cue(
             r"however",
             r"contrary to",
@@ -191,6 +196,69 @@ _MEASURE = re.compile(
 _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 
 
+# --- statements ----------------------------------------------------------------------
+
+# A line this short, no statement itself, that recurs (digits aside) in this many of a file's
+# spans is page furniture (a running header or footer: "GREP(1) User Commands GREP(1)",
+# "GNU grep 3.8 2019-12-29 4"): it states nothing, and left in it glues itself to the
+# sentences around it.
+FURNITURE_MAX_CHARS = 80
+FURNITURE_MIN_SPANS = 3
+# A statement is mostly prose: at least this many lower-case words, and this share of its
+# words (figures and symbols aside: "fell from 24 % to 19 % in 2022" is prose).
+STATEMENT_MIN_WORDS = 3
+STATEMENT_PROSE_SHARE = 0.5
+_PROSE_WORD = re.compile(r"[(“\"'‘]*[a-z][a-z'’-]*[a-z][)”\"'’.,;:!?]*")
+_LETTER = re.compile(r"[^\W\d_]")
+_URL = re.compile(r"<?(?:https?://|www\.)\S+|\S+@\S+\.\w+")
+_DIGITS = re.compile(r"\d+")
+# Licence text: a paragraph holding a copyright notice is the licence, not the document.
+_COPYRIGHT = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
+# Markdown's markup, not its words: emphasis, code ticks, a link's target, a heading's or quote's mark.
+_MARKUP = (
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"(\*\*|__|`+)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
+    (re.compile(r"^\s{0,3}(?:#{1,6}|>)\s+"), ""),
+)
+
+
+def _furniture_lines(spans: list[dict]) -> set[str]:
+    """The keys of the short non-statement lines that recur in FURNITURE_MIN_SPANS or more spans."""
+    seen_in: dict[str, int] = {}
+    for span in spans:
+        lines = {_line_key(line): line for line in span["text"].split("\n")}
+        for key, line in lines.items():
+            if key and len(key) <= FURNITURE_MAX_CHARS and not _is_statement(line):
+                seen_in[key] = seen_in.get(key, 0) + 1
+    return {key for key, count in seen_in.items() if count >= FURNITURE_MIN_SPANS}
+
+
+def _line_key(line: str) -> str:
+    return comparison_key(_DIGITS.sub("#", line))
+
+
+def _statement_text(span_text: str, furniture: set[str]) -> str:
+    """The span's text without its page furniture and markup; empty when it is licence text."""
+    if _COPYRIGHT.search(span_text):
+        return ""
+    lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
+    return "\n".join(_without_markup(line) for line in lines)
+
+
+def _without_markup(line: str) -> str:
+    for pattern, replacement in _MARKUP:
+        line = pattern.sub(replacement, line)
+    return line
+
+
+def _is_statement(sentence: str) -> bool:
+    """Mostly lower-case prose: not a synopsis, an option list, a title or a URL alone."""
+    words = [word for word in _URL.sub(" ", sentence).split() if _LETTER.search(word)]
+    prose = sum(1 for word in words if _PROSE_WORD.fullmatch(word))
+    return prose >= STATEMENT_MIN_WORDS and prose >= STATEMENT_PROSE_SHARE * len(words)
+
+
 def _kind(sentence: str) -> str | None:
     for kind, cue in _KIND_CUES:
         if cue.search(sentence):
@@ -211,8 +279,6 @@ def _reliability(sentence: str, kind: str, hedged: bool) -> tuple[str, str]:
         return "high", "offline extractive: contains a measured figure"
     if kind in ("definition", "constraint"):
         return "high", f"offline extractive: {kind} stated in the source"
-    if kind == "conflict":
-        return "medium", "offline extractive: the source notes a disagreement"
     if kind == "analysis":
         return "medium", "offline extractive: the author's interpretation"
     return "medium", "offline extractive: plain statement in the source"
@@ -220,7 +286,7 @@ def _reliability(sentence: str, kind: str, hedged: bool) -> tuple[str, str]:
 
 # How much a researcher needs a kind of fact; used only to choose which facts to
 # keep when a long file has more candidates than MAX_FACTS.
-_KIND_WEIGHT = {"conflict": 6, "definition": 5, "constraint": 5, "fact": 3, "case": 3, "analysis": 3, "lead": 2}
+_KIND_WEIGHT = {"definition": 5, "constraint": 5, "fact": 3, "case": 3, "analysis": 3, "lead": 2}
 
 
 def _score(sentence: str, kind: str, hedged: bool) -> int:
@@ -253,11 +319,13 @@ def per_file_digest(prompt: str) -> dict:
     table = read_table(filename, spans) if file_format == "csv" else None
     if table is not None:
         return _digest(filename, file_format, table_summary(filename, table), table_facts(filename, table), [])
-    located: list[tuple[int, str, str]] = []  # (position, sentence, SourceRef), in document order
+    furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
+    located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
+        statements = [s for s in split_sentences(_statement_text(span["text"], furniture)) if _is_statement(s)]
         start = len(located)
-        located.extend((start + i, sentence, ref) for i, sentence in enumerate(split_sentences(span["text"])))
+        located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
     ranks: dict[str, tuple[int, int]] = {}
@@ -278,7 +346,7 @@ def per_file_digest(prompt: str) -> dict:
     chosen = sorted(sorted(candidates, key=ranks.__getitem__)[:MAX_FACTS], key=lambda key: ranks[key][1])
     facts = [candidates[key] for key in chosen]
     if not facts:
-        facts = _fallback_fact(filename, spans, located)
+        facts = _fallback_fact(filename, spans)
     summary = _file_summary(filename, [sentence for _, sentence, _ in located], facts)
     return _digest(filename, file_format, summary, facts, _spread(list(uncertainties.values()), MAX_UNCERTAINTIES))
 
@@ -318,19 +386,14 @@ def _add_unique(items: dict[str, dict], key: str, item: dict) -> bool:
     return True
 
 
-def _fallback_fact(filename: str, spans: list[dict], located: list[tuple[int, str, str]]) -> list[dict]:
-    """Nothing carried a cue: the opening sentence (or the first span's text) stands as the fact."""
-    if located:
-        _, sentence, ref = located[0]
-        return [
-            _fact(
-                "fact",
-                cut_text(sentence, MAX_CLAIM_CHARS),
-                ref,
-                "medium",
-                "offline extractive: the document's opening statement",
-            )
-        ]
+def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
+    """No statement carried a cue: the opening sentence (or the first span's text) stands as the fact."""
+    for span in spans:
+        ref = f"{filename}::{span['span_id']}"
+        sentences = split_sentences(span["text"])
+        if sentences:
+            claim = cut_text(sentences[0], MAX_CLAIM_CHARS)
+            return [_fact("fact", claim, ref, "medium", "offline extractive: the document's opening statement")]
     for span in spans:
         text = cut_text(span["text"], MAX_CLAIM_CHARS)
         if text:
@@ -570,7 +633,8 @@ def _round_robin(keys: list[str], origin: dict[str, int], limit: int) -> list[st
 
 
 def _aggregate_summary(file_count: int, documents: list[dict], facts: list[dict]) -> str:
-    conflicts = sum(fact["kind"] == "conflict" for fact in facts)
+    # A conflict between files cites two or more (a model's Task A may call one file's "however" one).
+    conflicts = sum(fact["kind"] == "conflict" and len(_files_of(fact)) > 1 for fact in facts)
     head = f"{file_count} file{'s' if file_count != 1 else ''}."
     if conflicts:
         head += f" {conflicts} conflict{'s' if conflicts != 1 else ''} between files."

@@ -3,13 +3,15 @@
 Sentence extraction reads a CSV as one long run-on line ("district: Harbour; year:
 2015; …"), so its digest was one truncated fact of concatenated rows. A table
 states its columns and its values instead: the facts here say how many rows and
-which columns the file has, and per column its range and total (numeric) or its
-distinct values (a few repeated labels), each citing the row spans it was computed
+which columns the file has, and per column its range and total (numeric measures;
+not identifiers counting up row by row) or its distinct values (a few repeated
+labels), each citing the row spans it was computed
 from. Everything is computed from the spans the extractor made
 (context_app.extraction.text_readers._csv_blocks): span "header" holds the column names joined
 by ", ", every other span a run of rows, one per line, as "column: value; …".
 """
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -94,6 +96,15 @@ def _shown(number: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _is_identifier_column(numbers: list[Decimal]) -> bool:
+    """Row numbers or keys (1, 2, 3…; 1001, 1002…): whole numbers counting up by one step, row after
+    row. They tell rows apart; a total or a mean of them measures nothing."""
+    if len(numbers) < 3 or any(number != number.to_integral_value() for number in numbers):
+        return False
+    steps = {later - earlier for earlier, later in itertools.pairwise(numbers)}
+    return len(steps) == 1 and steps.pop() > 0
+
+
 def _is_year_column(numbers: list[Decimal]) -> bool:
     return all(number == number.to_integral_value() and 1800 <= number <= 2100 for number in numbers)
 
@@ -126,6 +137,8 @@ def _numeric_fact(column: Column, rows: int) -> dict | None:
         distinct = len({number for number, _ref, _row in numbers})
         claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
         return _fact(claim, sources, "offline extractive: computed from the rows")
+    if _is_identifier_column([number for number, _ref, _row in numbers]):
+        return None
     total = sum(number for number, _ref, _row in numbers)
     counted = f"{len(numbers)} rows" if len(numbers) == rows else f"the {len(numbers)} rows with a number"
     claim = (

@@ -1,6 +1,7 @@
 """Digest layer: envelopes, offline extractive digests, validation, relabelling, generation with repair."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -687,3 +688,64 @@ def test_offline_digest_facts_are_sentences_not_headings():
         "The rollout costs 4.2 million euros in 2024.",
         "The board must approve the budget by March 2024.",
     ]
+
+
+# --- offline digests say what the document states -------------------------------------
+
+GNU_MANUALS = Path(__file__).parents[1] / "fixtures" / "gnu_manuals"
+
+
+def _pdf_digest(path: Path) -> tuple[dict, list[dict]]:
+    from context_app.extraction import ExtractionLimits, extract_document
+
+    document = extract_document(path.read_bytes(), path.name, "application/pdf", ExtractionLimits.from_settings())
+    spans = [span.as_dict() for span in document.spans]
+    return file_digest(path.name, spans, "pdf"), spans
+
+
+@pytest.mark.parametrize("path", sorted(GNU_MANUALS.glob("*.pdf")), ids=lambda path: path.stem)
+def test_no_digest_card_of_a_real_manual_is_a_header_footer_synopsis_or_licence_line(path):
+    digest, spans = _pdf_digest(path)
+    assert check_file(digest, path.name, spans, "pdf").valid
+    page_one = spans[0]["text"].split("\n")
+    header = " ".join(page_one[0].split())  # "GREP(1) User Commands GREP(1)", on every page
+    footer = " ".join(spans[-1]["text"].split("\n")[-1].split())  # "GNU grep 3.8 2019-12-29 6"
+    synopsis = page_one[page_one.index("SYNOPSIS") + 1]  # its first usage line
+    assert len(header) > 10 and len(footer) > 10 and synopsis
+    said = [fact["claim"] for fact in digest["facts"]] + [digest["summary"]]
+    for text in said:
+        flat = " ".join(text.split())
+        assert header not in flat and footer.rsplit(" ", 1)[0] not in flat, text
+        assert " ".join(synopsis.split()) not in flat, text
+        assert not re.search(r"copyright|©|warranty", flat, re.I), text
+        assert not re.fullmatch(r"\W*(?:https?://|www\.)\S+\W*", flat), text
+    assert len(digest["facts"]) >= 5, "the manual's statements are still there"
+
+
+def test_markdown_claims_are_shown_without_their_markup():
+    note = (
+        "## Decision\n**Decision:** the team moves the *pilot* to `eu-west-1` in 2025.\n\n"
+        "> See [the runbook](https://example.org/runbook) for the 12 steps of the move."
+    )
+    claims = [fact["claim"] for fact in file_digest("notes.md", spans_of(*note.split("\n\n")), "markdown")["facts"]]
+    assert "Decision: the team moves the pilot to eu-west-1 in 2025." in claims, claims
+    assert "See the runbook for the 12 steps of the move." in claims, claims
+
+
+def test_a_however_of_one_file_is_its_reasoning_not_a_conflict_between_files():
+    spans = spans_of("Costs rose in 2023. However, the cost per user fell by 8 % in the same year.")
+    one = file_digest("memo.txt", spans)
+    assert "conflict" not in {fact["kind"] for fact in one["facts"]}
+    other = file_digest("plan.txt", spans_of("The plan starts in 2024 with 3 districts."))
+    manifest = [{"filename": "memo.txt", "format": "text"}, {"filename": "plan.txt", "format": "text"}]
+    merged = aggregate_digest(aggregate_envelope(manifest, [one, other]))
+    assert "conflict" not in merged["summary"] and "conflict" not in {fact["kind"] for fact in merged["facts"]}
+
+
+def test_a_csv_identifier_column_is_not_summed_but_a_measure_is():
+    rows = "\n".join(f"id: {n}; hours: {n % 7 + 1}" for n in range(1, 51))
+    digest = file_digest("shifts.csv", [{"span_id": "S1", "text": "id, hours"}, {"span_id": "S2", "text": rows}], "csv")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert not any(claim.startswith("id ") for claim in claims), claims
+    assert any(claim.startswith("hours ranges from 1") for claim in claims), claims
+    assert "id" in claims[0], "the shape still names every column"
