@@ -26,22 +26,18 @@ args = parser.parse_args()
 os.environ["GROUNDWORK_EMBEDDINGS"] = args.embeddings
 harness.setup_django()
 
-import numpy as np  # noqa: E402
-
 from bench.manpage_quality import corpus_files, evaluate  # noqa: E402
 from context_app import library, meaning, services  # noqa: E402
 from context_app.library import SearchMode  # noqa: E402
 from context_app.models import ContextFile, LibraryRecord, LibraryWindow  # noqa: E402
 from llm_platform import embeddings  # noqa: E402
-from llm_platform.models import LLMCall, TextEmbedding  # noqa: E402
+from llm_platform.models import LLMCall  # noqa: E402
 from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user, team_cache_scope  # noqa: E402
 
-VECTOR_STORE = harness.ROOT / "var" / "bench" / "text_embeddings.npz"
-
 
 def main() -> None:
-    loaded = load_vectors()
+    loaded = harness.load_text_embeddings()
     user, team = ensure_demo_user("bench", "bench", "Bench")
     session = create_session(user=user, title="Retrieval bench")
     files = corpus_files()
@@ -64,7 +60,7 @@ def main() -> None:
             "vectors_from_earlier_runs": loaded,
             "embed_seconds": round(time.perf_counter() - started, 1),
         }
-        save_vectors()
+        harness.save_text_embeddings()
     details = {}
     modes = [SearchMode.BM25] + ([SearchMode.DENSE, SearchMode.HYBRID] if embeddings.enabled() else [])
     for mode in modes:
@@ -82,32 +78,6 @@ def main() -> None:
     )
     suffix = "" if embeddings.enabled() else "_bm25"
     harness.write_results(f"retrieval_{args.split}{suffix}", figures, per_question=details)
-
-
-def load_vectors() -> int:
-    if not VECTOR_STORE.exists():
-        return 0
-    stored = np.load(VECTOR_STORE, allow_pickle=False)
-    rows = [
-        TextEmbedding(text_hash=h, model=m, vector=v.astype("<f4").tobytes())
-        for h, m, v in zip(stored["hashes"], stored["models"], stored["vectors"], strict=True)
-    ]
-    TextEmbedding.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)
-    return len(rows)
-
-
-def save_vectors() -> None:
-    rows = list(TextEmbedding.objects.values_list("text_hash", "model", "vector"))
-    width = {len(bytes(v)) for _h, _m, v in rows}
-    if len(width) != 1:
-        return  # vectors of models of several widths: keep what was stored before
-    VECTOR_STORE.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(
-        VECTOR_STORE,
-        hashes=np.array([h for h, _m, _v in rows]),
-        models=np.array([m for _h, m, _v in rows]),
-        vectors=np.stack([np.frombuffer(bytes(v), dtype="<f4") for _h, _m, v in rows]),
-    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ OpenAI-compatible server: GROUNDWORK_EMBEDDINGS_BASE_URL, _MODEL, _API_KEY) or `
 
 from llm_platform.embeddings.gateway import (
     EmbeddingsUnavailable,
+    closeness,
     embed,
     enabled,
     model_key,
@@ -21,4 +22,4 @@ from llm_platform.embeddings.gateway import (
     text_hash,
 )
 
-__all__ = ["EmbeddingsUnavailable", "embed", "enabled", "model_key", "reset_provider", "text_hash"]
+__all__ = ["EmbeddingsUnavailable", "closeness", "embed", "enabled", "model_key", "reset_provider", "text_hash"]

@@ -91,6 +91,18 @@ def embed(texts: Sequence[str], *, subject: str = "", session_id=None) -> np.nda
     return np.stack([vectors[h] for h in hashes])
 
 
+def closeness(query: str, texts: Sequence[str]) -> np.ndarray | None:
+    """Each text's cosine with the query, in order; None when embeddings are off or unavailable
+    (the caller then judges by terms alone, as it would without a model)."""
+    if not enabled() or not texts:
+        return None
+    try:
+        vectors = embed([query, *texts])
+    except EmbeddingsUnavailable:
+        return None
+    return vectors[1:] @ vectors[0]
+
+
 def _cached(key: str, hashes: set[str]) -> dict[str, np.ndarray]:
     found: dict[str, np.ndarray] = {}
     wanted = sorted(hashes)

@@ -22,9 +22,7 @@ class SessionPatchBody(Body):
 
     refuse_unknown = True
     invalid_message = 'body must be {"spending_cap_usd": dollars ≥ 0 (e.g. "2.50") or null}'
-    spending_cap_usd = serializers.DecimalField(
-        max_digits=12, decimal_places=4, min_value=Decimal(0), allow_null=True
-    )
+    spending_cap_usd = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=Decimal(0), allow_null=True)
 
 
 class NewSessionBody(Body):

@@ -500,5 +500,3 @@ def report_when_done(run_id) -> None:
     ):
         announce(run_id)
         jobs.enqueue(jobs.WRITE_REPORT, run_id)
-
-

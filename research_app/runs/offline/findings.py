@@ -1,7 +1,6 @@
 """NODE_FINDINGS offline: from each numbered search result, the statements (never a heading
-or a label) that best answer the question by BM25 (the library's terms and
-parameters, llm_platform.terms.bm25_rank), in the source's own words; the same
-sentence in several results becomes one finding citing all of them.
+or a label) that best answer the question by terms and meaning (relevance.py), in the
+source's own words; the same sentence in several results becomes one finding citing all of them.
 """
 
 from __future__ import annotations
@@ -10,9 +9,10 @@ import re
 
 from llm_platform.extractive import chunk_text
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
-from llm_platform.terms import bm25_rank, comparison_key, cut_text
+from llm_platform.terms import comparison_key, cut_text
 
 from .inputs import required_question
+from .relevance import relevance
 from .statements import statements
 
 MAX_FINDINGS = 8
@@ -30,11 +30,11 @@ def result_number(chunk: EvidenceChunk) -> int | None:
 def node_findings(prompt: str) -> dict:
     """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 
-    Every statement of every result is ranked by BM25 for the question (the library's
-    terms and parameters, the statements as the collection: a rare shared term weighs
-    more than one every result repeats); each result gives its best two that score at
-    all. Headings, labels and other lines that state nothing are never findings. Ranked
-    by score, then the lowest result number citing them, then position; at most MAX_FINDINGS.
+    Every statement of every result is scored for the question by terms (BM25, the
+    statements as the collection: a rare shared term weighs more than one every result
+    repeats) and meaning (relevance.py); each result gives its best two that score at all.
+    Headings, labels and other lines that state nothing are never findings. Ranked by score,
+    then the lowest result number citing them, then position; at most MAX_FINDINGS.
     """
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_FINDINGS")
@@ -46,7 +46,7 @@ def node_findings(prompt: str) -> dict:
         candidates += [(number, position, sentence) for position, sentence in enumerate(statements(text))]
     by_result: dict[int, list[tuple[float, int, str]]] = {}
     for (number, position, sentence), score in zip(
-        candidates, bm25_rank(question, [c[2] for c in candidates]), strict=True
+        candidates, relevance(question, [c[2] for c in candidates]), strict=True
     ):
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))

@@ -1,24 +1,23 @@
-"""REPORT offline: a summary of the statements that best answer the question (BM25), the
-findings grouped by node, the context items that bear on the question with their
-SourceRefs, the file summaries and the open gaps; each sentence told once (one
-that is both a finding and an item cites both), headings never. Nothing is
-paraphrased, so nothing is made up.
+"""REPORT offline: a summary of the statements that best answer the question (terms and meaning,
+relevance.py), the findings grouped by node (the question's own first), then the context items
+that bear on the question with their SourceRefs, and the open gaps; each sentence told once (one
+that is both a finding and an item cites both), headings never, and nothing that does not bear
+on the question (no list of the session's files). Nothing is paraphrased, so nothing is made up.
 """
 
 from __future__ import annotations
 
 from llm_platform.sourcerefs import ref_key
 from llm_platform.task_envelope import read_task
-from llm_platform.terms import bm25_rank, comparison_key, cut_text
+from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
+from .relevance import relevance
 from .statements import ended, is_statement, statements
 
 MAX_REPORT_SECTIONS = 20  # report.schema.json
 MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"
-MAX_UNMATCHED_REPORT_ITEMS = 5  # shown when no item shares a term with the question
-MAX_FILE_SUMMARIES = 30
 MAX_SUMMARY_SENTENCES = 3
 MAX_TITLE_CHARS = 300
 MAX_PARAGRAPH_CHARS = 4000
@@ -26,14 +25,12 @@ MAX_OPEN_QUESTIONS = 15
 MAX_OPEN_QUESTION_CHARS = 500
 
 FROM_FILES_HEADING = "From your files"
-FILES_HEADING = "Files in this context"
 SEARCHED_HEADING = "What was searched"
 FURTHER_HEADING = "Further findings"
 
 
-
 def report(prompt: str) -> dict:
-    """The report from the inputs alone: findings by node, the relevant context items, files, open gaps."""
+    """The report from the inputs alone: findings by node, the relevant context items, open gaps."""
     _, inputs = read_task(prompt)
     question = input_text(inputs.get("question"))
     findings = _report_findings(inputs.get("findings"))
@@ -47,19 +44,11 @@ def report(prompt: str) -> dict:
             finding["sources"] = _source_refs(item)
     told = {comparison_key(f["text"]) for f in findings}
     items = _relevant_items([item for item in distinct if comparison_key(item["text"]) not in told], question)
-    summaries = [s for s in dicts_of(inputs.get("file_summaries")) if input_text(s.get("filename"))][
-        :MAX_FILE_SUMMARIES
-    ]
     stats = inputs.get("search_stats") if isinstance(inputs.get("search_stats"), dict) else {}
 
-    sections: list[dict] = []
-    if items:
-        sections.append({"heading": FROM_FILES_HEADING, "paragraphs": [_item_paragraph(item) for item in items]})
-    files_section = _files_section(summaries, items)
+    from_files = [{"heading": FROM_FILES_HEADING, "paragraphs": [_item_paragraph(i) for i in items]}] if items else []
     searched = [] if findings else [_searched_section(stats)]
-    room = MAX_REPORT_SECTIONS - len(sections) - bool(files_section) - len(searched)
-    sections += _node_sections(findings, room)
-    sections += ([files_section] if files_section else []) + searched
+    sections = _node_sections(findings, MAX_REPORT_SECTIONS - len(from_files) - len(searched)) + from_files + searched
 
     return {
         "title": cut_text(question, MAX_TITLE_CHARS) or "Research report",
@@ -100,12 +89,9 @@ def _distinct_items(value: object) -> list[dict]:
 
 
 def _relevant_items(items: list[dict], question: str) -> list[dict]:
-    """The items that best answer the question, by BM25 (input order breaks ties); if none shares
-    a term with it, the first few, so the report still shows what the user's files hold."""
-    scores = bm25_rank(question, [item["text"] for item in items])
+    """The items that bear on the question, best first (input order breaks ties); none when none does."""
+    scores = relevance(question, [item["text"] for item in items])
     matching = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
-    if not matching:
-        return items[:MAX_UNMATCHED_REPORT_ITEMS]
     return [items[i] for i in matching[:MAX_REPORT_ITEMS]]
 
 
@@ -147,29 +133,6 @@ def _node_sections(findings: list[dict], room: int) -> list[dict]:
     return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
 
 
-def _files_section(summaries: list[dict], items: list[dict]) -> dict | None:
-    if summaries:
-        paragraphs = [
-            {
-                "text": cut_text(
-                    f"{input_text(s['filename'])}: {input_text(s.get('summary')) or 'no summary.'}", MAX_PARAGRAPH_CHARS
-                )
-            }
-            for s in summaries
-        ]
-        return {"heading": FILES_HEADING, "paragraphs": paragraphs}
-    if items:
-        names: list[str] = []
-        for item in items:
-            for ref in item["sources"]:
-                name = ref.split("::", 1)[0]
-                if name and name not in names:
-                    names.append(name)
-        if names:
-            return {"heading": FILES_HEADING, "paragraphs": [{"text": f"Items above come from: {', '.join(names)}."}]}
-    return None
-
-
 def _stats_line(stats: dict) -> str:
     def count(key: str) -> int:
         value = stats.get(key)
@@ -187,12 +150,12 @@ def _searched_section(stats: dict) -> dict:
 
 
 def _report_summary(findings: list[dict], items: list[dict], question: str, stats: dict) -> str:
-    """1–3 sentences that best answer the question (BM25 over every statement of the findings and
-    items; more citations, then order, break ties), each once, as written."""
+    """1–3 sentences that best answer the question (terms and meaning over every statement of the
+    findings and items; more citations, then order, break ties), each once, as written."""
     candidates = [
         (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
     ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
-    scores = bm25_rank(question, [text for text, _ in candidates])
+    scores = relevance(question, [text for text, _ in candidates])
     ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
     sentences: list[str] = []
     seen: set[str] = set()

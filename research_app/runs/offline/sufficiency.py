@@ -1,24 +1,35 @@
-"""NODE_SUFFICIENCY offline: the share of the question's terms that some finding or
-context item mentions; enough evidence and 75 % coverage make it sufficient,
-and every uncovered run of terms is a gap.
+"""NODE_SUFFICIENCY offline: is every part of the question answered by some finding or context item?
+
+With embeddings, a part (each clause of a question that asks several things) is answered when
+some evidence is SUFFICIENT_SIMILARITY close to it in meaning: a question in a colleague's words
+shares few terms with the files' answer, and one that shares most of its terms with a sentence on
+the same subject is not answered by it. Without embeddings, the share of the question's terms that
+some evidence mentions decides (SUFFICIENT_COVERAGE). An unanswered clause is a gap in its own
+words; otherwise every uncovered run of terms is one.
 """
 
 from __future__ import annotations
 
+from llm_platform import embeddings
 from llm_platform.extractive import uncovered_phrases
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import cut_text, question_terms, quote_list, surface_words
 
 from ..split import plural
 from .inputs import context_items, dicts_of, input_text, required_question, term_set
+from .questions import split_clauses
 
 SUFFICIENT_COVERAGE = 0.75
+# The cosine (all-MiniLM-L6-v2) at which a finding answers a part of the question (tuned on the
+# man-page questions' tune split: bench/research_quality_bench.py).
+SUFFICIENT_SIMILARITY = 0.5
 MAX_GAPS = 10  # node_sufficiency.schema.json
 MAX_REASONING_CHARS = 2000
 
 
 def node_sufficiency(prompt: str) -> dict:
-    """Sufficient iff there is some evidence and the evidence mentions ≥ 75 % of the question's terms."""
+    """Sufficient iff there is evidence and every clause is answered by meaning (without embeddings: the
+    evidence mentions ≥ 75 % of the question's terms)."""
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_SUFFICIENCY")
     findings = [f for f in dicts_of(inputs.get("findings")) if input_text(f.get("text"))]
@@ -29,9 +40,20 @@ def node_sufficiency(prompt: str) -> dict:
     covered = [term for term in terms if term in from_findings or term in from_items]
     coverage = len(covered) / len(terms) if terms else 1.0
     has_evidence = bool(findings or items)
-    is_sufficient = has_evidence and coverage >= SUFFICIENT_COVERAGE
+    unanswered = _unanswered_clauses(question, [f["text"] for f in findings] + [item["text"] for item in items])
+    if unanswered is None:  # embeddings off or unavailable: terms decide
+        is_sufficient = has_evidence and coverage >= SUFFICIENT_COVERAGE
+    else:
+        is_sufficient = has_evidence and not unanswered
 
-    gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
+    if unanswered is not None and is_sufficient:
+        gaps = []  # every part is answered in meaning: a term the answer words otherwise is no gap
+    elif unanswered and len(split_clauses(question)) > 1:
+        gaps = [f"No passage answers “{clause}” yet." for clause in unanswered]
+    else:
+        gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
+    if unanswered and not gaps:
+        gaps = [f"No passage answers “{question.rstrip('?')}” yet."]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
     words = surface_words(question)
@@ -44,8 +66,24 @@ def node_sufficiency(prompt: str) -> dict:
         gaps_count=len(gaps),
         coverage=coverage,
         is_sufficient=is_sufficient,
+        unanswered=unanswered,
     )
     return {"is_sufficient": is_sufficient, "reasoning": reasoning, "gaps": gaps[:MAX_GAPS]}
+
+
+def _unanswered_clauses(question: str, evidence: list[str]) -> list[str] | None:
+    """The clauses of the question that no evidence is close to in meaning; None without embeddings."""
+    clauses = split_clauses(question) or [question]
+    if not evidence:
+        return clauses if embeddings.enabled() else None
+    unanswered = []
+    for clause in clauses:
+        cosines = embeddings.closeness(clause, evidence)
+        if cosines is None:
+            return None
+        if float(cosines.max()) < SUFFICIENT_SIMILARITY:
+            unanswered.append(clause)
+    return unanswered
 
 
 def _sufficiency_reasoning(
@@ -58,6 +96,7 @@ def _sufficiency_reasoning(
     gaps_count: int,
     coverage: float,
     is_sufficient: bool,
+    unanswered: list[str] | None,
 ) -> str:
     against = (
         f"Judged against {plural(findings_count, 'search finding')} and "
@@ -77,6 +116,12 @@ def _sufficiency_reasoning(
     threshold = f"{round(SUFFICIENT_COVERAGE * 100)} %"
     if not findings_count and not items_count:
         verdict = "Not sufficient: there is no evidence yet."
+    elif unanswered is not None:
+        verdict = (
+            "Sufficient: some evidence answers every part of the question in meaning."
+            if is_sufficient
+            else f"Not sufficient: no evidence answers {quote_list(unanswered)} in meaning."
+        )
     elif is_sufficient:
         verdict = f"Sufficient: coverage {round(coverage * 100)} % reaches {threshold}."
     else:

@@ -1,0 +1,39 @@
+"""How well a statement answers a question, offline: its terms (BM25) and, with embeddings, its meaning.
+
+A colleague asks in their own words ("where do I put a colleague's key so they can log in?")
+and the files answer in theirs ("add it to ~/.ssh/authorized_keys"): terms alone miss that
+answer, meaning alone takes a sentence on the same subject for one. So both count, fused as
+library search fuses them (context_app.library): BM25 over its best, the cosine over its range
+among the candidates, KEYWORD_WEIGHT and 1 - KEYWORD_WEIGHT. A statement is relevant when it
+shares a weighted term with the question or is MEANING_FLOOR close to it in meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llm_platform import embeddings
+from llm_platform.terms import bm25_rank
+
+KEYWORD_WEIGHT = 0.4
+# The cosine of all-MiniLM-L6-v2 above which a sentence is about what the question asks, though
+# it shares no term with it (tuned on the man-page questions' tune split: bench/research_quality_bench.py).
+MEANING_FLOOR = 0.45
+
+
+def relevance(question: str, texts: Sequence[str]) -> list[float]:
+    """One score a text, in order: 0 for a text that bears on the question neither by terms nor by meaning."""
+    keyword = bm25_rank(question, list(texts))
+    cosines = embeddings.closeness(question, list(texts))
+    if cosines is None:
+        return [float(score) for score in keyword]
+    best = max(keyword, default=0.0) or 1.0
+    low, high = float(cosines.min()), float(cosines.max())
+    spread = (high - low) or 1.0
+    return [
+        # (a relevant text never scores 0, which says "irrelevant")
+        max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)
+        if score > 0 or cosine >= MEANING_FLOOR
+        else 0.0
+        for score, cosine in zip(keyword, cosines, strict=True)
+    ]
