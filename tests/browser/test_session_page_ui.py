@@ -181,10 +181,14 @@ def test_offline_facts_are_statements_and_a_csv_digest_states_its_table(
     assert all(claim.endswith(".") for claim in memo_claims), memo_claims
 
     claims = digest_claims(page, "data.csv")
-    assert claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    assert (
+        claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    )
     bursts = [int(row["bursts"]) for row in rows]
-    assert any(claim.startswith(f"bursts ranges from {min(bursts)} (row ") and f"is {sum(bursts)}," in claim
-               for claim in claims), claims
+    assert any(
+        claim.startswith(f"bursts ranges from {min(bursts)} (row ") and f"is {sum(bursts)}," in claim
+        for claim in claims
+    ), claims
     page.screenshot(path=str(artifacts / "session-csv-digest.png"), full_page=True)
 
     # A CSV fact's source opens its rows (not the header), the column names shown above them.
