@@ -46,7 +46,7 @@ class Caller(threading.Thread):
     def run(self) -> None:
         try:
             super().run()
-        except BaseException as exc:  # noqa: B036 (handed to the test's thread)
+        except BaseException as exc:  # handed to the test's thread
             self.error = exc
 
     def join(self, timeout: float | None = 30) -> None:
