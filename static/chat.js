@@ -96,10 +96,12 @@
     const supply = (payload) => send(request.request_id, [{ slot: slot.slot, ...payload }]);
     return el("div", { class: "slot", "data-slot": slot.slot },
       el("p", { text: slot.description }),
+      // The excerpt takes the card's width; its source and Attach go under it, not beside it.
       ...(slot.suggestions || []).map((s) => el("div", { class: "suggestion" },
         el("p", { class: "small", text: s.text }),
-        s.source_url ? citationButton(s, sid) : null,
-        el("button", { type: "button", text: "Attach", "aria-label": `Attach excerpt from ${s.label}`, onclick: () => supply({ kind: "snippet", text: s.text }) }))),
+        el("div", { class: "suggestion-actions" },
+          s.source_url ? citationButton(s, sid) : null,
+          el("button", { type: "button", text: "Attach", "aria-label": `Attach excerpt from ${s.label}`, onclick: () => supply({ kind: "snippet", text: s.text }) })))),
       note,
       el("div", { class: "slot-buttons" },
         el("button", { type: "button", class: "primary", text: "Attach note", onclick: () => note.value.trim() ? supply({ kind: "note", text: note.value }) : showError("Write the note first.") }),

@@ -411,10 +411,12 @@
 
   function renderRunOptions(selected) {
     const select = $("run-select");
-    select.replaceChildren(...state.runs.map((run) => el("option", {
-      value: run.run_id, selected: run.run_id === selected,
-      text: `${new Date(run.created_at).toLocaleString()} · ${run.question.slice(0, 60)} · ${STATUS_LABEL[run.status] || run.status}`,
-    })));
+    // Status and time first: a narrow select cuts the end of its text, and the question is what can go.
+    select.replaceChildren(...state.runs.map((run) => {
+      const when = new Date(run.created_at).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+      const label = `${STATUS_LABEL[run.status] || run.status} · ${when} · ${run.question}`;
+      return el("option", { value: run.run_id, selected: run.run_id === selected, title: label, text: label });
+    }));
     const none = state.runs.length === 0;
     select.hidden = none;
     document.querySelector('label[for="run-select"]').hidden = none;

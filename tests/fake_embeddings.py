@@ -6,14 +6,13 @@ are near and others are not: deterministic, fast, and enough to test the mechani
 the real model (tests/llm_platform/test_minilm.py, bench/).
 
 `mode` scripts what it answers: "ok", "down" (503), "html" (a 200 HTML error page),
-"nan", "short" (one vector fewer than asked), "wide" (96 dimensions), "slow" (sleeps
-`delay` seconds first).
+"nan", "short" (one vector fewer than asked), "wide" (96 dimensions), "slow" (no answer
+until the server stops: every client times out first).
 """
 
 import hashlib
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -38,7 +37,7 @@ def fake_vector(text: str, dimensions: int = DIMENSIONS) -> list[float]:
 class FakeEmbeddings:
     def __init__(self) -> None:
         self.mode = "ok"
-        self.delay = 0.0
+        self.answer_late = threading.Event()  # "slow" holds its answers until this is set (stop())
         self.calls = 0
         self.inputs: list[str] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -46,6 +45,7 @@ class FakeEmbeddings:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
+        self.answer_late.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -64,7 +64,7 @@ class FakeEmbeddings:
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 fake.inputs.extend(texts)
                 if fake.mode == "slow":
-                    time.sleep(fake.delay)
+                    fake.answer_late.wait(timeout=60)
                 if fake.mode == "down":
                     return self._send(503, {"error": {"message": "overloaded", "type": "server_error"}})
                 if fake.mode == "html":

@@ -181,10 +181,14 @@ def test_offline_facts_are_statements_and_a_csv_digest_states_its_table(
     assert all(claim.endswith(".") for claim in memo_claims), memo_claims
 
     claims = digest_claims(page, "data.csv")
-    assert claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    assert (
+        claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
+    )
     bursts = [int(row["bursts"]) for row in rows]
-    assert any(claim.startswith(f"bursts ranges from {min(bursts)} (row ") and f"is {sum(bursts)}," in claim
-               for claim in claims), claims
+    assert any(
+        claim.startswith(f"bursts ranges from {min(bursts)} (row ") and f"is {sum(bursts)}," in claim
+        for claim in claims
+    ), claims
     page.screenshot(path=str(artifacts / "session-csv-digest.png"), full_page=True)
 
     # A CSV fact's source opens its rows (not the header), the column names shown above them.
@@ -320,6 +324,20 @@ def show_view(page, view: str, width: int):
         page.click(f"#view-{view}")
 
 
+def ask(page, question: str) -> None:
+    page.fill("#chat-input", question)
+    page.click("#chat-send")
+
+
+def excerpt_widths(page) -> list[tuple[float, float]]:
+    """(width of the excerpt's text, width of its card's content box) in px, for each suggested excerpt shown."""
+    return page.evaluate("""() => [...document.querySelectorAll('.request-card .suggestion p')].map((text) => {
+        const card = text.closest('.request-card'), style = getComputedStyle(card);
+        const inner = card.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        return [text.getBoundingClientRect().width, inner];
+    })""")
+
+
 def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_url, member, artifacts):
     sid = session_with_valves_and_survey(member)
     page = login(browser, live_server_url, member)
@@ -348,7 +366,8 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
     page.wait_for_selector("#report-view .report-section")
     nodes = page.locator("#node-tree li[data-node]").count()
     assert nodes >= 3, nodes
-
+    # A narrow select cuts its text's end: the run's status comes first, its question last.
+    assert page.locator("#run-select option:checked").inner_text().startswith("Completed · ")
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
         page.evaluate("window.scrollTo(0, 0)")
@@ -360,6 +379,21 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
         page.screenshot(path=str(artifacts / f"session-{width}px-after-run-report.png"))
         show_view(page, "chat", width)
         assert_on_first_screen(page, "#chat-input")
+
+    # A chat answered with its sources, then a question the files half answer: a card of suggested excerpts.
+    page.set_viewport_size({"width": 1400, "height": 900})
+    ask(page, "How much did the valve programme cost?")
+    page.locator("#chat-log li.assistant").wait_for()
+    ask(page, "How many households in district 3 reported leaks?")
+    page.locator(".request-card .suggestion").first.wait_for()
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+        show_view(page, "chat", width)
+        assert_no_horizontal_scroll(page)
+        # Issue 27: at 1400 px the excerpts were a column about 90 px wide beside their buttons.
+        excerpts = excerpt_widths(page)
+        assert excerpts and all(excerpt >= 0.6 * card for excerpt, card in excerpts), (width, excerpts)
+        page.evaluate("document.querySelector('.request-card').scrollIntoView({block: 'nearest'})")  # live re-renders
         page.screenshot(path=str(artifacts / f"session-{width}px-after-run-chat.png"))
 
     # The views are a keyboard tab list like the others: arrows move and select.
@@ -370,6 +404,14 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
     assert page.locator("#stream-pane").is_visible() and not page.locator("#chat-pane").is_visible()
     page.keyboard.press("Home")
     assert page.locator("#tree-pane").is_visible() and not page.locator("#report-pane").is_visible()
+
+    # The Context tab of a session with a finished run, at each width (looked at: test-artifacts/).
+    page.click("#tab-context")
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+        page.evaluate("window.scrollTo(0, 0)")
+        assert_no_horizontal_scroll(page)
+        page.screenshot(path=str(artifacts / f"session-{width}px-after-run-context.png"), full_page=True)
 
 
 # Every note shown beside a file, per file.

@@ -2,7 +2,6 @@
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
 from pathlib import Path
@@ -226,6 +225,7 @@ class FakeSearxng:
     def __init__(self):
         self.mode = "ok"
         self.queries: list[dict] = []
+        self.answer_late = threading.Event()  # "slow" holds its answer until this is set (stop())
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -235,8 +235,8 @@ class FakeSearxng:
                     return self._send(403, b"Forbidden")
                 if fake.mode == "garbage":
                     return self._send(200, b"<html>not json</html>")
-                if fake.mode == "slow":
-                    time.sleep(1.0)
+                if fake.mode == "slow":  # no answer until the client has given up
+                    fake.answer_late.wait(timeout=60)
                 body = {
                     "query": fake.queries[-1]["q"][0],
                     "results": [
@@ -275,6 +275,7 @@ class FakeSearxng:
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def stop(self):
+        self.answer_late.set()
         self.server.shutdown()
         self.server.server_close()
 

@@ -1,6 +1,5 @@
 """Races, recovery and the aggregate tree: the pipeline's promises under stress."""
 
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from context_app.pipeline import digest as digest_stage
 from context_app.pipeline import recovery as recovery_stage
 from llm_platform.models import LLMCall
 from llm_platform.sourcerefs import ref_key
+from tests import session_worker
 from tests.factories import ContextApi, make_member, model_calls, wait_until
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -253,7 +253,9 @@ def test_a_failed_aggregate_is_not_rebuilt_until_asked(api, scripted_llm, build_
     else:  # the failed build wrote its error before its task returned: count it once it has
         wait_until(lambda: build_aggregate_runs, message="the failed build's task to return")
     builds, calls = len(build_aggregate_runs), model_calls(sid, "aggregate_digest", attempt=None)
-    time.sleep(1.0)  # a looping rebuild runs many times in a second
+    # A rebuild queued by the failed one is in the broker or running until the worker is idle (a looping
+    # one never lets it be: the wait fails); once it is, any rebuild has run and been counted.
+    session_worker.wait_until_idle(timeout=30)
     assert len(build_aggregate_runs) == builds
     assert model_calls(sid, "aggregate_digest", attempt=None) == calls
     assert context_set_of(sid).parse_requested is False

@@ -179,12 +179,34 @@ def test_a_message_sent_while_a_request_is_open_is_answered_at_once_and_the_card
 
 def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
     settings.GROUNDWORK_CONTEXT_REQUEST_SECONDS = 1.0
-    asked = say(api, sid, UNKNOWN)
+
+    async def watch_the_card():
+        communicator = WebsocketCommunicator(
+            application, f"/ws/sessions/{sid}/conversation/?token={api.token}", headers=HEADERS
+        )
+        assert (await communicator.connect())[0]
+        asked = await sync_to_async(say)(api, sid, UNKNOWN)
+        events = []
+        while not events or events[-1]["type"] != "conversation:message" or events[-1]["message"]["role"] == "user":
+            events.append(await communicator.receive_json_from(timeout=30))
+        await communicator.disconnect()
+        return asked, events
+
+    asked, events = async_to_sync(watch_the_card)()
     request = ContextRequest.objects.get(pk=asked["request_id"])
-    reply = wait_until(lambda: ChatMessage.objects.filter(reply_to_id=asked["user_message_id"]).first(), timeout=30)
-    request.refresh_from_db()
     assert request.status == "expired" and request.reminded_at is not None
-    assert reply.warning.startswith("Answered without the requested context: nobody supplied it within")
+    # Half way to the deadline the open card is pushed again as a reminder, then expires and is answered.
+    card = [(e["type"], e.get("reminder"), e["request"]["status"]) for e in events if "request" in e]
+    assert card == [
+        ("conversation:context_request", None, "open"),
+        ("conversation:context_update", True, "open"),
+        ("conversation:context_resolved", None, "expired"),
+    ]
+    reminder = next(e["request"] for e in events if e.get("reminder"))
+    assert reminder["request_id"] == str(request.pk) and reminder["reminded"] is True  # the card says "reminder sent"
+    reply = events[-1]["message"]
+    assert reply["reply_to"] == asked["user_message_id"]
+    assert reply["warning"].startswith("Answered without the requested context: nobody supplied it within")
     assert supply(api, sid, request.pk, [{"slot": "s1", "kind": "skip"}]).status_code == 409
 
 

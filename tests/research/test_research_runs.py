@@ -1,5 +1,7 @@
 """Research runs end to end (SPEC §4, seed 001 §10): real worker, Redis, websockets, offline provider."""
 
+import threading
+
 import pytest
 
 from context_app.models import ContextSet
@@ -194,11 +196,20 @@ def test_other_teams_get_404_and_mutations_need_an_idempotency_key(api):
 
 
 def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, scripted_llm):
-    # Model calls take 0.2 s, so the cancel surely lands while the run is under way.
-    scripted_llm.delay = 0.2
+    from context_app.digests.offline import per_file_digest
+
+    cancelled = threading.Event()
+
+    def digest_once_cancelled(prompt):
+        # The run's first model call (its bind phase's file digest) waits for the cancel: it lands mid-run.
+        cancelled.wait(timeout=30)
+        return per_file_digest(prompt)
+
+    scripted_llm.handlers["PER_FILE_DIGEST"] = digest_once_cancelled
     sid = session_with_files(api, {"valves.md": VALVES.encode()})
     rid = start(api, sid, max_depth=1)
     response = api.post(f"/api/runs/{rid}/cancel")
+    cancelled.set()
     assert response.status_code == 200
     assert ResearchRun.objects.get(pk=rid).status == ResearchRun.Status.CANCELLED
     assert finished(api, rid)["status"] == "cancelled"

@@ -130,6 +130,23 @@ def test_a_member_receives_every_event_of_a_run_live_over_the_websocket(api, mon
     for expected in ("context_binding_parsing_started", "context_for_node_ready", "node_decomposed"):
         assert expected in types
     assert ResearchRun.objects.get(pk=rid).last_seq == len(stored)
+    # Each node's search is told with what it found; each node the limits stopped says which limit.
+    nodes = ResearchNode.objects.filter(run_id=rid)
+    searched = {e["payload"]["node"]: e["payload"] for e in live if e["type"] == "node_search_completed"}
+    assert types.count("node_search_completed") == len(nodes)
+    assert searched == {
+        n.path: {
+            "node": n.path,
+            "results": len(n.results),
+            "documents": len({r["document"] for r in n.results}),
+            "errors": [],
+        }
+        for n in nodes
+    }
+    assert searched["1"]["results"] > 0, "the root's question is in the files"
+    limited = {e["payload"]["node"]: e["payload"]["reason"] for e in live if e["type"] == "node_limited"}
+    # The question's staffing part is in no file: a sub-question at depth 1 cannot be answered nor split.
+    assert limited and limited == {n.path: "max_depth 1 reached" for n in nodes if n.status == "limited"}
 
 
 def test_other_teams_and_anonymous_clients_cannot_watch_a_run(api):

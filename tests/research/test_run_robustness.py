@@ -1,7 +1,6 @@
 """Runs never hang and stop when cancelled (issue 12), on the real worker, Redis and the offline provider."""
 
 import threading
-import time
 
 import pytest
 from django.utils.module_loading import import_string
@@ -9,6 +8,7 @@ from django.utils.module_loading import import_string
 from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
 from research_app.runs import model_tasks
+from tests import session_worker
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start
 
@@ -101,48 +101,19 @@ def test_any_step_that_crashes_ends_the_run_as_failed(team_member, monkeypatch, 
 # --- cancel stops the work under way ------------------------------------------------------
 
 
-class StepsInFlight:
-    """How many engine steps are running now (in the worker's threads)."""
-
-    def __init__(self, monkeypatch):
-        from research_app.runs import engine, report
-
-        self.count = 0
-        self.lock = threading.Lock()
-        for module, name in ((engine, "bind_run"), (engine, "begin_exploration"), (engine, "explore_node")):
-            self.track(monkeypatch, module, name)
-        self.track(monkeypatch, report, "write_report")
-
-    def track(self, monkeypatch, module, name):
-        real = getattr(module, name)
-
-        def tracked(object_id):
-            with self.lock:
-                self.count += 1
-            try:
-                return real(object_id)
-            finally:
-                with self.lock:
-                    self.count -= 1
-
-        monkeypatch.setattr(module, name, tracked)
-
-    def wait_until_idle(self):
-        wait_until(lambda: self.count == 0, timeout=30, message="the worker's steps to end")
-        time.sleep(0.5)  # a step that was going to follow has been handed out by now
-        wait_until(lambda: self.count == 0, timeout=30, message="the worker's steps to end")
+def wait_until_no_step_is_left() -> None:
+    """The worker runs nothing and nothing waits in the broker: no step of the run is to follow
+    (a step queues the next before it ends)."""
+    session_worker.wait_until_idle(timeout=30)
 
 
 @pytest.mark.parametrize(
     "task", ["NODE_QUERIES", "NODE_FINDINGS", "NODE_SUFFICIENCY", "NODE_DECOMPOSE", "CONTEXT_SPLIT", "REPORT"]
 )
-def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_event(
-    team_member, scripted_llm, monkeypatch, task
-):
+def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_event(team_member, scripted_llm, task):
     """Regression: after run_cancelled was stored, NODE_SUFFICIENCY, NODE_DECOMPOSE and CONTEXT_SPLIT
     were still called and node events stored. The cancel lands while the root's `task` call is in flight."""
     api, _team = team_member
-    steps = StepsInFlight(monkeypatch)
     sid = session_with_files(api, FILES)
     at_cancel: list[int] = []
     answer = import_string(getattr(model_tasks, task).offline_handler)  # the offline answer, wrapped below
@@ -157,7 +128,7 @@ def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_even
     scripted_llm.handlers[task] = cancel_meanwhile
     rid = start(api, sid, max_depth=1)
     wait_until(lambda: at_cancel, timeout=60, message=f"the {task} call")
-    steps.wait_until_idle()
+    wait_until_no_step_is_left()
 
     assert len(scripted_llm.requests) == at_cancel[0], [r.task for r in scripted_llm.requests[at_cancel[0] :]]
     events = events_of(api, rid)
@@ -174,9 +145,8 @@ def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_even
     assert not nodes[0].findings and nodes[0].sufficiency is None, "nothing of the cancelled node was stored"
 
 
-def test_a_cancel_during_the_bind_phase_ends_its_parsing_status(team_member, scripted_llm, monkeypatch):
+def test_a_cancel_during_the_bind_phase_ends_its_parsing_status(team_member, scripted_llm):
     api, _team = team_member
-    steps = StepsInFlight(monkeypatch)
     sid = session_with_files(api, FILES)
     cancelled = []
     lock = threading.Lock()
@@ -194,7 +164,7 @@ def test_a_cancel_during_the_bind_phase_ends_its_parsing_status(team_member, scr
     wait_until(lambda: cancelled, timeout=60, message="a file digest call")
     assert cancelled == [200]
     api.settle(sid)  # the session's files are still parsed: their digests are the session's, not the run's
-    steps.wait_until_idle()
+    wait_until_no_step_is_left()
 
     run = api.get(f"/api/runs/{rid}").json()
     assert run["status"] == "cancelled" and run["nodes"] == []
