@@ -40,7 +40,7 @@ AGGREGATE_DIGEST = ModelTask(
     ("context_preprocess_common", "context_preprocess_aggregate"),
     "aggregate_digest",
     prompt_version,
-    offline_handler="context_app.digests.offline.aggregate_digest",
+    offline_handler="context_app.digests.offline_aggregate.aggregate_digest",
     label="Aggregate digest of the files",
 )
 

@@ -19,33 +19,23 @@ paraphrased, so nothing is made up. A conflict is between files: one file's
 A CSV file is read as a table instead (offline_csv): its shape and, per column,
 its range and total or its distinct values, computed from the rows it cites.
 
-Task B: the input digests (per-file or themselves aggregates, for the tree over
-large sets) are merged: equal claims become one fact with the union of their
-sources, facts from different files about the same subject with different
-figures for the same period are flagged as a "conflict" citing both, and every
-source is copied from the inputs.
+Task B, the merge of digests, is offline_aggregate.py.
 """
 
 import re
-from collections.abc import Iterable
 
-from llm_platform.sourcerefs import split_ref
-from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
+from llm_platform.terms import comparison_key, cut_text, split_sentences
 
-from .envelopes import parse_aggregate_envelope, parse_per_file_envelope
+from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
 from .validation import SCHEMA_VERSION
 
 GENERATOR = "offline-extractive"
 MAX_FACTS = 40
 MAX_UNCERTAINTIES = 15
-MAX_AGGREGATE_FACTS = 80
-MAX_AGGREGATE_UNCERTAINTIES = 30
 MAX_CLAIM_CHARS = 400
 MAX_SUMMARY_SENTENCES = 3
 SUMMARY_WINDOW = 12  # the summary is chosen among this many leading sentences
-MAX_AGGREGATE_SUMMARY_CHARS = 1500
-MAX_CONFLICTS_PER_SUBJECT = 3
 
 # --- cues ------------------------------------------------------------------------
 
@@ -177,7 +167,7 @@ _OPINION = _cue(
     r"probably",
 )
 _DIGIT = re.compile(r"\d")
-_YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
+YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
 _DATE = re.compile(
     r"\b(?:1[89]\d\d|20\d\d)\b|\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d"
@@ -334,13 +324,13 @@ def per_file_digest(prompt: str) -> dict:
         hedged = bool(_HEDGE.search(sentence))
         if hedged:
             uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
-            _add_unique(uncertainties, comparison_key(sentence), uncertainty)
+            add_unique(uncertainties, comparison_key(sentence), uncertainty)
         kind = _kind(sentence)
         if kind is None or sentence.rstrip().endswith("?"):  # a question is not a claim
             continue
         claim = cut_text(sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
-        if _add_unique(candidates, key, _fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
+        if add_unique(candidates, key, new_fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
             ranks[key] = (-_score(sentence, kind, hedged), position)
 
     chosen = sorted(sorted(candidates, key=ranks.__getitem__)[:MAX_FACTS], key=lambda key: ranks[key][1])
@@ -365,7 +355,7 @@ def _digest(filename: str, file_format: str, summary: str, facts: list[dict], un
     }
 
 
-def _fact(kind: str, claim: str, ref: str, reliability: str, note: str) -> dict:
+def new_fact(kind: str, claim: str, ref: str, reliability: str, note: str) -> dict:
     return {
         "id": "",
         "kind": kind,
@@ -376,7 +366,7 @@ def _fact(kind: str, claim: str, ref: str, reliability: str, note: str) -> dict:
     }
 
 
-def _add_unique(items: dict[str, dict], key: str, item: dict) -> bool:
+def add_unique(items: dict[str, dict], key: str, item: dict) -> bool:
     """Add `item` under `key`, or merge its sources into the one already there. True if added."""
     if key in items:
         sources = items[key]["sources"]
@@ -393,12 +383,12 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
         sentences = split_sentences(span["text"])
         if sentences:
             claim = cut_text(sentences[0], MAX_CLAIM_CHARS)
-            return [_fact("fact", claim, ref, "medium", "offline extractive: the document's opening statement")]
+            return [new_fact("fact", claim, ref, "medium", "offline extractive: the document's opening statement")]
     for span in spans:
         text = cut_text(span["text"], MAX_CLAIM_CHARS)
         if text:
             ref = f"{filename}::{span['span_id']}"
-            return [_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
+            return [new_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
     return []  # no text at all: an empty list is honest, a sourceless fact is not allowed
 
 
@@ -421,232 +411,3 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
     if facts:
         return facts[0]["claim"]
     return f"{filename} contains no readable text."
-
-
-# --- Task B ----------------------------------------------------------------------
-
-
-def aggregate_digest(prompt: str) -> dict:
-    manifest, digests = parse_aggregate_envelope(prompt)
-
-    merged: dict[str, dict] = {}  # normalised claim → fact (copied, sources unioned)
-    origin: dict[str, int] = {}  # normalised claim → index of the first input digest stating it
-    uncertainties: dict[str, dict] = {}
-    uncertainty_origin: dict[str, int] = {}
-    documents: list[dict] = []
-    for index, digest in enumerate(digests):
-        documents.extend(_documents_of(digest))
-        for fact in _dicts(digest.get("facts")):
-            key = comparison_key(fact.get("claim", ""))
-            if not key or not fact.get("sources"):
-                continue
-            if key in merged:
-                _merge_fact(merged[key], fact)
-            else:
-                merged[key] = _copy_fact(fact)
-                origin[key] = index
-        for item in _dicts(digest.get("uncertainties")):
-            key = comparison_key(item.get("text"))
-            copied = {"text": item.get("text"), "sources": list(item.get("sources") or [])}
-            if key and _add_unique(uncertainties, key, copied):
-                uncertainty_origin[key] = index
-
-    for fact in merged.values():
-        _note_agreement(fact)
-    for key, conflict in _conflicts(list(merged.values())):
-        if key not in merged:  # an input aggregate may already carry this very conflict
-            merged[key] = conflict
-            origin[key] = -1  # conflicts are kept first when the list is capped
-
-    keys = _round_robin(list(merged), origin, MAX_AGGREGATE_FACTS)
-    ordered = sorted((merged[key] for key in keys), key=lambda fact: fact.get("kind") != "conflict")
-    facts = [
-        {"id": f"F{number}", **{k: v for k, v in fact.items() if k != "id"}} for number, fact in enumerate(ordered, 1)
-    ]
-    kept_uncertainties = [
-        uncertainties[key] for key in _round_robin(list(uncertainties), uncertainty_origin, MAX_AGGREGATE_UNCERTAINTIES)
-    ]
-
-    files = [{"filename": entry["filename"], "format": entry.get("format", "")} for entry in manifest]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "mode": "batch",
-        "generator": GENERATOR,
-        "document": {"filename": "__BATCH__", "format": "mixed"},
-        "batch": {"files": files},
-        "summary": _aggregate_summary(len(files), documents, facts),
-        "facts": facts,
-        "uncertainties": kept_uncertainties,
-        "documents": documents,
-    }
-
-
-def _dicts(items) -> Iterable[dict]:
-    return (item for item in (items if isinstance(items, list) else []) if isinstance(item, dict))
-
-
-def _documents_of(digest: dict) -> list[dict]:
-    """One {filename, summary} per file: a per-file digest's own, or an input aggregate's list."""
-    if digest.get("mode") == "batch":
-        nested = [
-            d
-            for d in _dicts(digest.get("documents"))
-            if isinstance(d.get("filename"), str) and isinstance(d.get("summary"), str)
-        ]
-        if nested:
-            return [{"filename": d["filename"], "summary": d["summary"]} for d in nested]
-    document = digest.get("document") if isinstance(digest.get("document"), dict) else {}
-    summary = digest.get("summary") if isinstance(digest.get("summary"), str) else ""
-    return [{"filename": str(document.get("filename", "")), "summary": _first_sentence(summary)}]
-
-
-def _first_sentence(text: str) -> str:
-    sentences = split_sentences(text) or [text]
-    return cut_text(sentences[0], 300)
-
-
-_RELIABILITY_RANK = {"low": 0, "medium": 1, "high": 2}
-_AGREEMENT_NOTE = re.compile(r" \(stated in \d+ files\)$")
-
-
-def _copy_fact(fact: dict) -> dict:
-    copied = {key: value for key, value in fact.items() if key != "id"}
-    copied["sources"] = list(fact["sources"])
-    return copied
-
-
-def _merge_fact(kept: dict, other: dict) -> None:
-    """Union of sources; the more specific (longer) wording and the higher reliability win."""
-    kept["sources"].extend(ref for ref in other["sources"] if ref not in kept["sources"])
-    if len(other.get("claim", "")) > len(kept.get("claim", "")):
-        kept["claim"] = other["claim"]
-    if _RELIABILITY_RANK.get(other.get("reliability"), -1) > _RELIABILITY_RANK.get(kept.get("reliability"), -1):
-        kept["reliability"] = other["reliability"]
-        if "reliability_note" in other:
-            kept["reliability_note"] = other["reliability_note"]
-
-
-def _files_of(fact: dict) -> list[str]:
-    files: list[str] = []
-    for ref in fact["sources"]:
-        parts = split_ref(ref)
-        name = parts[0] if parts else ref
-        if name not in files:
-            files.append(name)
-    return files
-
-
-def _note_agreement(fact: dict) -> None:
-    count = len(_files_of(fact))
-    if count > 1 and fact.get("kind") != "conflict" and isinstance(fact.get("reliability_note"), str):
-        base = _AGREEMENT_NOTE.sub("", fact["reliability_note"])
-        fact["reliability_note"] = f"{base} (stated in {count} files)"
-
-
-# --- conflicts ---------------------------------------------------------------------
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def _figures(claim: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(years, other figures) of a claim, in order."""
-    numbers = _NUMBER.findall(claim)
-    years = tuple(n for n in numbers if _YEAR.fullmatch(n))
-    return years, tuple(n for n in numbers if not _YEAR.fullmatch(n))
-
-
-def _subject(claim: str) -> str:
-    """What a figure is about: the content words before the first figure that is not a year.
-
-    "Water losses were 19 % in 2022" → "water losses". Empty when the claim has no
-    such figure or names nothing before it.
-    """
-    match = next((m for m in _NUMBER.finditer(claim) if not _YEAR.fullmatch(m.group())), None)
-    if match is None:
-        return ""
-    words = re.findall(r"[^\W\d_]{3,}", claim[: match.start()].lower())
-    return " ".join(w for w in words if w not in SUBJECT_STOP_WORDS)
-
-
-def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
-    """Facts from different files, same subject and period, different figures: a conflict citing both."""
-    groups: dict[str, list[dict]] = {}
-    for fact in facts:
-        subject = _subject(fact["claim"])
-        # One word ("losses") is too vague on its own unless a year pins the period.
-        specific = len(subject.split()) >= 2 or (subject and _figures(fact["claim"])[0])
-        if fact.get("kind") != "conflict" and specific:
-            groups.setdefault(subject, []).append(fact)
-    found: list[tuple[str, dict]] = []
-    for group in groups.values():
-        pairs = [(a, b) for i, a in enumerate(group) for b in group[i + 1 :] if _disagree(a, b)]
-        # Many files quoting many figures would give n² conflicts; a few make the point.
-        found.extend(_conflict_fact(a, b) for a, b in pairs[:MAX_CONFLICTS_PER_SUBJECT])
-    return found
-
-
-def _disagree(first: dict, second: dict) -> bool:
-    if set(_files_of(first)) & set(_files_of(second)):
-        return False  # within one file that is the file's own business (Task A flags it)
-    years_a, values_a = _figures(first["claim"])
-    years_b, values_b = _figures(second["claim"])
-    return years_a == years_b and bool(values_a) and bool(values_b) and values_a != values_b
-
-
-def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
-    """The conflict fact citing both sides; both sides drop to "low" reliability."""
-    a, b = sorted((first, second), key=lambda fact: comparison_key(fact["claim"]))  # order-independent wording
-    claim = cut_text(
-        f"The files disagree: {', '.join(_files_of(a))} says “{a['claim']}”, "
-        f"while {', '.join(_files_of(b))} says “{b['claim']}”",
-        2 * MAX_CLAIM_CHARS,
-    )
-    for side in (a, b):
-        side["reliability"] = "low"
-        side["reliability_note"] = "offline extractive: another file gives a different figure"
-    conflict = _fact("conflict", claim, "", "low", "offline extractive: same subject, different figures")
-    conflict["sources"] = a["sources"] + [ref for ref in b["sources"] if ref not in a["sources"]]
-    return comparison_key(claim), conflict
-
-
-# --- selection and summary ----------------------------------------------------------
-
-
-def _round_robin(keys: list[str], origin: dict[str, int], limit: int) -> list[str]:
-    """At most `limit` keys: conflicts found here (origin -1) first, up to half the
-    room, then one key per input digest in turn, so every file stays represented.
-    The result keeps the input order of the chosen keys.
-    """
-    if len(keys) <= limit:
-        return keys
-    chosen = [key for key in keys if origin[key] == -1][: limit // 2]
-    queues: dict[int, list[str]] = {}
-    for key in keys:
-        if origin[key] != -1:
-            queues.setdefault(origin[key], []).append(key)
-    taken = set(chosen)
-    while len(taken) < limit and any(queues.values()):
-        for source in sorted(queues):
-            if queues[source] and len(taken) < limit:
-                taken.add(queues[source].pop(0))
-    return [key for key in keys if key in taken]
-
-
-def _aggregate_summary(file_count: int, documents: list[dict], facts: list[dict]) -> str:
-    # A conflict between files cites two or more (a model's Task A may call one file's "however" one).
-    conflicts = sum(fact["kind"] == "conflict" and len(_files_of(fact)) > 1 for fact in facts)
-    head = f"{file_count} file{'s' if file_count != 1 else ''}."
-    if conflicts:
-        head += f" {conflicts} conflict{'s' if conflicts != 1 else ''} between files."
-    parts = [head]
-    length = len(head)
-    for shown, document in enumerate(documents):
-        line = f"{document['filename']}: {_first_sentence(document['summary'])}" if document["summary"] else ""
-        if not line:
-            continue
-        if length + len(line) + 1 > MAX_AGGREGATE_SUMMARY_CHARS:
-            parts.append(f"(and {len(documents) - shown} more files)")
-            break
-        parts.append(line)
-        length += len(line) + 1
-    return " ".join(parts)

@@ -15,7 +15,8 @@ from context_app.digests.envelopes import (
     parse_per_file_envelope,
     per_file_envelope,
 )
-from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, aggregate_digest, per_file_digest
+from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, per_file_digest
+from context_app.digests.offline_aggregate import aggregate_digest
 from context_app.digests.relabel import digest_hash, relabel_digest
 from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, sources_of
 from llm_platform import prompts
