@@ -194,7 +194,8 @@ def resolve(user, pinned: Iterable[tuple[str, str]], *, with_spans: bool = True)
     wanted = [(version, span, pk) for version, span in pinned if (pk := parse_uuid(version))]
     if not wanted:
         return {}
-    texts = {text.version: text for text in readable_versions(user).filter(version__in={pk for *_, pk in wanted})}
+    versions = readable_versions(user).filter(version__in={pk for *_, pk in wanted}).defer("text")
+    texts = {text.version: text for text in versions}
     resolved = {}
     for version, span_id, pk in wanted:
         text = texts.get(pk)

@@ -115,10 +115,10 @@ def test_each_export_keeps_every_citation_and_quotes_what_its_source_url_opens(a
     member, team = make_member()
     api = ContextApi(member)
     question = QUESTION.replace("valve programme", "valve programme in Zürich")
+    # The hostile notes are another session's file: the run finds them in the team library.
+    api.upload_and_extract(api.create_session(title="Field notes"), {"notes.md": HOSTILE.encode()})
     sid = api.create_session(title="Pilot — Zürich", question=question)
-    api.upload_and_extract(
-        sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode(), "notes.md": HOSTILE.encode()}
-    )
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     rid = start(api, sid, max_depth=0)
     assert finished(api, rid)["status"] == "completed"
     # valves.md is replaced after the report: its citations now open a superseded version.
@@ -157,7 +157,10 @@ def test_each_export_keeps_every_citation_and_quotes_what_its_source_url_opens(a
         if resolved["status"] == "superseded":
             assert f"superseded on {superseded_on}" in head, head
             states.add("superseded")
-    assert states == {"superseded"}, "valves.md is cited and says it was superseded"
+        library = resolved["origin_session"]["id"] != sid
+        assert ("from session “Field notes”" in head) == library, head
+        states.add("library" if library else "own")
+    assert states == {"superseded", "library", "own"}, "valves.md was superseded; notes.md is the library's"
     header = text.split("\n## ")[0]
     assert f"# {markdown.inline(question)}" in header and "- **Session:** Pilot — Zürich" in header
     assert "- **Written by:** offline extractive" in header
@@ -176,6 +179,7 @@ def test_each_export_keeps_every_citation_and_quotes_what_its_source_url_opens(a
         assert quoted == document.cut(resolved["text"]), (n, quoted)
         assert head.startswith(f"[{n}] {resolved['filename']}"), head
         assert (f"superseded on {superseded_on}" in head) == (resolved["status"] == "superseded"), head
+        assert ("from session “Field notes”" in head) == (resolved["origin_session"]["id"] != sid), head
     everything = "\n".join(p.text for p in word.paragraphs)
     assert '<script>alert(1)</script> =HYPERLINK("x") **bold** [x](y)' in everything
     assert "w:fldSimple" not in word.element.xml and "w:instrText" not in word.element.xml, "no field, no formula"
