@@ -2,6 +2,8 @@
 
 from functools import wraps
 
+from rest_framework.negotiation import BaseContentNegotiation
+
 from workspaces.api.decorators import loading
 from workspaces.api.errors import error
 
@@ -21,3 +23,20 @@ def with_report(view):
         return view(request, run, *args, **kwargs)
 
     return wrapper
+
+
+class _JsonWhateverIsAccepted(BaseContentNegotiation):
+    """The first renderer (JSON) for every request: a file view's errors need no negotiation."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def any_accept(view):
+    """Directly under @api_view, for a view that answers a file: a client whose Accept header asks for
+    that file's type (`Accept: application/pdf`) gets it, and its errors as JSON, not DRF's 406."""
+    view.content_negotiation_class = _JsonWhateverIsAccepted
+    return view

@@ -11,7 +11,7 @@ from .. import export
 from ..runs import ending, engine, recovery
 from ..runs.events import serialize_run_summary
 from ..runs.report import report_json
-from .decorators import with_report, with_run
+from .decorators import any_accept, with_report, with_run
 from .run_serializers import NewRunBody, serialize_events, serialize_run
 
 MAX_EVENTS_PER_PAGE = 500
@@ -56,6 +56,7 @@ def run_report(request, run):
 
 
 @api_view(["GET"])
+@any_accept
 @with_run
 @with_report
 def run_report_file(request, run, kind):

@@ -130,7 +130,7 @@ def test_each_export_keeps_every_citation_and_quotes_what_its_source_url_opens(a
 
     files = {}
     for kind, content_type in KINDS.items():
-        response = api.get(f"/api/runs/{rid}/report.{kind}")
+        response = api.get(f"/api/runs/{rid}/report.{kind}", HTTP_ACCEPT=content_type.split(";")[0])
         assert response.status_code == 200, response.content
         assert response["Content-Type"] == content_type
         disposition = response["Content-Disposition"]
@@ -225,6 +225,9 @@ def test_a_run_without_a_report_answers_the_json_404_of_report():
     for path in ("report", "report.md", "report.docx", "report.pdf"):
         response = api.get(f"/api/runs/{run.pk}/{path}")
         assert response.status_code == 404 and response.json() == expected, path
+    # A client that asks for the file's type gets the same JSON error, not a 406.
+    response = api.get(f"/api/runs/{run.pk}/report.pdf", HTTP_ACCEPT="application/pdf")
+    assert response.status_code == 404 and response.json() == expected
 
 
 # --- no database: names and escaping -------------------------------------------------------------
