@@ -19,11 +19,22 @@ $(BIN)/.installed: pyproject.toml
 	  "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['groundwork']['no-deps-dependencies'])")
 	touch $@
 
-# redis-server (and, for the tests, Chromium and PostgreSQL) come from Debian's packages.
+# WeasyPrint (a report's PDF) needs Pango, and fonts for what a file may quote: DejaVu (Latin,
+# Greek, Cyrillic), Noto (Arabic, Hebrew, Indic, Thai, …) and Noto CJK (Chinese, Japanese, Korean).
+PDF_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-noto-core fonts-noto-cjk
+
+# redis-server and the PDF packages (and, for the tests, Chromium, PostgreSQL and poppler-utils's
+# pdftoppm, which draws an exported PDF's page) come from Debian's packages.
 system-packages:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if command -v dpkg-query >/dev/null; then \
+	  for package in $(PDF_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
+	  done; \
+	fi; \
 	[ -n "$(NEED_CHROMIUM)" ] && ! [ -x /usr/bin/chromium ] && missing="$$missing chromium"; \
+	[ -n "$(NEED_PDFTOPPM)" ] && ! command -v pdftoppm >/dev/null && missing="$$missing poppler-utils"; \
 	[ -n "$(NEED_POSTGRES)" ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null \
 	  && ! command -v initdb >/dev/null && missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
@@ -61,6 +72,7 @@ run: bootstrap
 # throwaway PostgreSQL cluster of its own (tests/production/postgres_server.py).
 test: NEED_CHROMIUM = 1
 test: NEED_POSTGRES = 1
+test: NEED_PDFTOPPM = 1
 test: bootstrap
 	$(BIN)/pytest $(PYTEST_ARGS)
 	GROUNDWORK_TEST_DATABASE=postgres $(BIN)/pytest $(PYTEST_ARGS)
@@ -81,6 +93,7 @@ bench: bootstrap
 	$(BIN)/python bench/embed_bench.py
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/library_scale_bench.py
+	$(BIN)/python bench/export_bench.py
 
 clean:
 	rm -rf $(VENV) var

@@ -9,8 +9,9 @@ API is built by `citation()`:
      "source_url": "/api/sources/<uuid>/S4"}
     + for library evidence: "origin_session": {"id", "title"}, "from_library": bool
 
-`GET /api/sources/{version}/{span}` (context_app/api/sources.py) resolves it for
-the members of the version's team. Versions are written here (a new one when a
+`resolve()` reads a citation for the members of the version's team: the one
+resolver, behind `GET /api/sources/{version}/{span}` (context_app/api/sources.py)
+and every export of a report (research_app.export). Versions are written here (a new one when a
 file's text or spans change), marked superseded or deleted, and pruned by
 `manage.py prune_source_texts` once nothing cites them: the apps that store
 citations register a function listing the versions they cite (`register_citer`).
@@ -24,6 +25,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from llm_platform.sourcerefs import split_ref
+from workspaces.models import Team
+from workspaces.selectors import parse_uuid
+from workspaces.services import team_cache_scope
 
 from .models import ContextFile, ContextSet, FileText
 
@@ -171,6 +175,57 @@ def sources_changed(versions: Iterable[str]) -> list[dict]:
         for row in rows
     ]
     return sorted(changed, key=lambda c: (c["changed_at"], c["filename"]))
+
+
+# --- the resolver ---------------------------------------------------------------------
+
+
+def readable_versions(user):
+    """The versions `user` may read: those of the libraries of the teams they belong to (staff: all)."""
+    versions = FileText.objects.select_related("context_set__session")
+    if user.is_staff:
+        return versions
+    return versions.filter(scope__in=[team_cache_scope(team) for team in Team.objects.filter(members=user)])
+
+
+def resolve(user, pinned: Iterable[tuple[str, str]], *, with_spans: bool = True) -> dict[tuple[str, str], dict]:
+    """{(version, span): what the citation opens} for every pinned span `user` may read; an unknown
+    version or span, or one of another team, is left out (two queries: the user's teams, the versions)."""
+    wanted = [(version, span, pk) for version, span in pinned if (pk := parse_uuid(version))]
+    if not wanted:
+        return {}
+    versions = readable_versions(user).filter(version__in={pk for *_, pk in wanted}).defer("text")
+    texts = {text.version: text for text in versions}
+    resolved = {}
+    for version, span_id, pk in wanted:
+        text = texts.get(pk)
+        span = next((s for s in text.spans if s.get("span_id") == span_id), None) if text else None
+        if span is not None:
+            resolved[(version, span_id)] = source_json(text, span, with_spans=with_spans)
+    return resolved
+
+
+def source_json(text: FileText, span: dict, *, with_spans: bool = True) -> dict:
+    session = text.context_set.session if text.context_set_id else None
+    found = {
+        "version": str(text.version),
+        **span_json(span),
+        "filename": text.filename,
+        "format": text.format,
+        "extracted_text_hash": text.extracted_text_hash,
+        "created_at": text.created_at.isoformat(),
+        "status": text.status,
+        "superseded_at": text.superseded_at.isoformat() if text.superseded_at else None,
+        "deleted_at": text.deleted_at.isoformat() if text.deleted_at else None,
+        "origin_session": origin_json(session.pk, session.title) if session else origin_json(None, None),
+    }
+    if with_spans:
+        found["spans"] = [span_json(s) for s in text.spans]
+    return found
+
+
+def span_json(span: dict) -> dict:
+    return {"span_id": span["span_id"], "text": span.get("text", ""), "locator": span.get("locator", "")}
 
 
 # --- retention -----------------------------------------------------------------------

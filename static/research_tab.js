@@ -496,6 +496,7 @@
     const view = $("report-view");
     const run = state.run;
     $("report-meta").textContent = "";
+    showDownloads(run && run.report ? run.run_id : null);
     if (!run) return view.replaceChildren(el("p", { class: "empty-state", text: "No run selected." }));
     const report = run.report;
     if (!report) {
@@ -540,6 +541,15 @@
     }
     if (report.dropped.length) parts.push(el("p", { class: "muted small", text: `Validation removed ${plural(report.dropped.length, "unsupported citation")}.` }));
     view.replaceChildren(...parts.filter(Boolean));
+  }
+
+  // The report's files (Markdown, Word, PDF): plain download links to the run's export endpoints.
+  function showDownloads(runId) {
+    $("report-downloads").hidden = !runId;
+    for (const link of document.querySelectorAll("#report-downloads a")) {
+      if (runId) link.href = `/api/runs/${runId}/report.${link.dataset.kind}`;
+      else link.removeAttribute("href");
+    }
   }
 
   // An [n] mark: opens the text it cites (its pinned version) and marks its reference; a web

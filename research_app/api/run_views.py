@@ -1,15 +1,17 @@
 """Research run endpoints (SPEC §4). Each view: decorators for auth, idempotency and access; one engine call."""
 
+from django.http import HttpResponse
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from workspaces.api.decorators import idempotent, with_body, with_session
 from workspaces.api.errors import error
 
+from .. import export
 from ..runs import ending, engine, recovery
 from ..runs.events import serialize_run_summary
 from ..runs.report import report_json
-from .decorators import with_run
+from .decorators import any_accept, with_report, with_run
 from .run_serializers import NewRunBody, serialize_events, serialize_run
 
 MAX_EVENTS_PER_PAGE = 500
@@ -48,10 +50,22 @@ def run_events(request, run):
 
 @api_view(["GET"])
 @with_run
+@with_report
 def run_report(request, run):
-    if run.report is None:
-        return error(f"the run has no report yet (status: {run.status})", 404, run_status=run.status)
     return Response({"run_id": str(run.id), "status": run.status, "report": report_json(run.report)})
+
+
+@api_view(["GET"])
+@any_accept
+@with_run
+@with_report
+def run_report_file(request, run, kind):
+    """report.md, report.docx, report.pdf: the report as a file to download (SPEC §9)."""
+    exported = export.export_report(run, kind, request.user, request.build_absolute_uri)
+    response = HttpResponse(exported.content, content_type=exported.content_type)
+    response["Content-Disposition"] = exported.content_disposition
+    response["Cache-Control"] = "private, no-cache"  # "sources changed" is read anew each time
+    return response
 
 
 @api_view(["POST"])

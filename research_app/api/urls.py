@@ -7,6 +7,9 @@ from . import run_views, views
 run_patterns = [
     path("events", run_views.run_events, name="run-events"),
     path("report", run_views.run_report, name="run-report"),
+    path("report.md", run_views.run_report_file, {"kind": "md"}, name="run-report-md"),
+    path("report.docx", run_views.run_report_file, {"kind": "docx"}, name="run-report-docx"),
+    path("report.pdf", run_views.run_report_file, {"kind": "pdf"}, name="run-report-pdf"),
     path("cancel", run_views.run_cancel, name="run-cancel"),
     path("resume", run_views.run_resume, name="run-resume"),
 ]

@@ -1,5 +1,7 @@
 """The Research tab in headless Chromium: start a run, watch the tree and thought stream, read the report."""
 
+import subprocess
+
 import pytest
 
 from context_app import services as context_services
@@ -78,6 +80,21 @@ def test_a_run_grows_its_tree_narrates_and_writes_a_cited_report(
     assert report.locator(f"li{target}").count() == 1, "a citation points at its reference"
     assert "offline extractive mode" in page.locator("#report-meta").inner_text()
     page.screenshot(path=str(artifacts / "research-tab-completed.png"), full_page=True)
+
+    # Beside the report, plain download links to its files; the PDF's first page drawn for a reader to see.
+    rid = page.input_value("#run-select")
+    links = page.locator("#report-downloads a")
+    assert [links.nth(i).get_attribute("href") for i in range(3)] == [
+        f"/api/runs/{rid}/report.{kind}" for kind in ("md", "docx", "pdf")
+    ]
+    assert all(links.nth(i).get_attribute("download") == "" for i in range(3))
+    with page.expect_download() as download:
+        page.click("#download-pdf")
+    name = download.value.suggested_filename
+    assert name.startswith("Did the valve programme reduce water losses") and name.endswith(".pdf"), name
+    page_png = artifacts / "report-export-page1"
+    subprocess.run(["pdftoppm", "-png", "-r", "80", "-singlefile", download.value.path(), page_png], check=True)
+    assert page_png.with_suffix(".png").stat().st_size > 10_000
 
     # A SourceRef opens the file's raw preview at the span, highlighted.
     source = report.locator(".report-section .source-link").first
