@@ -24,7 +24,7 @@ Task B, the merge of digests, is offline_aggregate.py.
 
 import re
 
-from llm_platform.terms import comparison_key, cut_text, split_sentences
+from llm_platform.terms import comparison_key, cut_text, is_prose, split_sentences
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
@@ -194,22 +194,15 @@ _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 # sentences around it.
 FURNITURE_MAX_CHARS = 80
 FURNITURE_MIN_SPANS = 3
-# A statement is mostly prose: at least this many lower-case words, and this share of its
-# words (figures and symbols aside: "fell from 24 % to 19 % in 2022" is prose).
-STATEMENT_MIN_WORDS = 3
-STATEMENT_PROSE_SHARE = 0.5
-_PROSE_WORD = re.compile(r"[(“\"'‘]*[a-z][a-z'’-]*[a-z][)”\"'’.,;:!?]*")
-_LETTER = re.compile(r"[^\W\d_]")
-_URL = re.compile(r"<?(?:https?://|www\.)\S+|\S+@\S+\.\w+")
 _DIGITS = re.compile(r"\d+")
 # Licence text: a paragraph holding a copyright notice is the licence, not the document.
 _COPYRIGHT = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
-# Markdown's markup, not its words: emphasis, code ticks, a link's target, a heading's or quote's mark.
+# Markdown's markup, not its words: emphasis, code ticks, a link's target, a quote's mark.
 _MARKUP = (
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
     (re.compile(r"(\*\*|__|`+)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
     (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
-    (re.compile(r"^\s{0,3}(?:#{1,6}|>)\s+"), ""),
+    (re.compile(r"^\s{0,3}>\s+"), ""),  # (a heading's mark stays: split_sentences passes headings over)
 )
 
 
@@ -219,7 +212,7 @@ def _furniture_lines(spans: list[dict]) -> set[str]:
     for span in spans:
         lines = {_line_key(line): line for line in span["text"].split("\n")}
         for key, line in lines.items():
-            if key and len(key) <= FURNITURE_MAX_CHARS and not _is_statement(line):
+            if key and len(key) <= FURNITURE_MAX_CHARS and not is_prose(line):
                 seen_in[key] = seen_in.get(key, 0) + 1
     return {key for key, count in seen_in.items() if count >= FURNITURE_MIN_SPANS}
 
@@ -240,13 +233,6 @@ def _without_markup(line: str) -> str:
     for pattern, replacement in _MARKUP:
         line = pattern.sub(replacement, line)
     return line
-
-
-def _is_statement(sentence: str) -> bool:
-    """Mostly lower-case prose: not a synopsis, an option list, a title or a URL alone."""
-    words = [word for word in _URL.sub(" ", sentence).split() if _LETTER.search(word)]
-    prose = sum(1 for word in words if _PROSE_WORD.fullmatch(word))
-    return prose >= STATEMENT_MIN_WORDS and prose >= STATEMENT_PROSE_SHARE * len(words)
 
 
 def _kind(sentence: str) -> str | None:
@@ -313,7 +299,7 @@ def per_file_digest(prompt: str) -> dict:
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
-        statements = [s for s in split_sentences(_statement_text(span["text"], furniture)) if _is_statement(s)]
+        statements = [s for s in split_sentences(_statement_text(span["text"], furniture)) if is_prose(s)]
         start = len(located)
         located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
 

@@ -201,13 +201,29 @@ def test_at_most_eight_findings():
 def test_sufficient_when_the_findings_cover_the_question():
     findings = [
         {"text": "The valve programme reduced water losses by a fifth.", "citations": [3]},
-        {"text": "It cost 2.1 M€.", "citations": [5]},
+        {"text": "Losses fell in every district.", "citations": [5]},
     ]
-    out = ask("NODE_SUFFICIENCY", {"question": QUESTION, "findings": findings, "context_items": []})
+    question = "Did the valve programme reduce water losses?"
+    out = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": []})
     assert out["is_sufficient"] is True
     assert out["gaps"] == []
     assert "2 search findings" in out["reasoning"] and "0 items" in out["reasoning"]
     assert "user's files cover" not in out["reasoning"]
+
+
+def test_a_question_of_several_parts_is_explored_part_by_part():
+    findings = [
+        {"text": "The valve programme reduced water losses by a fifth.", "citations": [3]},
+        {"text": "It cost 2.1 M€.", "citations": [5]},
+    ]
+    out = ask("NODE_SUFFICIENCY", {"question": QUESTION, "findings": findings, "context_items": []})
+    assert out["is_sufficient"] is False, "each part is searched on its own"
+    assert "asks 2 things" in out["reasoning"]
+    children = ask("NODE_DECOMPOSE", {"question": QUESTION, "gaps": out["gaps"], "context_items": []})["children"]
+    assert [child["question"] for child in children] == [
+        "Did the valve programme reduce water losses?",
+        "What did the valve programme cost?",
+    ]
 
 
 def test_insufficient_with_one_gap_per_uncovered_phrase():

@@ -1,5 +1,9 @@
 """NODE_SUFFICIENCY offline: is every part of the question answered by some finding or context item?
 
+A question that asks several things (clauses joined by "and", ";" or ",": split_clauses) is
+explored part by part: its own search mixes the parts' evidence, and each part searched on its
+own finds its best passages, so it is never sufficient itself and decomposes into its clauses.
+
 With embeddings, a part (each clause of a question that asks several things) is answered when
 some evidence is SUFFICIENT_SIMILARITY close to it in meaning: a question in a colleague's words
 shares few terms with the files' answer, and one that shares most of its terms with a sentence on
@@ -40,15 +44,18 @@ def node_sufficiency(prompt: str) -> dict:
     covered = [term for term in terms if term in from_findings or term in from_items]
     coverage = len(covered) / len(terms) if terms else 1.0
     has_evidence = bool(findings or items)
+    clauses = split_clauses(question)
     unanswered = _unanswered_clauses(question, [f["text"] for f in findings] + [item["text"] for item in items])
-    if unanswered is None:  # embeddings off or unavailable: terms decide
+    if len(clauses) > 1:
+        is_sufficient = False
+    elif unanswered is None:  # embeddings off or unavailable: terms decide
         is_sufficient = has_evidence and coverage >= SUFFICIENT_COVERAGE
     else:
         is_sufficient = has_evidence and not unanswered
 
-    if unanswered is not None and is_sufficient:
+    if unanswered == [] and has_evidence:
         gaps = []  # every part is answered in meaning: a term the answer words otherwise is no gap
-    elif unanswered and len(split_clauses(question)) > 1:
+    elif unanswered and len(clauses) > 1:
         gaps = [f"No passage answers “{clause}” yet." for clause in unanswered]
     else:
         gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
@@ -67,6 +74,7 @@ def node_sufficiency(prompt: str) -> dict:
         coverage=coverage,
         is_sufficient=is_sufficient,
         unanswered=unanswered,
+        asked=len(clauses),
     )
     return {"is_sufficient": is_sufficient, "reasoning": reasoning, "gaps": gaps[:MAX_GAPS]}
 
@@ -97,6 +105,7 @@ def _sufficiency_reasoning(
     coverage: float,
     is_sufficient: bool,
     unanswered: list[str] | None,
+    asked: int,
 ) -> str:
     against = (
         f"Judged against {plural(findings_count, 'search finding')} and "
@@ -116,6 +125,8 @@ def _sufficiency_reasoning(
     threshold = f"{round(SUFFICIENT_COVERAGE * 100)} %"
     if not findings_count and not items_count:
         verdict = "Not sufficient: there is no evidence yet."
+    elif asked > 1:
+        verdict = f"Not sufficient on its own: the question asks {asked} things, each is searched on its own."
     elif unanswered is not None:
         verdict = (
             "Sufficient: some evidence answers every part of the question in meaning."
