@@ -30,6 +30,7 @@ def test_a_chat_reply_arrives_while_two_hundred_files_are_parsing(scripted_llm, 
     context_set = ContextSet.objects.get(session_id=sid)
     wait_until(
         lambda: LLMCall.objects.filter(session_id=sid, task="per_file_digest").count() >= 5,
+        timeout=180,  # each file is extracted in a child process first: minutes on a loaded machine
         message="the ingest's digests to be under way",
     )
 
