@@ -24,7 +24,8 @@ Task B, the merge of digests, is offline_aggregate.py.
 
 import re
 
-from llm_platform.terms import comparison_key, cut_text, is_prose, split_sentences
+from llm_platform.prose import is_prose
+from llm_platform.terms import comparison_key, cut_text, split_sentences
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from llm_platform.terms import WORD, is_prose, split_sentences
+from llm_platform.prose import is_prose
+from llm_platform.terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
@@ -22,7 +23,7 @@ def statements(text: str) -> list[str]:
 
 def is_statement(text: str) -> bool:
     """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
-    enough to be prose whose full stop was lost; and it is prose (llm_platform.terms.is_prose). A
+    enough to be prose whose full stop was lost; and it is prose (llm_platform.prose). A
     heading ("Costs and maintenance"), a label ("Corrosion"), a title in capitals, a synopsis
     ("grep [OPTION...] -e PATTERNS...") or a question is not one."""
     text = text.strip()

@@ -1,0 +1,54 @@
+"""A paged document's running headers and footers, found by their recurrence, and taken out.
+
+A manual typeset for print repeats "GREP(1) User Commands GREP(1)" at the top of every page and
+"GNU grep 3.8 2019-12-29 4" at its foot. Left in the text they glue themselves to the sentence
+they interrupt, in search results, digests, findings and quoted spans alike. A line is furniture
+when it stands among the first or last FURNITURE_EDGE_LINES lines of at least half of the pages
+(and of FURNITURE_MIN_PAGES), the same but for its digits (page numbers, dates), and is no prose
+itself: a sentence a document repeats on every page is still the document's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_platform.prose import is_prose
+
+FURNITURE_EDGE_LINES = 3
+FURNITURE_MIN_PAGES = 3
+FURNITURE_PAGE_SHARE = 0.5
+FURNITURE_MAX_CHARS = 120
+_DIGITS = re.compile(r"\d+")
+
+
+def without_page_furniture(pages: list[str]) -> list[str]:
+    """The pages' texts without the lines that run at the top or foot of most of them."""
+    if len(pages) < FURNITURE_MIN_PAGES:
+        return pages
+    edges = [_edge_keys(page) for page in pages]
+    counts: dict[str, int] = {}
+    for keys in edges:
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+    needed = max(FURNITURE_MIN_PAGES, FURNITURE_PAGE_SHARE * len(pages))
+    furniture = {key for key, count in counts.items() if count >= needed}
+    if not furniture:
+        return pages
+    return [_without(page, furniture) for page in pages]
+
+
+def _line_key(line: str) -> str:
+    return " ".join(_DIGITS.sub("#", line).split())
+
+
+def _edge_keys(page: str) -> set[str]:
+    lines = [line for line in page.split("\n") if line.strip()]
+    edge = lines[:FURNITURE_EDGE_LINES] + lines[-FURNITURE_EDGE_LINES:]
+    return {_line_key(line) for line in edge if len(line.strip()) <= FURNITURE_MAX_CHARS and not is_prose(line)}
+
+
+def _without(page: str, furniture: set[str]) -> str:
+    lines = page.split("\n")
+    content = [i for i, line in enumerate(lines) if line.strip()]
+    edge = set(content[:FURNITURE_EDGE_LINES] + content[-FURNITURE_EDGE_LINES:])
+    return "\n".join(line for i, line in enumerate(lines) if i not in edge or _line_key(line) not in furniture)
