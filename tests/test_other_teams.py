@@ -106,6 +106,9 @@ ATTEMPTS = {
     RUN: {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}", NO_RUN)},
     f"{RUN}/events": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/events", NO_RUN)},
     f"{RUN}/report": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/report", NO_RUN)},
+    f"{RUN}/report.md": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/report.md", NO_RUN)},
+    f"{RUN}/report.docx": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/report.docx", NO_RUN)},
+    f"{RUN}/report.pdf": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/report.pdf", NO_RUN)},
     f"{RUN}/cancel": {"POST": lambda ids: Attempt(f"/api/runs/{ids['rid']}/cancel", NO_RUN)},
     f"{RUN}/resume": {"POST": lambda ids: Attempt(f"/api/runs/{ids['rid']}/resume", NO_RUN)},
     "api/research/conversation": {
