@@ -232,10 +232,14 @@ def _ask_for_context(message: ChatMessage, needs: list[dict], artifacts) -> dict
         if not required:
             request.status, request.resolved_at = ContextRequest.Status.RESOLVED, timezone.now()
             request.save(update_fields=["status", "resolved_at"])
+        else:
+            # With the card, in its commit: a page reloading the history while this request still runs
+            # can show the card and have it supplied at once, and the resumed turn claims its question
+            # from waiting_context (a question still "thinking" then would wait on a resolved card for ever).
+            message.status = ChatMessage.Status.WAITING_CONTEXT
+            message.save(update_fields=["status"])
     if not required:
         return run_turn(message, may_request=False)
-    message.status = ChatMessage.Status.WAITING_CONTEXT
-    message.save(update_fields=["status"])
     events.push(session.pk, "conversation:context_request", request=request_json(request))
     _schedule_sla(request)
     return {

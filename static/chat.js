@@ -15,10 +15,23 @@
   // user_message_id → the answer's text streamed so far (conversation:delta). Provisional: the
   // final conversation:message replaces it (its text was checked against its citations).
   const drafts = new Map();
+  // "request_id/slot" → the note a person is typing into a card. Every event reloads the history
+  // and renders it again: a card is kept while its request is unchanged, and one built again (a slot
+  // supplied, a reminder) starts from what was typed, never from an empty field.
+  const notes = new Map();
+  const cardShapes = new WeakMap();  // a card → what it was built from (cardShape)
+  let reloads = 0;  // reloads started
+  let shownReload = 0;  // the latest reload rendered
 
+  // Reloads overlap (an event while one is in flight) and the server answers them in any order: an
+  // answer older than the one shown would take back what is on the page (the reply, a card).
   async function reload() {
+    const number = ++reloads;
     try {
-      history = await requestJson("GET", `/api/research/conversation?session_id=${sid}`);
+      const loaded = await requestJson("GET", `/api/research/conversation?session_id=${sid}`);
+      if (number < shownReload) return;
+      shownReload = number;
+      history = loaded;
       render();
     } catch (error) {
       showError(error.message);
@@ -33,7 +46,7 @@
       : [el("li", { class: "empty-state", text: "Ask about this session: the answer comes from its files, digests and reports, with sources." })]));
     log.scrollTop = log.scrollHeight;
     const open = history.context_requests.filter((r) => r.status === "open");
-    $("chat-requests").replaceChildren(...open.map(requestCard));
+    renderCards(open);
     const busy = history.messages.some((m) => m.status === "thinking");
     $("chat-state").textContent = open.length ? "needs context" : busy ? "thinking…" : "";
   }
@@ -79,20 +92,42 @@
     return el("span", { class: "tag", text: ref.split(":")[0] === "supply" ? "supplied note" : ref.replace(/:.{36}/, "") });
   }
 
+  // An open request keeps the card it has while nothing it shows changed: a card built again would
+  // lose what a person is typing into it, and the focus. Cards only come and go around it.
+  function renderCards(open) {
+    const box = $("chat-requests");
+    const shown = new Map([...box.children].map((card) => [card.dataset.requestId, card]));
+    const cards = open.map((request) => {
+      const card = shown.get(request.request_id);
+      return card && cardShapes.get(card) === cardShape(request) ? card : requestCard(request);
+    });
+    for (const card of [...box.children]) if (!cards.includes(card)) card.remove();
+    cards.forEach((card, i) => { if (box.children[i] !== card) box.insertBefore(card, box.children[i] || null); });
+    for (const key of notes.keys()) if (!open.some((r) => key.startsWith(`${r.request_id}/`))) notes.delete(key);
+  }
+
+  function cardShape(request) {
+    return JSON.stringify([request.required, request.supplies.map((s) => s.slot), request.deadline, request.reminded]);
+  }
+
   function requestCard(request) {
     const question = history.messages.find((m) => m.message_id === request.user_message_id);
     const given = new Set(request.supplies.map((s) => s.slot));
     const deadline = new Date(request.deadline);
-    return el("section", { class: "request-card", "data-request-id": request.request_id, "aria-label": "Context request" },
+    const card = el("section", { class: "request-card", "data-request-id": request.request_id, "aria-label": "Context request" },
       el("h3", { text: "The assistant needs context to answer" }),
       question ? el("p", { class: "muted small", text: `“${question.content}”` }) : null,
       ...request.required.map((slot) => slotForm(request, slot, given.has(slot.slot))),
       el("p", { class: "muted small", text: `Answers without it at ${deadline.toLocaleTimeString()}${request.reminded ? " (reminder sent)" : ""}.` }));
+    cardShapes.set(card, cardShape(request));
+    return card;
   }
 
   function slotForm(request, slot, done) {
     if (done) return el("div", { class: "slot" }, el("p", { text: `✓ ${slot.description}` }));
-    const note = el("textarea", { rows: "3", "aria-label": `Note for: ${slot.description}`, placeholder: "Paste a note…" });
+    const typed = `${request.request_id}/${slot.slot}`;
+    const note = el("textarea", { rows: "3", "aria-label": `Note for: ${slot.description}`, placeholder: "Paste a note…",
+      text: notes.get(typed) || "", oninput: () => notes.set(typed, note.value) });
     const supply = (payload) => send(request.request_id, [{ slot: slot.slot, ...payload }]);
     return el("div", { class: "slot", "data-slot": slot.slot },
       el("p", { text: slot.description }),

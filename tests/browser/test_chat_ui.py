@@ -1,10 +1,14 @@
-"""The chat panel renders the answer while it is written (conversation:delta), then the final message."""
+"""The chat panel renders the answer while it is written (conversation:delta), then the final message; a
+request card keeps what a person types into it while the chat goes on around it."""
 
 import pytest
 
+from conversation_app import jobs
+from conversation_app.models import ContextRequest
 from tests.browser.test_provenance_ui import open_chat
 from tests.factories import make_member
 from tests.research.test_research_runs import SURVEY, VALVES
+from workspaces.jobs import queue_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +36,7 @@ def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replac
     # The answer quotes the note's two sentences: the offline provider streams them one at a time.
     note = "The workshop went from 6 to 4 maintenance staff in 2022. Two <b>fitters</b> retired."
     card.locator("textarea").fill(note)
-    card.locator("button", has_text="Attach note").click()
+    attach_note(page, card)
     answer = page.locator("#chat-log li.assistant").first
     answer.wait_for(timeout=60_000)  # the resumed turn runs on the Celery worker: slow on a loaded machine
     final = answer.locator(".content").inner_text()
@@ -48,3 +52,66 @@ def test_the_answer_appears_sentence_by_sentence_before_the_final_message_replac
     markup = [item["markup"] for state in page.evaluate("window.chatLog") for item in state]
     assert not any(markup), "a delta is shown as text, never as markup"
     page.screenshot(path=str(artifacts / "chat-streamed.png"))
+
+
+def attach_note(page, card) -> None:
+    """Attach the card's note; the supply must be sent and accepted (not refused as an empty note)."""
+    with page.expect_response(lambda r: r.url.endswith("/context-supply") and r.request.method == "POST") as sent:
+        card.locator("button", has_text="Attach note").click()
+    assert sent.value.status == 200, sent.value.text()
+
+
+def test_a_note_being_typed_into_a_card_stays_while_the_chat_goes_on(browser, live_server_url):
+    """Every chat event reloads the history and renders it again: an open card is kept as it is, and
+    one built again (its reminder) starts from what was typed. The card used to be rebuilt empty on
+    every event, so a note typed just after the card appeared was lost to the events of its own
+    question and "Attach note" answered "Write the note first." (test_the_answer_appears_… timed out)."""
+    sid, page = open_chat(browser, live_server_url, make_member()[0], {"valves.md": VALVES, "survey.txt": SURVEY})
+    page.fill("#chat-input", "How did maintenance staffing change in the workshop?")
+    page.click("#chat-send")
+    card = page.locator(".request-card")
+    card.wait_for()
+    note = "The workshop went from 6 to 4 maintenance staff in 2022."
+    card.locator("textarea").fill(note)
+    page.evaluate("window.typedInto = document.querySelector('.request-card textarea')")
+
+    # Another question is answered at once while the card waits: its events reload the history.
+    page.fill("#chat-input", "How much did the valve programme cost?")
+    page.click("#chat-send")
+    page.locator("#chat-log li.assistant", has_text="1.2 million euros").wait_for()
+    assert page.evaluate("document.querySelector('.request-card textarea') === window.typedInto"), "card kept"
+    assert card.locator("textarea").input_value() == note
+
+    # The reminder changes the card: it is built again, with the note.
+    request = ContextRequest.objects.get(conversation__session_id=sid)
+    queue_job(jobs.REMIND, str(request.pk))
+    card.locator("text=(reminder sent)").wait_for()
+    assert card.locator("textarea").input_value() == note
+
+    attach_note(page, card)
+    answer = page.locator("#chat-log li.assistant", has_text="6 to 4 maintenance staff")
+    answer.wait_for(timeout=60_000)  # the resumed turn runs on the Celery worker
+    assert page.locator(".request-card").count() == 0
+
+
+def test_a_reload_answered_after_a_newer_one_does_not_take_back_the_answer(browser, live_server_url):
+    """Every event reloads the history; reloads overlap and daphne answers them in any order. The page
+    renders the latest reload it started: the first one, answered last with the history from before the
+    question, used to replace the answer shown (and nothing came after it to bring the answer back)."""
+    sid, page = open_chat(browser, live_server_url, make_member()[0], {"valves.md": VALVES})
+    is_history = lambda url: f"/api/research/conversation?session_id={sid}" in url  # noqa: E731
+    before = page.evaluate("(sid) => fetch(`/api/research/conversation?session_id=${sid}`).then((r) => r.text())", sid)
+    held = []
+    page.route(is_history, lambda route: route.continue_() if held else held.append(route))
+    page.fill("#chat-input", "How much did the valve programme cost?")
+    page.click("#chat-send")
+    page.locator("#chat-log li.assistant", has_text="1.2 million euros").wait_for()
+    page.evaluate("""() => new MutationObserver(() => {
+      if (!document.querySelector('#chat-log li.assistant')) window.answerTakenBack = true;
+    }).observe(document.getElementById('chat-log'), { childList: true, subtree: true })""")
+
+    with page.expect_event("requestfinished", lambda request: is_history(request.url)):
+        held[0].fulfill(status=200, content_type="application/json", body=before)  # the first reload, answered last
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 200))")  # its JSON read, its render done
+    assert not page.evaluate("window.answerTakenBack || false"), "an older reload replaced the answer"
+    assert page.locator("#chat-log li.assistant", has_text="1.2 million euros").is_visible()

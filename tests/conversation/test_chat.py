@@ -3,9 +3,12 @@
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import transaction
+from django.db.models.signals import post_save
 
 from bench.chat_quality import FIXTURES
 from config.asgi import application
+from conversation_app import services
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from llm_platform.models import LLMCall
 from tests.context.test_context_websocket import HEADERS
@@ -175,6 +178,32 @@ def test_a_message_sent_while_a_request_is_open_is_answered_at_once_and_the_card
     supply(api, sid, asked["request_id"], [{"slot": "s1", "kind": "note", "text": "Staff fell from 6 to 4 in 2022."}])
     later = wait_until(lambda: ChatMessage.objects.filter(reply_to_id=asked["user_message_id"]).first())
     assert "Staff fell from 6 to 4" in later.content
+
+
+def test_a_card_supplied_the_moment_it_can_be_read_resumes_its_question(api, sid, eager):
+    """A page reloads the history while the question's turn still runs in its request, so it can show the
+    card, and a person supply it, as soon as the card is committed. The question must be waiting by then:
+    its status was saved after the card's commit, the resumed turn found it "thinking" and did nothing,
+    and the question then waited on a resolved card for ever."""
+    supplied = []
+
+    def supply_once_readable(sender, instance, created, **kwargs):
+        if not created:
+            return
+        note = [{"slot": "s1", "kind": "note", "text": "The workshop went from 6 to 4 maintenance staff in 2022."}]
+        session, user = instance.conversation.session, instance.message.author
+        # eager: the resumed turn runs inside supply_context, right after the card's commit
+        transaction.on_commit(lambda: supplied.append(services.supply_context(session, user, instance.pk, note)))
+
+    post_save.connect(supply_once_readable, sender=ContextRequest, weak=False)
+    try:
+        asked = say(api, sid, UNKNOWN)
+    finally:
+        post_save.disconnect(supply_once_readable, sender=ContextRequest)
+    assert asked["status"] == "context_required" and supplied[0]["status"] == "resolved", (asked, supplied)
+    question = ChatMessage.objects.get(pk=asked["user_message_id"])
+    assert question.status == "answered"
+    assert "6 to 4 maintenance staff" in ChatMessage.objects.get(reply_to=question).content
 
 
 def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
