@@ -2,7 +2,8 @@
 
 A version is visible to the members of the team whose library it belongs to (its
 cache scope) and to staff; anyone else, an unknown version or an unknown span gets
-404 `{"error": "source not found"}`. Two queries whatever the version holds: the
+404 `{"error": "source not found"}`. A span read from a scan says so (`read_by: "ocr"`,
+`confidence`: its page's mean word confidence, 0–100). Two queries whatever the version holds: the
 user's teams, then the version with its origin session.
 """
 
@@ -55,4 +56,8 @@ def source_json(text: FileText, span: dict) -> dict:
 
 
 def span_json(span: dict) -> dict:
-    return {"span_id": span["span_id"], "text": span.get("text", ""), "locator": span.get("locator", "")}
+    shown = {"span_id": span["span_id"], "text": span.get("text", ""), "locator": span.get("locator", "")}
+    if span.get("read_by"):  # its page was a scan: "read_by": "ocr", and the page's mean word confidence
+        shown["read_by"] = span["read_by"]
+        shown["confidence"] = span.get("confidence")
+    return shown

@@ -15,6 +15,9 @@ from bench import synthetic_scan
 from bench.synthetic_pdf import build_pdf
 from context_app import isolation
 from context_app.extraction import ExtractionError, ExtractionLimits, extract_document, ocr
+from context_app.models import ContextFile
+from context_app.pipeline import extract as extract_stage
+from tests.factories import ContextApi, make_member
 
 FACT = "The Harbour Street pumping station was rebuilt in 1987 for 4.2 million euros."
 
@@ -209,3 +212,83 @@ def test_the_wall_clock_limit_applies_to_each_page_not_to_a_long_scan(monkeypatc
     with pytest.raises(ExtractionError) as caught:
         isolation.extract_in_child(b"%PDF-", "stuck.pdf", None, limits)
     assert caught.value.code == "timeout" and "GROUNDWORK_EXTRACT_SECONDS" in caught.value.message
+
+
+# --- through the product -----------------------------------------------------------------------
+
+
+def _say(api, sid, message):
+    response = api.post("/api/research/conversation", {"session_id": sid, "message": message}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_library_search_and_chat_find_and_cite_a_fact_only_a_scanned_page_holds(celery_worker_thread, monkeypatch):
+    from context_app import library
+    from workspaces.models import ResearchSession
+    from workspaces.services import team_cache_scope
+
+    shown = []
+    show_progress = extract_stage._show_progress
+
+    def spy(file):
+        show = show_progress(file)
+
+        def record(label):
+            show(label)
+            shown.append((label, ContextFile.objects.get(pk=file.pk).extraction_progress))
+
+        return record
+
+    monkeypatch.setattr(extract_stage, "_show_progress", spy)
+    api = ContextApi(make_member()[0])
+    sid = api.create_session(question="What became of the Harbour Street pumping station?")
+    scan = synthetic_scan.scanned_pdf([synthetic_scan.paragraphs(3, seed=11), [FACT]])
+    api.upload(sid, {"minutes.pdf": scan, "valves.md": b"# Valves\n\nThe valve programme cost 1.2 million euros.\n"})
+    manifest = api.extracted(sid)
+    minutes = next(f for f in manifest["files"] if f["filename"] == "minutes.pdf")
+    assert minutes["page_count"] == 2 and minutes["notes"] == [] and minutes["extraction_progress"] == ""
+    # While it was read, the file's chip said which page (the manifest's extraction_progress).
+    assert ("OCR page 2/2", "OCR page 2/2") in shown
+
+    scope = team_cache_scope(ResearchSession.objects.get(pk=sid).team)
+    [best, *_] = library.search(scope, "Harbour Street pumping station rebuilt").hits
+    assert (best.filename, best.page) == ("minutes.pdf", 2) and "4.2 million euros" in best.text
+
+    api.parse(sid)
+    api.settle(sid)
+    answer = _say(api, sid, "How much did rebuilding the Harbour Street pumping station cost?")
+    assert answer["status"] == "ok", answer
+    message = answer["message"]
+    assert "4.2 million euros" in message["content"]
+    [link] = [link for link in message["source_links"] if link["sourceref"].startswith("minutes.pdf::")]
+    source = api.get(link["source_url"]).json()
+    assert source["locator"] == "p. 2" and source["read_by"] == "ocr" and FACT in source["text"]
+
+    # The same bytes again are unchanged: the scan is not read a second time.
+    reads = len(shown)
+    diff = api.upload(sid, {"minutes.pdf": scan}).json()["diff"]
+    assert [item["change"] for item in diff] == ["unchanged"] and len(shown) == reads
+
+
+@pytest.mark.one_database
+@pytest.mark.django_db(transaction=True)
+def test_with_ocr_off_a_scan_and_a_bomb_fail_on_their_files_and_the_others_are_read(celery_worker_thread, settings):
+    settings.GROUNDWORK_OCR = "off"
+    api = ContextApi(make_member()[0])
+    sid = api.create_session()
+    files = {
+        "scan.png": synthetic_scan.png(["Meter 7 read 1200 cubic metres."]),
+        "bomb.png": png_bomb(20_000, 20_000),
+        "notes.md": b"# Notes\n\nPump 3 was serviced in May.\n",
+    }
+    assert api.upload(sid, files).status_code == 201
+    by_name = {f["filename"]: f for f in api.extracted(sid)["files"]}
+    assert by_name["notes.md"]["digest_status"] == "stale" and by_name["notes.md"]["error"] is None
+    scan = by_name["scan.png"]
+    assert scan["digest_status"] == "error" and scan["error"]["message"] == "no text layer: OCR is off"
+    assert scan["error"]["retryable"] and "GROUNDWORK_OCR" in scan["error"]["help"]
+    bomb = by_name["bomb.png"]
+    assert bomb["digest_status"] == "error" and bomb["error"]["code"] == "too_large"
+    assert "GROUNDWORK_MAX_IMAGE_PIXELS" in bomb["error"]["message"] and not bomb["error"]["retryable"]
