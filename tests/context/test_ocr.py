@@ -280,7 +280,7 @@ def test_with_ocr_off_a_scan_and_a_bomb_fail_on_their_files_and_the_others_are_r
     sid = api.create_session()
     files = {
         "scan.png": synthetic_scan.png(["Meter 7 read 1200 cubic metres."]),
-        "bomb.png": png_bomb(20_000, 20_000),
+        "bomb.png": png_bomb(9_000, 9_000),
         "notes.md": b"# Notes\n\nPump 3 was serviced in May.\n",
     }
     assert api.upload(sid, files).status_code == 201
