@@ -17,7 +17,7 @@ from context_app import isolation
 from context_app.extraction import ExtractionError, ExtractionLimits, extract_document, ocr
 from context_app.models import ContextFile
 from context_app.pipeline import extract as extract_stage
-from tests.factories import ContextApi, make_member
+from tests.factories import ContextApi, make_member, wait_until
 
 FACT = "The Harbour Street pumping station was rebuilt in 1987 for 4.2 million euros."
 
@@ -253,7 +253,9 @@ def test_library_search_and_chat_find_and_cite_a_fact_only_a_scanned_page_holds(
     assert ("OCR page 2/2", "OCR page 2/2") in shown
 
     scope = team_cache_scope(ResearchSession.objects.get(pk=sid).team)
-    [best, *_] = library.search(scope, "Harbour Street pumping station rebuilt").hits
+    # Its library records are written just after its text (library.index_file): wait for them.
+    hits = wait_until(lambda: library.search(scope, "Harbour Street pumping station rebuilt").hits, timeout=30)
+    best = hits[0]
     assert (best.filename, best.page) == ("minutes.pdf", 2) and "4.2 million euros" in best.text
 
     api.parse(sid)
