@@ -1,6 +1,6 @@
 # Two commands: `make run` starts the product, `make test` runs every test.
-# Both bootstrap themselves (virtualenv, Python packages, redis-server; PostgreSQL and
-# Chromium for the tests).
+# Both bootstrap themselves (virtualenv, Python packages, redis-server, Tesseract; PostgreSQL,
+# Chromium and fonts for the tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -19,10 +19,21 @@ $(BIN)/.installed: pyproject.toml
 	  "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['groundwork']['no-deps-dependencies'])")
 	touch $@
 
-# redis-server (and, for the tests, Chromium and PostgreSQL) come from Debian's packages.
+# redis-server, Tesseract with the languages of GROUNDWORK_OCR_LANGUAGES (scanned documents; not
+# with GROUNDWORK_OCR=off), and for the tests Chromium, PostgreSQL and the DejaVu fonts the test
+# scans are typeset in, come from Debian's packages (tesseract-ocr brings English; "eng+fra" adds
+# tesseract-ocr-fra, "chi_sim" tesseract-ocr-chi-sim).
 system-packages:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ "$${GROUNDWORK_OCR:-auto}" != off ]; then \
+	  command -v tesseract >/dev/null || missing="$$missing tesseract-ocr"; \
+	  for code in $$(echo "$${GROUNDWORK_OCR_LANGUAGES:-eng}" | tr '+,' '  '); do \
+	    [ "$$code" = eng ] || compgen -G "/usr/share/tesseract-ocr/*/tessdata/$$code.traineddata" >/dev/null \
+	      || missing="$$missing tesseract-ocr-$$(echo "$$code" | tr '_A-Z' '-a-z')"; \
+	  done; \
+	fi; \
+	[ -n "$(NEED_FONTS)" ] && ! [ -f /usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf ] && missing="$$missing fonts-dejavu-core"; \
 	[ -n "$(NEED_CHROMIUM)" ] && ! [ -x /usr/bin/chromium ] && missing="$$missing chromium"; \
 	[ -n "$(NEED_POSTGRES)" ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null \
 	  && ! command -v initdb >/dev/null && missing="$$missing postgresql"; \
@@ -61,6 +72,7 @@ run: bootstrap
 # throwaway PostgreSQL cluster of its own (tests/production/postgres_server.py).
 test: NEED_CHROMIUM = 1
 test: NEED_POSTGRES = 1
+test: NEED_FONTS = 1
 test: bootstrap
 	$(BIN)/pytest $(PYTEST_ARGS)
 	GROUNDWORK_TEST_DATABASE=postgres $(BIN)/pytest $(PYTEST_ARGS)
@@ -69,6 +81,7 @@ test: bootstrap
 test-fast: bootstrap
 	$(BIN)/pytest -m "not stack and not browser" $(PYTEST_ARGS)
 
+bench: NEED_FONTS = 1
 bench: bootstrap
 	$(BIN)/python bench/context_bench.py
 	$(BIN)/python bench/search_bench.py
@@ -81,6 +94,7 @@ bench: bootstrap
 	$(BIN)/python bench/embed_bench.py
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/library_scale_bench.py
+	$(BIN)/python bench/ocr_bench.py
 
 clean:
 	rm -rf $(VENV) var
