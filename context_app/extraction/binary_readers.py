@@ -204,6 +204,8 @@ def _frame_reader(image, number: int, limits):
             frame = frame.convert("RGBA")
             background = Image.new("RGBA", frame.size, "white")  # transparent is paper, not black
             frame = Image.alpha_composite(background, frame)
+        if frame.mode == "I" or frame.mode.startswith("I;16"):  # 16-bit grey: convert("L") would clip it white
+            frame = frame.convert("I").point(lambda value: value / 256)
         frame = frame.convert("L")
         dpi = image.info.get("dpi")
         if dpi and 70 <= float(dpi[0]) <= 1200:

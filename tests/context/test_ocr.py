@@ -5,6 +5,7 @@ The scans are made here from text we know (bench/synthetic_scan.py: DejaVu Serif
 turned 0.6°, with noise) and read by the real `tesseract` in the real extraction child.
 """
 
+import io
 import struct
 import sys
 import zlib
@@ -98,6 +99,23 @@ def test_an_uploaded_png_is_read_the_same_way():
     assert (document.format, document.mime_type, document.page_count) == ("image", "image/png", 1)
     assert synthetic_scan.word_recall("\n\n".join(paragraphs), document.text) >= 0.95
     assert {(span.locator, span.read_by) for span in document.spans} == {("p. 1", "ocr")}
+
+
+def test_a_multi_page_tiff_is_read_a_frame_a_page_16_bit_grey_included():
+    import numpy
+    from PIL import Image
+
+    pages = [synthetic_scan.paragraphs(1, seed=20 + n) for n in range(2)]
+    frames = [synthetic_scan.page_image(paragraphs, dpi=200) for paragraphs in pages]
+    frames[1] = Image.fromarray(numpy.asarray(frames[1]).astype(numpy.uint16) * 257)  # a 16-bit scanner's grey
+    out = io.BytesIO()
+    frames[0].save(out, "TIFF", save_all=True, append_images=frames[1:], compression="tiff_lzw")
+    document = extract_document(out.getvalue(), "fax.tif")
+
+    assert (document.mime_type, document.page_count) == ("image/tiff", 2)
+    assert [span.locator for span in document.spans] == ["p. 1", "p. 2"]
+    for paragraphs, span in zip(pages, document.spans, strict=True):
+        assert synthetic_scan.word_recall(paragraphs[0], span.text) >= 0.95
 
 
 def test_a_mixed_pdf_keeps_every_page_in_order_with_its_page_and_names_the_page_without_text():
