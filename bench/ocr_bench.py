@@ -1,6 +1,6 @@
 """Scanned documents: seconds per page of OCR, and a text PDF's extraction speed beside it.
 
-    make bench            # or: .venv/bin/python bench/ocr_bench.py [--pages 20]
+    make bench            # or: .venv/bin/python bench/ocr_bench.py [--pages 20] [--dpi 300]
 
 A 20-page image-only PDF made from text we know (bench/synthetic_scan.py: 300 dpi, turned
 0.6°, noise) goes through the product's own path: context_app.isolation.extract_in_child,
@@ -45,9 +45,9 @@ def _cpu() -> float:
     return children.ru_utime + children.ru_stime
 
 
-def scanned(page_count: int) -> dict:
+def scanned(page_count: int, dpi: int) -> dict:
     pages = [synthetic_scan.paragraphs(5, seed=number) for number in range(page_count)]
-    pdf = synthetic_scan.scanned_pdf(pages)
+    pdf = synthetic_scan.scanned_pdf(pages, dpi=dpi)
     told: list[str] = []
     load_before = os.getloadavg()[0]
     cpu, started = _cpu(), time.perf_counter()
@@ -56,7 +56,7 @@ def scanned(page_count: int) -> dict:
     original = "\n\n".join("\n\n".join(paragraphs) for paragraphs in pages)
     confidences = [span.confidence for span in document.spans if span.confidence is not None]
     return {
-        "file": f"scanned-{page_count}-pages.pdf (300 dpi, image only)",
+        "file": f"scanned-{page_count}-pages.pdf ({dpi} dpi, image only)",
         "bytes": len(pdf),
         "pages": document.page_count,
         "pages_read_by_ocr": len({span.locator for span in document.spans if span.read_by == "ocr"}),
@@ -93,10 +93,11 @@ def text_pdf(page_count: int = 300, runs: int = 3) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=20)
+    parser.add_argument("--dpi", type=int, default=300, help="the scan's resolution (rendered at 200–300 dpi)")
     args = parser.parse_args()
     version = subprocess.run(["tesseract", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     text = text_pdf()
-    scan = scanned(args.pages)
+    scan = scanned(args.pages, args.dpi)
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "tesseract": version},
         "ocr": {"dpi": ocr_module.OCR_DPI, "processes": ocr_module.OCR_PROCESSES, "languages": "eng"},
