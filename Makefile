@@ -1,6 +1,6 @@
 # Two commands: `make run` starts the product, `make test` runs every test.
-# Both bootstrap themselves (virtualenv, Python packages, redis-server; PostgreSQL and
-# Chromium for the tests).
+# Both bootstrap themselves (virtualenv, Python packages, redis-server, Tesseract; PostgreSQL,
+# Chromium and fonts for the tests).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -21,13 +21,23 @@ $(BIN)/.installed: pyproject.toml
 
 # WeasyPrint (a report's PDF) needs Pango, and fonts for what a file may quote: DejaVu (Latin,
 # Greek, Cyrillic), Noto (Arabic, Hebrew, Indic, Thai, …) and Noto CJK (Chinese, Japanese, Korean).
+# The test scans are typeset in DejaVu too.
 PDF_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-noto-core fonts-noto-cjk
 
-# redis-server and the PDF packages (and, for the tests, Chromium, PostgreSQL and poppler-utils's
-# pdftoppm, which draws an exported PDF's page) come from Debian's packages.
+# redis-server, Tesseract with the languages of GROUNDWORK_OCR_LANGUAGES (scanned documents; not
+# with GROUNDWORK_OCR=off; tesseract-ocr brings English, "eng+fra" adds tesseract-ocr-fra, "chi_sim"
+# tesseract-ocr-chi-sim), the PDF packages, and for the tests Chromium, PostgreSQL and
+# poppler-utils's pdftoppm (which draws an exported PDF's page) come from Debian's packages.
 system-packages:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ "$${GROUNDWORK_OCR:-auto}" != off ]; then \
+	  command -v tesseract >/dev/null || missing="$$missing tesseract-ocr"; \
+	  for code in $$(echo "$${GROUNDWORK_OCR_LANGUAGES:-eng}" | tr '+,' '  '); do \
+	    [ "$$code" = eng ] || compgen -G "/usr/share/tesseract-ocr/*/tessdata/$$code.traineddata" >/dev/null \
+	      || missing="$$missing tesseract-ocr-$$(echo "$$code" | tr '_A-Z' '-a-z')"; \
+	  done; \
+	fi; \
 	if command -v dpkg-query >/dev/null; then \
 	  for package in $(PDF_PACKAGES); do \
 	    dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
@@ -94,6 +104,7 @@ bench: bootstrap
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/library_scale_bench.py
 	$(BIN)/python bench/export_bench.py
+	$(BIN)/python bench/ocr_bench.py
 
 clean:
 	rm -rf $(VENV) var

@@ -214,6 +214,18 @@ GROUNDWORK_MAX_XML_BYTES = env.int("GROUNDWORK_MAX_XML_BYTES", default=16 * 1024
 # is in error naming the limit. 60 s: pypdf needs ~20 ms a page, 2000 pages (the page limit) 40 s.
 GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=60.0)
 GROUNDWORK_EXTRACT_MEMORY_BYTES = env.int("GROUNDWORK_EXTRACT_MEMORY_BYTES", default=1024 * 1024 * 1024)
+# Scanned documents (context_app/extraction/ocr.py): a PDF page without a text layer that holds
+# an image, and an uploaded PNG, JPEG, TIFF or WebP, are read by Tesseract when `auto`; `off`
+# leaves them unread (such a file says "no text layer: OCR is off"). Languages are Tesseract's
+# codes joined by "+" ("eng+fra"), each installed (Debian: tesseract-ocr-fra; `make` installs them).
+# Each page read by OCR has GROUNDWORK_EXTRACT_SECONDS to itself.
+GROUNDWORK_OCR = env.str("GROUNDWORK_OCR", default="auto").strip().lower()
+if GROUNDWORK_OCR not in ("auto", "off"):
+    raise ImproperlyConfigured(f"GROUNDWORK_OCR must be auto or off, not {GROUNDWORK_OCR!r}")
+GROUNDWORK_OCR_LANGUAGES = env.str("GROUNDWORK_OCR_LANGUAGES", default="eng").strip() or "eng"
+# An image (or a frame of one, or an image inside a scanned PDF page) over this many pixels is
+# refused, a decompression bomb with it: 64 million holds an A4 page scanned at 800 dpi, a 48-megapixel photo.
+GROUNDWORK_MAX_IMAGE_PIXELS = env.int("GROUNDWORK_MAX_IMAGE_PIXELS", default=64_000_000)
 # A job (a file's extraction or Task A, a set's Task B) holds a lease on its row while it
 # runs, renewed every third of this by its process: a job whose process died is taken
 # over this long after its last renewal at the latest (at once when its worker restarts).

@@ -8,6 +8,12 @@ the worker never extracts in its own process: it starts
 request and the file's bytes from stdin and writes the document (text and
 spans) as JSON to stdout. The worker kills it at the wall-clock limit.
 
+A scan is read by OCR a page at a time (extraction.ocr), seconds a page: the child
+tells of each page on stderr ("OCR page 12/80", a line the worker shows on the
+file's chip), and each such line gives it the wall-clock limit afresh, so the limit
+holds for each page rather than for a long scan as a whole. Killing it kills its
+process group: the `tesseract` processes it started go with it.
+
 A subprocess, not multiprocessing: a Celery prefork pool child is daemonic, and
 daemonic processes may not start multiprocessing children. The child imports
 only context_app.extraction (no Django), so it starts in a fraction of a second.
@@ -18,39 +24,69 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 
 from .extraction import ExtractedDocument, ExtractionError, ExtractionLimits, Span, extract_document
 
+# The child: this module run by the worker's own interpreter.
+CHILD = (sys.executable, "-m", "context_app.isolation")
 # Room on top of the wall-clock limit for the interpreter to start and the answer to be read.
 STARTUP_SECONDS = 5.0
+# A line on the child's stderr that starts with this is news of a long read ("OCR page 12/80"):
+# the wall clock starts again (each page read by OCR has the limit to itself) and the worker
+# shows it on the file's chip.
+PROGRESS = b"\x1egroundwork-progress "
+# The child's other stderr (a traceback's last line names what failed) is kept up to this much.
+STDERR_KEPT = 64 * 1024
 
 
 def extract_in_child(
-    data: bytes, filename: str, declared_mime: str | None, limits: ExtractionLimits
+    data: bytes,
+    filename: str,
+    declared_mime: str | None,
+    limits: ExtractionLimits,
+    on_progress: Callable[[str], None] | None = None,
 ) -> ExtractedDocument:
-    """extract_document(…) in a child process; every way the child can fail is an ExtractionError."""
+    """extract_document(…) in a child process; every way the child can fail is an ExtractionError.
+
+    The child is killed (with the `tesseract` processes it started: its own process group)
+    GROUNDWORK_EXTRACT_SECONDS (+ STARTUP_SECONDS) after it started or last told of progress.
+    """
     request = {"filename": filename, "declared_mime": declared_mime, "limits": limits.__dict__}
     child = subprocess.Popen(
-        [sys.executable, "-m", "context_app.isolation"],
+        list(CHILD),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONHASHSEED": "0"},
         start_new_session=True,  # a Ctrl-C of the worker's terminal is the worker's to handle
     )
+    output: list[bytes] = []
+    feeder = threading.Thread(target=_feed, args=(child.stdin, json.dumps(request).encode() + b"\n" + data))
+    reader = threading.Thread(target=_drain, args=(child.stdout, output))
     try:
-        output, errors = child.communicate(json.dumps(request).encode() + b"\n" + data, timeout=_wall_clock(limits))
+        feeder.start()
+        reader.start()
+        errors = _watch(child, limits, on_progress)
+        child.wait(timeout=_wall_clock(limits))
+        reader.join()
     except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
+        _kill(child)
         raise limits.timeout_error() from None
     except BaseException:
-        child.kill()
-        child.communicate()
+        _kill(child)
         raise
+    finally:
+        feeder.join()
+        reader.join()
+        child.stdout.close()
+        child.stderr.close()
     if child.returncode == -signal.SIGXCPU:
         raise limits.timeout_error()
     if child.returncode != 0:
@@ -59,10 +95,64 @@ def extract_in_child(
         tail = errors.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
         raise ExtractionError("corrupt", f"could not extract text: the extractor failed ({tail[0][:200]})")
     try:
-        answer = json.loads(output)
+        answer = json.loads(b"".join(output))
     except ValueError:
         raise ExtractionError("corrupt", "could not extract text: the extractor's answer was cut short") from None
     return _document_from_json(answer)
+
+
+def _watch(child: subprocess.Popen, limits: ExtractionLimits, on_progress) -> bytes:
+    """Read the child's stderr until it closes (the child ends): progress lines move the deadline
+    and go to `on_progress`; the rest is kept. Past the deadline: subprocess.TimeoutExpired."""
+    errors = bytearray()
+    pending = b""
+    deadline = time.monotonic() + _wall_clock(limits)
+    descriptor = child.stderr.fileno()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise subprocess.TimeoutExpired(child.args, _wall_clock(limits))
+        ready, _, _ = select.select([descriptor], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(descriptor, 65536)
+        if not chunk:
+            return bytes(errors + pending)
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(PROGRESS):
+                deadline = time.monotonic() + _wall_clock(limits)
+                if on_progress is not None:
+                    on_progress(json.loads(line[len(PROGRESS) :])["label"])
+            else:
+                errors += line + b"\n"
+                del errors[:-STDERR_KEPT]
+
+
+def _feed(stdin, payload: bytes) -> None:
+    try:
+        stdin.write(payload)
+    except (BrokenPipeError, OSError):
+        pass  # the child ended early; its exit status says why
+    finally:
+        try:
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+
+def _drain(stdout, output: list[bytes]) -> None:
+    while chunk := stdout.read(1 << 20):
+        output.append(chunk)
+
+
+def _kill(child: subprocess.Popen) -> None:
+    """The child and what it started (its `tesseract` processes share its process group)."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.wait()
 
 
 def _wall_clock(limits: ExtractionLimits) -> float:
@@ -80,6 +170,7 @@ def _document_from_json(answer: dict) -> ExtractedDocument:
         spans=[Span(**span) for span in document["spans"]],
         page_count=document["page_count"],
         truncated=document["truncated"],
+        notes=tuple(document.get("notes", ())),
     )
 
 
@@ -91,6 +182,7 @@ def _document_as_json(document: ExtractedDocument) -> dict:
         "spans": [span.as_dict() for span in document.spans],
         "page_count": document.page_count,
         "truncated": document.truncated,
+        "notes": list(document.notes),
     }
 
 
@@ -100,12 +192,14 @@ def main() -> None:
     limits = ExtractionLimits(**request["limits"])
     if limits.memory_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    # The CPU limit backs up the parent's wall-clock kill should the parent itself be gone.
-    cpu_seconds = int(_wall_clock(limits)) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+    # The CPU limit backs up the parent's wall-clock kill should the parent itself be gone;
+    # like the wall clock, it moves on with each page read by OCR (the hard limit stays).
+    _allow_cpu(limits)
     try:
         data = sys.stdin.buffer.read()
-        document = extract_document(data, request["filename"], request["declared_mime"], limits)
+        document = extract_document(
+            data, request["filename"], request["declared_mime"], limits, progress=lambda label: _tell(label, limits)
+        )
         answer = {"document": _document_as_json(document)}
     except ExtractionError as exc:
         answer = {"error": {"code": exc.code, "message": exc.message}}
@@ -113,6 +207,20 @@ def main() -> None:
         answer = {"error": {"code": "too_large", "message": limits.memory_error().message}}
     # ASCII JSON: a lone surrogate from a JSON file's "\ud800" survives the pipe.
     sys.stdout.buffer.write(json.dumps(answer).encode("ascii"))
+
+
+def _allow_cpu(limits: ExtractionLimits) -> None:
+    """CPU seconds from now: the wall-clock limit's (a process's CPU time never passes its wall time)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(used.ru_utime + used.ru_stime + _wall_clock(limits)) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def _tell(label: str, limits: ExtractionLimits) -> None:
+    _allow_cpu(limits)
+    sys.stderr.buffer.write(PROGRESS + json.dumps({"label": label}).encode("ascii") + b"\n")
+    sys.stderr.buffer.flush()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 RECORD_MAX_CHARS = 4000
 # Formats whose locators are headings: a record is one section.
 SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
+# Formats whose locators are pages ("p. 3"): a record is one page (an image's pages are its frames).
+PAGED_FORMATS = frozenset({"pdf", "image"})
 
 # --- records -------------------------------------------------------------------
 
@@ -73,7 +75,7 @@ def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[Recor
     size = 0
     for span in spans:
         locator = str(span.get("locator") or "")
-        if file_format == "pdf" or file_format in SECTIONED_FORMATS:
+        if file_format in PAGED_FORMATS or file_format in SECTIONED_FORMATS:
             key = locator
         else:
             key = ""
@@ -87,7 +89,7 @@ def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[Recor
     drafts = []
     for position, group in enumerate(groups, start=1):
         locator = str(group[0].get("locator") or "")
-        page = page_of_locator(locator) if file_format == "pdf" else None
+        page = page_of_locator(locator) if file_format in PAGED_FORMATS else None
         drafts.append(
             RecordDraft(
                 position=position,

@@ -106,6 +106,11 @@ class ContextFile(models.Model):
     # the chip's "indexing meaning 120/300". Search uses the vectors that exist meanwhile.
     meaning_windows = models.PositiveIntegerField(default=0)
     meaning_embedded = models.PositiveIntegerField(default=0)
+    # While the worker reads it, how a long read goes: the chip's "OCR page 12/80" ("" otherwise).
+    extraction_progress = models.CharField(max_length=64, blank=True)
+    # What its extraction has to say beside the status: "low OCR confidence on pages 3, 7",
+    # "no text on page 4" (extraction.ExtractedDocument.notes); [] until it is extracted.
+    extraction_notes = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["context_set", "filename"], name="unique_filename_per_set")]

@@ -225,7 +225,11 @@ def source_json(text: FileText, span: dict, *, with_spans: bool = True) -> dict:
 
 
 def span_json(span: dict) -> dict:
-    return {"span_id": span["span_id"], "text": span.get("text", ""), "locator": span.get("locator", "")}
+    shown = {"span_id": span["span_id"], "text": span.get("text", ""), "locator": span.get("locator", "")}
+    if span.get("read_by"):  # its page was a scan: "read_by": "ocr", and the page's mean word confidence
+        shown["read_by"] = span["read_by"]
+        shown["confidence"] = span.get("confidence")
+    return shown
 
 
 # --- retention -----------------------------------------------------------------------

@@ -58,6 +58,9 @@ def serialize_file(file: ContextFile, session_id, templates: dict[str, str] | No
         "last_change": file.last_change,
         "requeued_because": file.requeued_because,
         "error": error_json(file.error),
+        # While the worker reads it: "OCR page 12/80"; once read: what the reading has to say.
+        "extraction_progress": file.extraction_progress,
+        "notes": file.extraction_notes or [],
         # Search by meaning: the file's windows, and how many have their vector (context_app.meaning).
         "meaning_windows": file.meaning_windows,
         "meaning_embedded": file.meaning_embedded,

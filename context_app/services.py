@@ -290,6 +290,8 @@ def _defer_extraction(file: ContextFile) -> None:
     """The file waits for the worker (status `parsing`, no text hash yet); no request extracts."""
     file.error = None
     file.extracted_text_hash = ""
+    file.extraction_progress = ""
+    file.extraction_notes = []  # the notes of the text it had; the new bytes get their own
     move(file, "digest_status", DigestStatus.PARSING)
     file.parsing_started_at = timezone.now()
     file.digest = None

@@ -29,7 +29,15 @@ def parse_context_set(context_set_id: str, requeue_unheld: bool = False) -> None
     dispatch.dispatch_parse(context_set_id, requeue_unheld)
 
 
-@shared_task(name=jobs.EXTRACT_FILE, **RETRY_ON_DB_LOCK)
+# A scan is read page by page, each page under GROUNDWORK_EXTRACT_SECONDS (the extraction child's
+# own watchdog, context_app/isolation.py), so a long one outlasts the tasks' default limit: this
+# task's backstop is the page limit's worth of pages.
+EXTRACT_TIME_LIMIT = int(settings.GROUNDWORK_MAX_PAGES * (settings.GROUNDWORK_EXTRACT_SECONDS + 5)) + 300
+
+
+@shared_task(
+    name=jobs.EXTRACT_FILE, soft_time_limit=EXTRACT_TIME_LIMIT, time_limit=EXTRACT_TIME_LIMIT + 60, **RETRY_ON_DB_LOCK
+)
 def extract_file(file_id: str, content_hash: str) -> None:
     extract.extract_file(file_id, content_hash)
 

@@ -251,6 +251,8 @@
             // A chip that moves back within one parse says why (the server re-queued the file).
             file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
               ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
+            // What reading it has to say: "low OCR confidence on pages 3, 7", "no text on page 4".
+            ...(file.notes || []).map((note) => el("div", { class: "file-note extraction-note muted small", text: `${note[0].toUpperCase()}${note.slice(1)}.` })),
             actions),
           statusCell(file, chipClass, chipLabel),
         );
@@ -264,7 +266,8 @@
     const chip = cell.querySelector(".chip");
     chip.classList.add(chipClass);
     chip.dataset.status = chipClass;
-    chip.textContent = chipLabel;
+    // A long read says how it goes while it runs ("OCR page 12/80").
+    chip.textContent = file.digest_status === "parsing" && file.extraction_progress ? file.extraction_progress : chipLabel;
     if (file.digest_detail) chip.title = file.digest_detail;
     // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
     const meaning = cell.querySelector(".meaning-progress");

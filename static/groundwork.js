@@ -66,8 +66,15 @@
     },
     el("span", { class: "span-id", text: span.span_id }),
     span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
+    span.read_by === "ocr" ? ocrBadge(span) : null,
     header && /^rows /.test(span.locator || "") ? el("p", { class: "span-columns", text: header.text }) : null,
     el("p", { class: "span-text", text: span.text })));
+  }
+
+  // "read by OCR" (with its page's mean word confidence) on a span, or a source, read from a scan.
+  function ocrBadge(span) {
+    const confidence = typeof span.confidence === "number" ? ` (confidence ${span.confidence}%)` : "";
+    return el("span", { class: "badge ocr", "data-read-by": "ocr", text: `read by OCR${confidence}` });
   }
 
   function scrollToHighlight(container) {
@@ -138,6 +145,8 @@
     if (other) {
       badges.push(el("span", { class: "badge library", "data-provenance": "library", text: `from the team library: ${sessionTitle(source.origin_session)}` }));
     }
+    // The cited page was a scan: its text is what OCR read, which may hold misread words.
+    if (source.read_by === "ocr") badges.push(ocrBadge(source));
     return badges;
   }
 

@@ -8,7 +8,8 @@ Modules, each importing only those listed before it:
     decoding        bytes → str (BOMs, UTF-16/32, code pages) and normalise_text
     formats         detect_format (content first, then extension), clean_filename
     blocks          Block: what a reader yields
-    binary_readers  PDF and DOCX
+    ocr             page images → text by Tesseract (a `tesseract` process a page), with confidences
+    binary_readers  PDF (its scanned pages by OCR), images (by OCR) and DOCX
     html_reader     HTML
     text_readers    Markdown, CSV, JSON, plain text
     spans           blocks → text and spans S1..Sn (Span, CHUNKING_VERSION)

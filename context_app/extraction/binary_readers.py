@@ -1,14 +1,24 @@
-"""Readers of the binary formats, PDF (pypdf) and DOCX (python-docx), from the file's bytes."""
+"""Readers of the binary formats from the file's bytes: PDF (pypdf; pypdfium2 renders its scanned pages
+for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 
 import io
 import re
 
+from . import ocr
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
 
+Read = tuple[list[Block], int, list[str]]  # a paginated reader's blocks, page count and notes
 
-def _pdf_blocks(data: bytes, budget: _Budget) -> tuple[list[Block], int]:
+
+def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = None) -> Read:
+    """(blocks in page order, the page count, notes for the file).
+
+    Each page's text layer is read by pypdf; a page whose layer is empty or nearly so and
+    that holds an image is a scan: it is rendered and read by OCR instead (extraction.ocr).
+    Every page keeps its place and its "p. N"; a page that yields no text is named in a note.
+    """
     # Lazy: pypdf loads only when a PDF comes (in the extraction child, context_app.isolation).
     import pypdf
     from pypdf.errors import PdfReadError
@@ -23,22 +33,186 @@ def _pdf_blocks(data: bytes, budget: _Budget) -> tuple[list[Block], int]:
         raise
     except (PdfReadError, Exception) as exc:  # pypdf raises many types on broken files
         raise ExtractionError("corrupt", f"not a valid PDF: {_short(exc)}") from None
-    blocks: list[Block] = []
+    texts: list[str] = []
     for number in range(min(page_count, budget.limits.max_pages)):
         budget.check_time()
         try:
-            page_text = pages[number].extract_text() or ""
+            texts.append(normalise_text(pages[number].extract_text() or ""))
         except MemoryError:
             raise
         except Exception as exc:  # one bad page must not lose the document
             raise ExtractionError("corrupt", f"PDF page {number + 1} could not be read: {_short(exc)}") from None
-        first = True
-        for paragraph in _paragraphs(normalise_text(page_text)):
-            blocks.append(Block(paragraph, f"p. {number + 1}", new_section=first))
-            first = False
     if page_count > budget.limits.max_pages:
         budget.truncated = True
-    return blocks, page_count
+    notes: list[str] = []
+    read: dict[int, ocr.OcrPage] = {}
+    unread: set[int] = set()  # scans OCR could not read, named in a note already
+    nearly_empty = [n for n, text in enumerate(texts, start=1) if _visible_chars(text) < NEARLY_EMPTY_CHARS]
+    scans = _scanned_pages(data, nearly_empty, texts, budget, notes) if nearly_empty else {}
+    if scans:
+        reason = ocr.unavailable_reason(budget.limits.ocr, budget.limits.ocr_languages)
+        if reason is not None:
+            if not any(_visible_chars(text) for n, text in enumerate(texts, start=1) if n not in scans):
+                raise ExtractionError("ocr_unavailable", f"no text layer: {reason}")
+            notes.append(f"{ocr.pages_phrase(scans)} without a text layer not read: {reason}")
+            unread = set(scans)
+        else:
+            renders = ((number, _renderer(scans[number], budget.limits)) for number in sorted(scans))
+            read = ocr.read_pages(renders, len(scans), budget.limits.ocr_languages, budget, progress)
+            notes = ocr.notes_of(read) + notes
+    blocks: list[Block] = []
+    silent: list[int] = []  # pages with no text that no note names yet
+    for number, text in enumerate(texts, start=1):
+        if number in read and read[number].paragraphs:
+            page_blocks = ocr.blocks_of(read[number])
+        else:  # its text layer (a page read by OCR that failed keeps the little it had)
+            page_blocks = [Block(p, f"p. {number}", new_section=i == 0) for i, p in enumerate(_paragraphs(text))]
+        if not page_blocks and not (number in read and read[number].failure) and number not in unread:
+            silent.append(number)
+        blocks.extend(page_blocks)
+    if silent and blocks:
+        notes.append(f"no text on {ocr.pages_phrase(silent)}")
+    return blocks, page_count, notes
+
+
+# A page whose text layer has fewer visible characters than this (a stamp, a page number
+# over a scan) and that holds an image is read by OCR.
+NEARLY_EMPTY_CHARS = 20
+# Unless its text layer is empty, a page is a scan only when its images cover this much of it:
+# a title page with a logo keeps its few words.
+SCAN_COVERAGE = 0.5
+
+
+def _visible_chars(text: str) -> int:
+    return len("".join(text.split()))  # in C: a text page's check costs microseconds
+
+
+def _scanned_pages(data: bytes, candidates: list[int], texts: list[str], budget: _Budget, notes: list[str]) -> dict:
+    """{page number: its pdfium page} of the candidates (pages with little or no text layer)
+    that hold an image: those OCR reads. An image over the pixel limit ends the file."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except Exception as exc:  # noqa: BLE001 - pdfium refuses what pypdf read: the text layer stands alone
+        notes.append(f"{ocr.pages_phrase(candidates)} could not be checked for scanned images ({_short(exc)})")
+        return {}
+    limit = budget.limits.max_image_pixels
+    scans = {}
+    for number in candidates:
+        budget.check_time()
+        if number > len(document):
+            break
+        page = document[number - 1]
+        width, height = page.get_size()
+        covered, resolution = 0.0, 0.0
+        for index, image in enumerate(page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE])):
+            if index % 64 == 0:
+                budget.check_time()
+            pixels = image.get_px_size()
+            ocr.refuse_oversized(pixels[0], pixels[1], limit, f"the image on page {number}")
+            left, bottom, right, top = image.get_bounds()
+            covered += max(0.0, right - left) * max(0.0, top - bottom)
+            if right - left > 1:
+                resolution = max(resolution, pixels[0] * 72 / (right - left))  # the scan's own dpi
+        if covered and (not _visible_chars(texts[number - 1]) or covered >= SCAN_COVERAGE * width * height):
+            scans[number] = (page, resolution)
+        else:
+            page.close()
+    return scans
+
+
+def _renderer(scan, limits):
+    """The page as a grey image for OCR: at its scan's own resolution within OCR_MIN_DPI–OCR_DPI
+    (more adds pixels to read and nothing to see), less when that would pass the pixel limit."""
+    page, resolution = scan
+
+    def render():
+        width, height = page.get_size()  # points, 72 to the inch
+        fitting = (min(limits.max_image_pixels, ocr.OCR_MAX_PIXELS) / max(width * height, 1)) ** 0.5
+        scale = min(min(max(resolution, ocr.OCR_MIN_DPI), ocr.OCR_DPI) / 72, fitting)
+        bitmap = page.render(scale=scale, grayscale=True)
+        image = bitmap.to_pil().copy()  # the bitmap's buffer goes with the bitmap
+        bitmap.close()
+        page.close()
+        image.info["ocr_dpi"] = round(scale * 72)
+        return image
+
+    return render
+
+
+def _image_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = None) -> Read:
+    """An image (PNG, JPEG, TIFF with each frame a page, WebP) read by OCR: (blocks, pages, notes)."""
+    import warnings
+
+    from PIL import Image, UnidentifiedImageError
+
+    limits = budget.limits
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our own limit is checked below
+            image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        pixels = re.search(r"\d+", str(exc))
+        size = f"{int(pixels.group()) / 1e6:.1f} megapixels" if pixels else "too many pixels"
+        raise ExtractionError(
+            "too_large",
+            f"the image is {size}, over the {limits.max_image_pixels / 1e6:g}-megapixel limit "
+            "(GROUNDWORK_MAX_IMAGE_PIXELS): refused unread, as a decompression bomb",
+        ) from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise ExtractionError("corrupt", f"not a valid image: {_short(exc)}") from None
+    ocr.refuse_oversized(*image.size, limits.max_image_pixels, "the image")
+    # A TIFF's frames are the pages of a scan; an animated PNG or WebP is read at its first frame.
+    frames = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
+    if frames > limits.max_pages:
+        budget.truncated = True
+    reason = ocr.unavailable_reason(limits.ocr, limits.ocr_languages)
+    if reason is not None:
+        raise ExtractionError("ocr_unavailable", f"no text layer: {reason}")
+    count = min(frames, limits.max_pages)
+    frames_read = ((n, _frame_reader(image, n, limits)) for n in range(1, count + 1))
+    read = ocr.read_pages(frames_read, count, limits.ocr_languages, budget, progress)
+    blocks = [block for number in sorted(read) for block in ocr.blocks_of(read[number])]
+    notes = ocr.notes_of(read)
+    silent = [n for n, page in read.items() if not page.paragraphs and not page.failure]
+    if blocks and silent:
+        notes.append(f"no text found by OCR on {ocr.pages_phrase(silent)}")
+    if not blocks:
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise ExtractionError("empty", f"no text could be read from the image by OCR{why}")
+    return blocks, frames, notes
+
+
+def _frame_reader(image, number: int, limits):
+    """Frame `number` (from 1) of the image, upright (EXIF orientation) and grey on white."""
+
+    def read():
+        from PIL import Image, ImageOps
+
+        try:
+            image.seek(number - 1)
+            ocr.refuse_oversized(*image.size, limits.max_image_pixels, f"page {number} of the image")
+            frame = ImageOps.exif_transpose(image)  # a copy, loaded
+        except ExtractionError:
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many types on broken data
+            raise ExtractionError("corrupt", f"page {number} of the image could not be read: {_short(exc)}") from None
+        if frame.mode in ("RGBA", "LA", "PA") or (frame.mode == "P" and "transparency" in frame.info):
+            frame = frame.convert("RGBA")
+            background = Image.new("RGBA", frame.size, "white")  # transparent is paper, not black
+            frame = Image.alpha_composite(background, frame)
+        if frame.mode == "I" or frame.mode.startswith("I;16"):  # 16-bit grey: convert("L") would clip it white
+            frame = frame.convert("I").point(lambda value: value / 256)
+        frame = frame.convert("L")
+        dpi = image.info.get("dpi")
+        if dpi and 70 <= float(dpi[0]) <= 1200:
+            frame.info["ocr_dpi"] = round(float(dpi[0]))
+        return frame
+
+    return read
 
 
 def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:

@@ -13,6 +13,8 @@ class Block:
     text: str
     locator: str
     new_section: bool = False
+    read_by: str = ""  # "ocr": read from the page's image by Tesseract (extraction.ocr)
+    confidence: int | None = None  # then: the page's mean word confidence, 0–100
 
 
 def _paragraphs(text: str) -> list[str]:

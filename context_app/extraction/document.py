@@ -2,9 +2,10 @@
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .binary_readers import _docx_blocks, _pdf_blocks
+from .binary_readers import _docx_blocks, _image_blocks, _pdf_blocks
 from .decoding import decode_text
 from .formats import detect_format
 from .html_reader import _html_blocks
@@ -21,6 +22,9 @@ class ExtractedDocument:
     spans: list[Span]
     page_count: int | None = None
     truncated: bool = False
+    # What the file should say beside its status: pages read by OCR with low confidence, pages
+    # without text, scanned pages that could not be read ("low OCR confidence on pages 3, 7").
+    notes: tuple[str, ...] = ()
 
     @property
     def extracted_text_hash(self) -> str:
@@ -39,8 +43,13 @@ def sha256_hex(data: bytes | str) -> str:
 
 
 def extract_document(
-    data: bytes, filename: str, declared_mime: str | None = None, limits: ExtractionLimits | None = None
+    data: bytes,
+    filename: str,
+    declared_mime: str | None = None,
+    limits: ExtractionLimits | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> ExtractedDocument:
+    """The file's text and spans. `progress` hears how a long read goes ("OCR page 12/80")."""
     limits = limits or ExtractionLimits()
     if not data or not data.strip():
         raise ExtractionError("empty", "file is empty")
@@ -49,9 +58,12 @@ def extract_document(
         raise ExtractionError("unsupported_format", f"unsupported format: {mime_type}")
     budget = _Budget(limits)
     page_count = None
+    notes: list[str] = []
     try:
         if file_format == "pdf":
-            blocks, page_count = _pdf_blocks(data, budget)
+            blocks, page_count, notes = _pdf_blocks(data, budget, progress)
+        elif file_format == "image":
+            blocks, page_count, notes = _image_blocks(data, budget, progress)
         elif file_format == "docx":
             blocks = _docx_blocks(data, budget)
         else:
@@ -90,4 +102,5 @@ def extract_document(
         spans=spans,
         page_count=page_count,
         truncated=budget.truncated,
+        notes=tuple(notes),
     )

@@ -11,7 +11,7 @@ from llm_platform.ir.modality import MIME_TYPES
 
 from .decoding import _wide_encoding
 
-FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json")
+FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 
 EXTENSIONS = {
     ".pdf": "pdf",
@@ -27,10 +27,15 @@ EXTENSIONS = {
     ".log": "text",
     ".rst": "text",
 }
-# Magic numbers of formats we recognise only to refuse them clearly.
-UNSUPPORTED_MAGIC = (
+# Images read by OCR (extraction.ocr): a scan, a photo of a page, a screenshot.
+IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
+    (b"II*\x00", "image/tiff"),
+    (b"MM\x00*", "image/tiff"),
+)
+# Magic numbers of formats we recognise only to refuse them clearly.
+UNSUPPORTED_MAGIC = (
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
     (b"RIFF", "application/octet-stream"),
@@ -72,6 +77,11 @@ def detect_format(filename: str, data: bytes | BinaryIO, declared_mime: str | No
         if _zip_has(handle, "word/document.xml"):
             return "docx", MIME_TYPES["docx"]
         return "unsupported", "application/zip"
+    for magic, mime in IMAGE_MAGIC:
+        if head.startswith(magic):
+            return "image", mime
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image", "image/webp"
     for magic, mime in UNSUPPORTED_MAGIC:
         if head.startswith(magic):
             return "unsupported", mime

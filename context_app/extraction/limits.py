@@ -19,14 +19,18 @@ class ExtractionError(Exception):
 
 @dataclass(frozen=True)
 class ExtractionLimits:
-    """Bounds on one extraction; each error message names the setting it hit."""
+    """Bounds on one extraction, each error message naming the setting it hit; and whether pages
+    without a text layer are read by OCR, in which languages."""
 
     max_pages: int = 2000
     max_chars: int = 5_000_000
     max_decompressed_bytes: int = 64 * 1024 * 1024
     max_xml_bytes: int = 16 * 1024 * 1024
-    seconds: float = 60.0
+    seconds: float = 60.0  # for the whole file; for each page read by OCR
     memory_bytes: int = 1024 * 1024 * 1024  # enforced by the child process (context_app/isolation.py)
+    max_image_pixels: int = 64_000_000  # an image, a frame of one, or a PDF page rendered for OCR
+    ocr: str = "auto"  # "auto": pages without a text layer are read by Tesseract; "off": they are not
+    ocr_languages: str = "eng"  # Tesseract's language codes, "eng+fra"
 
     @classmethod
     def from_settings(cls) -> "ExtractionLimits":
@@ -40,6 +44,9 @@ class ExtractionLimits:
             max_xml_bytes=settings.GROUNDWORK_MAX_XML_BYTES,
             seconds=settings.GROUNDWORK_EXTRACT_SECONDS,
             memory_bytes=settings.GROUNDWORK_EXTRACT_MEMORY_BYTES,
+            max_image_pixels=settings.GROUNDWORK_MAX_IMAGE_PIXELS,
+            ocr=settings.GROUNDWORK_OCR,
+            ocr_languages=settings.GROUNDWORK_OCR_LANGUAGES,
         )
 
     def timeout_error(self) -> "ExtractionError":
@@ -66,6 +73,10 @@ class _Budget:
     truncated: bool = False
 
     def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.limits.seconds
+
+    def restart_clock(self) -> None:
+        """A page read by OCR has the wall-clock limit to itself."""
         self.deadline = time.monotonic() + self.limits.seconds
 
     def check_time(self) -> None:

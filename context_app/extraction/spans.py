@@ -19,15 +19,23 @@ class Span:
     locator: str
     start: int
     end: int
+    read_by: str = ""  # "ocr": its page was read from an image by Tesseract
+    confidence: int | None = None  # then: that page's mean word confidence, 0–100
 
     def as_dict(self) -> dict:
-        return {
+        span = {
             "span_id": self.span_id,
             "text": self.text,
             "locator": self.locator,
             "start": self.start,
             "end": self.end,
         }
+        # Only spans read by OCR carry these: every other span's JSON stays as it was.
+        if self.read_by:
+            span["read_by"] = self.read_by
+        if self.confidence is not None:
+            span["confidence"] = self.confidence
+        return span
 
 
 def _split_long(text: str, limit: int) -> list[str]:
@@ -53,7 +61,7 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
     grow past the size target; it never splits a block except an oversized one.
     """
     parts: list[str] = []
-    ranges: list[list] = []  # [start, end, locator] per span
+    ranges: list[list] = []  # [start, end, locator, read_by, confidence] per span
     length = 0
     for index, block in enumerate(blocks):
         if index % 256 == 0:
@@ -73,13 +81,17 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
                 open_span is None
                 or block.new_section
                 or block.locator != open_span[2]
+                or block.read_by != open_span[3]
                 or length - open_span[0] > SPAN_TARGET_CHARS
             ):
-                ranges.append([start, length, block.locator])
+                ranges.append([start, length, block.locator, block.read_by, block.confidence])
             else:
                 open_span[1] = length
         if budget.full:
             break
     text = "".join(parts)
-    spans = [Span(f"S{i}", text[a:b], locator, a, b) for i, (a, b, locator) in enumerate(ranges, start=1)]
+    spans = [
+        Span(f"S{i}", text[a:b], locator, a, b, read_by, confidence)
+        for i, (a, b, locator, read_by, confidence) in enumerate(ranges, start=1)
+    ]
     return text, spans

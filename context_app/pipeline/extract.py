@@ -13,6 +13,7 @@ from ..digests.generate import prompt_version
 from ..extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
 from ..isolation import extract_in_child
 from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText
+from ..notify import notify_context_changed_soon
 from . import jobs
 from .aggregate_state import refresh_aggregate_state
 from .dispatch import after_change
@@ -23,6 +24,8 @@ logger = logging.getLogger(__name__)
 def mark_extraction_failed(file: ContextFile, exc: ExtractionError) -> None:
     move(file, "digest_status", DigestStatus.ERROR)
     file.error = {"code": exc.code, "message": exc.message, "stage": "extraction"}
+    file.extraction_progress = ""
+    file.extraction_notes = []
     if file.pk:
         library.forget_file(file.pk)
         provenance.supersede_current(file.pk)
@@ -46,6 +49,8 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText
     file.page_count = document.page_count
     file.parsing_started_at = None
     file.error = None
+    file.extraction_progress = ""
+    file.extraction_notes = list(document.notes)
     if not file.pk or file._state.adding:
         file.save()
     version = provenance.record_version(
@@ -100,12 +105,30 @@ def extract_file(file_id, content_hash: str) -> None:
             _extract_held_file(file_id, content_hash)
 
 
+def _show_progress(file: ContextFile):
+    """The file's chip says how a long read goes ("OCR page 12/80"), pushed at the paced rate."""
+
+    def show(label: str) -> None:
+        try:
+            shown = ContextFile.objects.filter(
+                leases.held_by_me(leases.FILE_JOB), pk=file.pk, content_hash=file.content_hash
+            ).update(extraction_progress=label[:64])
+            if shown:
+                notify_context_changed_soon(file.context_set_id)
+        except Exception:  # noqa: BLE001 - a chip that misses a page never stops the reading
+            logger.warning("progress of %s not shown: %s", file.pk, label, exc_info=True)
+
+    return show
+
+
 def _extract_held_file(file_id, content_hash: str) -> None:
     file = ContextFile.objects.select_related("context_set").filter(pk=file_id).first()
     if file is None or file.content_hash != content_hash or file.is_extracted:
         return
     try:
-        document = extract_in_child(read_blob(file), file.filename, file.mime_type, ExtractionLimits.from_settings())
+        document = extract_in_child(
+            read_blob(file), file.filename, file.mime_type, ExtractionLimits.from_settings(), _show_progress(file)
+        )
     except ExtractionError as exc:
         document, failure = None, exc
     version = None

@@ -200,7 +200,8 @@ def sources_from_spans(
     of a PDF are kept for providers that read PDFs natively.
     """
     count = counter
-    kind = format if format in SOURCE_KINDS else "text"
+    # Spans are text: an uploaded image's spans are what OCR read on it, not a picture to describe.
+    kind = format if format in SOURCE_KINDS and format != "image" else "text"
     sid = source_id("\n\n".join(str(s.get("text", "")) for s in spans))
     scores = scores or {}
     chunks: list[Chunk] = []

@@ -209,17 +209,17 @@ def test_other_teams_do_not_share_the_cache(api):
 
 def test_unsupported_and_broken_files_get_a_file_level_error(api):
     sid = api.create_session()
-    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
-    response = api.upload(sid, {"photo.png": png, "broken.pdf": b"%PDF-1.7 garbage", "alpha.txt": ALPHA})
+    gif = b"GIF89a" + b"\x00" * 64  # images are read by OCR (tests/context/test_ocr.py); a GIF is not
+    response = api.upload(sid, {"photo.gif": gif, "broken.pdf": b"%PDF-1.7 garbage", "alpha.txt": ALPHA})
     assert response.status_code == 201
     files = {f["filename"]: f for f in api.extracted(sid)["files"]}
-    assert files["photo.png"]["digest_status"] == "error"
-    assert "image/png" in files["photo.png"]["error"]["message"]
+    assert files["photo.gif"]["digest_status"] == "error"
+    assert "image/gif" in files["photo.gif"]["error"]["message"]
     assert files["broken.pdf"]["digest_status"] == "error"
     api.parse(sid)
     manifest = api.settle(sid)
     statuses = {f["filename"]: f["digest_status"] for f in manifest["files"]}
-    assert statuses == {"alpha.txt": "ready", "broken.pdf": "error", "photo.png": "error"}
+    assert statuses == {"alpha.txt": "ready", "broken.pdf": "error", "photo.gif": "error"}
     assert manifest["aggregate_digest_status"] == "ready"
 
 

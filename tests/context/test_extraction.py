@@ -134,7 +134,8 @@ def test_limits_truncate_pages_and_characters():
     [
         (b"", "empty.txt", "empty", "file is empty"),
         (b"  \n\t\n", "blank.txt", "empty", "file is empty"),
-        (b"\x89PNG\r\n\x1a\n" + bytes(100), "photo.pdf", "unsupported_format", "unsupported format: image/png"),
+        (b"GIF89a" + bytes(100), "photo.pdf", "unsupported_format", "unsupported format: image/gif"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(100), "photo.png", "corrupt", "not a valid image"),
         (b"%PDF-1.7\n1 0 obj <<>> garbage", "broken.pdf", "corrupt", "not a valid PDF"),
         (b"PK\x03\x04 not really a zip", "broken.docx", "unsupported_format", "application/zip"),
         (b'{"a": [1, 2,', "bad.json", "corrupt", "invalid JSON"),
