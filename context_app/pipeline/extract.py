@@ -111,7 +111,7 @@ def _show_progress(file: ContextFile):
     def show(label: str) -> None:
         try:
             shown = ContextFile.objects.filter(
-                leases.held_by_me(leases.FILE_JOB), pk=file.pk, content_hash=file.content_hash
+                leases.held_by_me(FILE_JOB), pk=file.pk, content_hash=file.content_hash
             ).update(extraction_progress=label[:64])
             if shown:
                 notify_context_changed_soon(file.context_set_id)
