@@ -8,6 +8,7 @@ from . import ocr
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
+from .page_furniture import without_page_furniture
 
 Read = tuple[list[Block], int, list[str]]  # a paginated reader's blocks, page count and notes
 
@@ -44,6 +45,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
             raise ExtractionError("corrupt", f"PDF page {number + 1} could not be read: {_short(exc)}") from None
     if page_count > budget.limits.max_pages:
         budget.truncated = True
+    texts = without_page_furniture(texts)  # running headers and footers would glue onto the sentences they cut
     notes: list[str] = []
     read: dict[int, ocr.OcrPage] = {}
     unread: set[int] = set()  # scans OCR could not read, named in a note already

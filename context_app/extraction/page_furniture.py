@@ -4,8 +4,9 @@ A manual typeset for print repeats "GREP(1) User Commands GREP(1)" at the top of
 "GNU grep 3.8 2019-12-29 4" at its foot. Left in the text they glue themselves to the sentence
 they interrupt, in search results, digests, findings and quoted spans alike. A line is furniture
 when it stands among the first or last FURNITURE_EDGE_LINES lines of at least half of the pages
-(and of FURNITURE_MIN_PAGES), the same but for its digits (page numbers, dates), and is no prose
-itself: a sentence a document repeats on every page is still the document's.
+(and of FURNITURE_MIN_PAGES), the same but for its digits (page numbers, dates), and is not a
+sentence: one a document repeats on every page ("This report was prepared for the board.") is still
+the document's, while "Page 3 of 40" is a label, though its words read as prose.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ FURNITURE_MIN_PAGES = 3
 FURNITURE_PAGE_SHARE = 0.5
 FURNITURE_MAX_CHARS = 120
 _DIGITS = re.compile(r"\d+")
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*$")
 
 
 def without_page_furniture(pages: list[str]) -> list[str]:
@@ -44,7 +46,12 @@ def _line_key(line: str) -> str:
 def _edge_keys(page: str) -> set[str]:
     lines = [line for line in page.split("\n") if line.strip()]
     edge = lines[:FURNITURE_EDGE_LINES] + lines[-FURNITURE_EDGE_LINES:]
-    return {_line_key(line) for line in edge if len(line.strip()) <= FURNITURE_MAX_CHARS and not is_prose(line)}
+    keys = {_line_key(line) for line in edge}  # a typeset header is padded with spaces: its words count
+    return {key for key in keys if len(key) <= FURNITURE_MAX_CHARS and not _is_sentence(key)}
+
+
+def _is_sentence(line: str) -> bool:
+    return bool(_SENTENCE_END.search(line)) and is_prose(line)
 
 
 def _without(page: str, furniture: set[str]) -> str:

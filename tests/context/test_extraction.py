@@ -235,3 +235,30 @@ def test_atx_headings_are_parsed_without_backtracking():
     assert _atx_heading("## Costs ##") == (2, "Costs")
     assert _atx_heading("### C#") == (3, "C")
     assert _atx_heading("####### seven") is None and _atx_heading("#hashtag") is None
+
+
+def test_a_manuals_running_header_and_footer_leave_its_text_and_its_words_stay():
+    document = extract("gnu_manuals/grep.pdf")
+    assert document.page_count == 9
+    assert "User Commands" not in document.text and "2019-12-29" not in document.text
+    assert "GNU grep 3.8" not in document.text
+    assert "--invert-match" in document.text and "grep searches for PATTERNS" in document.text
+    assert_spans_consistent(document)
+
+
+def test_a_line_repeated_at_each_page_edge_is_furniture_only_when_it_is_not_prose():
+    disclaimer = "This report was prepared for the board and reviewed by the auditors."
+    pages = [
+        [f"Harbour Water Audit {n}", disclaimer, f"Finding {n}: meters in district {n} read low.", f"Page {n} of 4"]
+        for n in range(1, 5)
+    ]
+    document = extract_document(build_pdf(pages), "audit.pdf", None, None)
+    assert "Harbour Water Audit" not in document.text and "of 4" not in document.text
+    assert document.text.count(disclaimer) == 4
+    assert [s.locator for s in document.spans if "Finding" in s.text] == ["p. 1", "p. 2", "p. 3", "p. 4"]
+
+
+def test_a_short_document_keeps_every_line():
+    pages = [["Harbour Water Audit", f"Finding {n}: meters in district {n} read low."] for n in (1, 2)]
+    document = extract_document(build_pdf(pages), "audit.pdf", None, None)
+    assert document.text.count("Harbour Water Audit") == 2
