@@ -1,8 +1,9 @@
 """Search by meaning over the team's library: its windows and their vectors.
 
 After a file's records are written (library.index_file), `embed_file` cuts each record
-into windows short enough for the embedding model, each led by its heading path (a
-window of an "OPTIONS" section knows which page it is in), and asks
+into windows of a few short paragraphs, each led by its heading path and the document's
+lead (its first paragraph: a window of an "OPTIONS" section knows which page it is in and
+what that page is for), and asks
 llm_platform.embeddings for their vectors, a batch at a time. The file is ready long
 before: its chip says "indexing meaning 120/300" meanwhile, and search uses the vectors
 that exist. Unchanged text costs no call (the vectors are cached by text hash and model).
@@ -27,15 +28,35 @@ from .notify import notify_context_changed_soon
 
 logger = logging.getLogger(__name__)
 
-# Words a window holds at most: under the local model's 256 tokens for prose and most option
-# lists; a window ends early at a sentence's end once it holds two thirds of that.
-WINDOW_WORDS = 96
+# Words a window holds at most. A short window says one thing, as the sentences the local model
+# was trained on do; 96-word windows mixed two or three options of a manual and matched a
+# question by none (bench/retrieval_bench.py: 48 against 96, docs/decisions.md).
+WINDOW_WORDS = 48
+LEAD_WORDS = 30  # of the document's first paragraph, in every window's header
 _WORD = re.compile(r"\S+")
+_PARAGRAPH = re.compile(r"[^\n]+(?:\n(?!\n)[^\n]+)*")  # lines up to a blank one
 _SENTENCE_END = ".!?:;"
 
 
 def window_bounds(text: str, size: int = WINDOW_WORDS) -> list[tuple[int, int]]:
-    """(start, end) character offsets of consecutive windows of `text`, each at most `size` words."""
+    """(start, end) character offsets of the windows of `text`: its paragraphs, a long one cut into
+    pieces of at most `size` words, and short neighbours packed together while they fit in `size`."""
+    pieces = [
+        (paragraph.start() + start, paragraph.start() + end)
+        for paragraph in _PARAGRAPH.finditer(text)
+        for start, end in _sentence_windows(paragraph.group(), size)
+    ]
+    packed: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if packed and len(_WORD.findall(text, packed[-1][0], end)) <= size:
+            packed[-1] = (packed[-1][0], end)
+        else:
+            packed.append((start, end))
+    return packed
+
+
+def _sentence_windows(text: str, size: int) -> list[tuple[int, int]]:
+    """Consecutive stretches of at most `size` words, ending early at a sentence's end once two thirds full."""
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     bounds: list[tuple[int, int]] = []
     first = 0
@@ -49,10 +70,20 @@ def window_bounds(text: str, size: int = WINDOW_WORDS) -> list[tuple[int, int]]:
     return bounds
 
 
-def window_text(record: LibraryRecord, start: int, end: int) -> str:
-    """What is embedded: the window under its heading path, so a passage keeps what it is about."""
+def document_lead(records: list[LibraryRecord]) -> str:
+    """The document's first paragraph that is not a heading, cut at LEAD_WORDS words: what it is about
+    ("numfmt - Convert numbers from/to human-readable strings", a report's title or opening line)."""
+    for record in records:
+        for paragraph in _PARAGRAPH.finditer(record.text):
+            if not paragraph.group().lstrip().startswith("#"):
+                return " ".join(paragraph.group().split()[:LEAD_WORDS])
+    return ""
+
+
+def window_text(record: LibraryRecord, start: int, end: int, lead: str = "") -> str:
+    """What is embedded: the window under its heading path and the document's lead."""
     heading = record.section_path or record.file.filename.rsplit(".", 1)[0]
-    return f"{heading}\n{record.text[start:end]}"
+    return f"{heading}: {lead}\n{record.text[start:end]}" if lead else f"{heading}\n{record.text[start:end]}"
 
 
 def embed_file(file_id) -> None:
@@ -86,6 +117,7 @@ def _cut_windows(file: ContextFile, key: str) -> None:
 
 def _embed_windows(file: ContextFile, key: str) -> None:
     batch_size = settings.GROUNDWORK_EMBEDDINGS_BATCH_SIZE
+    lead = document_lead(list(LibraryRecord.objects.filter(file=file).order_by("position")[:5]))
     while True:
         batch = list(
             LibraryWindow.objects.filter(record__file=file, model=key, embedding=None)
@@ -94,7 +126,7 @@ def _embed_windows(file: ContextFile, key: str) -> None:
         )
         if not batch:
             return
-        texts = [window_text(w.record, w.start, w.end) for w in batch]
+        texts = [window_text(w.record, w.start, w.end, lead) for w in batch]
         embeddings.embed(texts, subject=f"file:{file.pk}", session_id=file.context_set.session_id)
         hashes = [embeddings.text_hash(text) for text in texts]
         ids = dict(TextEmbedding.objects.filter(model=key, text_hash__in=set(hashes)).values_list("text_hash", "id"))

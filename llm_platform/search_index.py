@@ -29,7 +29,7 @@ from llm_platform.terms import BM25_B, BM25_K1
 
 # BM25's share of a hybrid score; meaning has the rest. Chosen on the tune half of the man-page
 # questions (bench/retrieval_bench.py; 0.2 to 0.5 tried, and reciprocal rank fusion, which was lower).
-KEYWORD_WEIGHT = 0.4
+KEYWORD_WEIGHT = 0.3
 # Above this many windows the sign-bit pass chooses which to score; below, all are.
 EXACT_WINDOWS = 50_000
 CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for (at least 2,000)

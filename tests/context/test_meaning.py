@@ -54,6 +54,39 @@ def test_windows_cover_each_record_within_the_word_limit():
     assert "".join(text[a:b] + " " for a, b in bounds).split() == text.split()
 
 
+def words(count: int, word: str) -> str:
+    return " ".join([word] * (count - 1) + [f"{word}."])
+
+
+def test_windows_keep_short_paragraphs_whole_and_pack_neighbours_that_fit():
+    paragraphs = [words(20, "alpha"), words(20, "beta"), words(60, "gamma"), words(10, "delta")]
+    text = "\n\n".join(paragraphs)
+    windows = [text[a:b] for a, b in meaning.window_bounds(text, size=48)]
+    assert windows[0] == f"{paragraphs[0]}\n\n{paragraphs[1]}"  # 40 words: one window
+    assert all(len(window.split()) <= 48 for window in windows)
+    gammas = [window for window in windows if "gamma" in window]
+    assert len(gammas) == 2 and not any("beta" in window for window in gammas), "a long paragraph is cut alone"
+    assert windows[-1].endswith(paragraphs[3]) and "gamma" in windows[-1], "its tail and the next short one"
+    assert " ".join(windows).split() == text.split()
+
+
+def test_a_window_is_embedded_under_its_heading_and_the_documents_lead():
+    records = [
+        LibraryRecord(text="# numfmt(1)", section_path="numfmt(1)"),
+        LibraryRecord(text="## NAME\n\nnumfmt - Convert numbers from/to human-readable strings", section_path="x"),
+    ]
+    lead = meaning.document_lead(records)
+    assert lead == "numfmt - Convert numbers from/to human-readable strings"
+    options = LibraryRecord(
+        text="## OPTIONS\n\n--to=UNIT auto-scale output numbers to UNITs", section_path="numfmt(1) > OPTIONS"
+    )
+    start = options.text.index("--to")
+    assert meaning.window_text(options, start, len(options.text), lead) == (
+        f"numfmt(1) > OPTIONS: {lead}\n--to=UNIT auto-scale output numbers to UNITs"
+    )
+    assert meaning.document_lead([records[0]]) == "", "a document of headings alone has no lead"
+
+
 def test_every_window_gets_a_vector_once_and_the_chip_counts_them(api, remote_embeddings):
     sid, _scope = _library(api, {name: (FIXTURES / name).read_bytes() for name in ("report.pdf", "notes.md")})
     files = ContextFile.objects.filter(context_set__session_id=sid)
