@@ -684,3 +684,14 @@ def test_sub_questions_are_well_formed(question, gaps, children):
     """Regression: the question's verb was asked about as a thing ("What is known about risks threaten?")."""
     out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 4})
     assert [c["question"] for c in out["children"]] == children
+
+
+def test_a_narrowed_sub_questions_frame_is_no_gap_of_its_own():
+    from research_app.runs.offline.questions import NARROWED_FRAME
+
+    question = f"{NARROWED_FRAME}maintenance staffing?"
+    findings = [{"text": "The workshop kept its maintenance staffing at 12 technicians in 2022.", "citations": [1]}]
+    answered = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": []})
+    assert answered["gaps"] == [] and answered["is_sufficient"], answered
+    unanswered = ask("NODE_SUFFICIENCY", {"question": question, "findings": [], "context_items": []})
+    assert unanswered["gaps"] == ["No evidence yet on “maintenance staffing”."], unanswered["gaps"]

@@ -23,7 +23,7 @@ from llm_platform.terms import (
 from ..split import plural
 from .inputs import bounded, context_items, required_question, strings_of, term_set
 from .queries import question_keywords, quoted_phrases
-from .questions import AUXILIARIES, COMMON_VERBS, PREDICATE_WORDS, question_parts, split_clauses
+from .questions import AUXILIARIES, COMMON_VERBS, NARROWED_FRAME, PREDICATE_WORDS, question_parts, split_clauses
 from .statements import ended
 
 MAX_CHILDREN = 8  # node_decompose.schema.json
@@ -165,13 +165,13 @@ def _without_verbs(phrase: str, question: str, verbs: frozenset[str]) -> str:
 def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -> str:
     """A full, well-formed question about `phrase` that keeps the parent's subject."""
     if subject and (not phrase or set(question_terms(phrase)) <= set(question_terms(subject))):
-        return _as_question(f"What is known about {subject}")
+        return _as_question(f"{NARROWED_FRAME}{subject}")
     if subject and set(question_terms(subject)) <= set(question_terms(phrase)):
-        return _as_question(f"What is known about {phrase}")  # the phrase already names the subject
+        return _as_question(f"{NARROWED_FRAME}{phrase}")  # the phrase already names the subject
     if subject:
-        return _as_question(f"What is known about {phrase} for {subject}")
+        return _as_question(f"{NARROWED_FRAME}{phrase} for {subject}")
     if phrase:
-        return _as_question(f"What is known about {phrase}")
+        return _as_question(f"{NARROWED_FRAME}{phrase}")
     return _as_question(
         f"What do sources state directly about {question_keywords(question) or question.rstrip('?.! ')}"
     )

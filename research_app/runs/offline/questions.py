@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, question_terms
 
 MAX_SUBJECT_WORDS = 5
+# How NODE_DECOMPOSE words a narrowed sub-question. The frame is ours, not the user's: its words
+# ("known") are no subject a finding must mention.
+NARROWED_FRAME = "What is known about "
 _DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
 AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
 _WH_WORDS = QUESTION_WORDS - {"much", "many"}
@@ -149,3 +152,8 @@ def _looks_like_verb(word: str, *, bare_verbs: bool) -> bool:
     if bare_verbs:
         return word in COMMON_VERBS
     return len(word) > 5 and (word.endswith("ed") or word.endswith("ing"))
+
+
+def without_frame(question: str) -> str:
+    """The question without the frame a narrowed sub-question is written in ("What is known about …")."""
+    return question[len(NARROWED_FRAME) :] if question.startswith(NARROWED_FRAME) else question

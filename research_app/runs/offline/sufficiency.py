@@ -21,7 +21,7 @@ from llm_platform.terms import cut_text, question_terms, quote_list, surface_wor
 
 from ..split import plural
 from .inputs import context_items, dicts_of, input_text, required_question, term_set
-from .questions import split_clauses
+from .questions import split_clauses, without_frame
 
 SUFFICIENT_COVERAGE = 0.75
 # The cosine (all-MiniLM-L6-v2) at which a finding answers a part of the question (tuned on the
@@ -38,7 +38,8 @@ def node_sufficiency(prompt: str) -> dict:
     question = required_question(inputs, "NODE_SUFFICIENCY")
     findings = [f for f in dicts_of(inputs.get("findings")) if input_text(f.get("text"))]
     items = context_items(inputs.get("context_items"))
-    terms = question_terms(question)
+    to_cover = without_frame(question)  # what evidence must mention: not the words of our own frame
+    terms = question_terms(to_cover)
     from_findings = set().union(*(term_set(f["text"]) for f in findings))
     from_items = set().union(*(term_set(item["text"]) for item in items))
     covered = [term for term in terms if term in from_findings or term in from_items]
@@ -58,12 +59,12 @@ def node_sufficiency(prompt: str) -> dict:
     elif unanswered and len(clauses) > 1:
         gaps = [f"No passage answers “{clause}” yet." for clause in unanswered]
     else:
-        gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(question, set(covered))]
+        gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(to_cover, set(covered))]
     if unanswered and not gaps:
         gaps = [f"No passage answers “{question.rstrip('?')}” yet."]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
-    words = surface_words(question)
+    words = surface_words(to_cover)
     reasoning = _sufficiency_reasoning(
         findings_count=len(findings),
         items_count=len(items),
