@@ -91,20 +91,11 @@ test: bootstrap
 test-fast: bootstrap
 	$(BIN)/pytest -m "not stack and not browser" $(PYTEST_ARGS)
 
+# Each prints its figures and writes bench/results/<name>.json.
+BENCHES := context search ir run grounding chat llm_scale prompt_cache embed retrieval library_scale export ocr \
+  research_quality
 bench: bootstrap
-	$(BIN)/python bench/context_bench.py
-	$(BIN)/python bench/search_bench.py
-	$(BIN)/python bench/ir_bench.py
-	$(BIN)/python bench/run_bench.py
-	$(BIN)/python bench/grounding_bench.py
-	$(BIN)/python bench/chat_bench.py
-	$(BIN)/python bench/llm_scale_bench.py
-	$(BIN)/python bench/prompt_cache_bench.py
-	$(BIN)/python bench/embed_bench.py
-	$(BIN)/python bench/retrieval_bench.py
-	$(BIN)/python bench/library_scale_bench.py
-	$(BIN)/python bench/export_bench.py
-	$(BIN)/python bench/ocr_bench.py
+	@set -e; for name in $(BENCHES); do echo "== bench/$${name}_bench.py"; $(BIN)/python bench/$${name}_bench.py; done
 
 clean:
 	rm -rf $(VENV) var

@@ -26,7 +26,11 @@ def build_pdf(pages: list[list[str]]) -> bytes:
         page_ids.append(len(objects))
     kids = b" ".join(b"%d 0 R" % i for i in page_ids)
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(page_ids))
+    return pdf_from_objects(objects)
 
+
+def pdf_from_objects(objects: list[bytes]) -> bytes:
+    """A PDF file of these objects (numbered from 1; the first is the catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

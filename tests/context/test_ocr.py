@@ -13,7 +13,7 @@ import zlib
 import pytest
 
 from bench import synthetic_scan
-from bench.synthetic_pdf import build_pdf
+from bench.synthetic_pdf import build_pdf, pdf_from_objects
 from context_app import isolation
 from context_app.extraction import ExtractionError, ExtractionLimits, extract_document, ocr
 from context_app.models import ContextFile
@@ -63,16 +63,7 @@ def pdf_with_image(width: int, height: int) -> bytes:
         b"/Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream" % (width, height, len(pixels), pixels),
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_from_objects(objects)
 
 
 # --- reading -------------------------------------------------------------------------------------
