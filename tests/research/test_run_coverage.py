@@ -96,7 +96,8 @@ def test_every_file_once_and_the_never_reached_ones_are_in_no_slice_and_no_resul
         cited = entry["file_id"] in cited_ids or entry["filename"] in cited_names
         assert cited == (entry["state"] == "cited"), entry
     broken = next(e for e in own if e["filename"] == "broken.pdf")
-    assert broken["citation"] is None and broken["error"], broken
+    assert broken["citation"] is None and broken["error"] and broken["at_run_start"] == "error", broken
+    assert all("at_run_start" not in e for e in own if e["filename"] != "broken.pdf")
 
     # Each file that has a text opens through the provenance resolver, like the report's references.
     for entry in own:
