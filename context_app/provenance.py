@@ -130,6 +130,25 @@ def span_texts(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[s
     return texts
 
 
+def span_locators(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[str, str]:
+    """{sourceref: its span's locator ("p. 3", "Methods > Sampling", "rows 2-41", or "")} in the
+    version `versions` pins its file to (one query; a span not found is left out)."""
+    wanted = {ref: parsed for ref in sourcerefs if (parsed := parse_sourceref(ref)) and parsed[0] in versions}
+    if not wanted:
+        return {}
+    rows = FileText.objects.filter(version__in={versions[filename] for filename, _ in wanted.values()})
+    locators_of = {
+        str(version): {s["span_id"]: str(s.get("locator") or "") for s in spans}
+        for version, spans in rows.values_list("version", "spans")
+    }
+    found = {}
+    for ref, (filename, span_id) in wanted.items():
+        locator = locators_of.get(versions[filename], {}).get(span_id)
+        if locator is not None:
+            found[ref] = locator
+    return found
+
+
 def sourcerefs_in(value) -> Iterator[str]:
     """Every SourceRef string inside a JSON value (a digest's facts' and uncertainties' sources)."""
     if isinstance(value, str):

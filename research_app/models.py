@@ -39,6 +39,9 @@ class ResearchRun(models.Model):
     # {status, files_total, files_ready, files_error} (seed 001 §9.1).
     context_processing = models.JSONField(default=dict, blank=True)
     report = models.JSONField(null=True, blank=True)
+    # What the run looked at: every file of the bundle cited, read or never reached (runs/coverage.py);
+    # written with the report, or when a run that bound its context ends without one.
+    coverage = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     last_seq = models.PositiveIntegerField(default=0)  # the seq of the newest RunEvent
     created_at = models.DateTimeField(auto_now_add=True)

@@ -20,10 +20,12 @@ def visible_run(user, run_id) -> ResearchRun | None:
 
 def cited_source_versions() -> Iterator[str]:
     """The text versions runs cite (context_app.provenance retention): reports' references and
-    paragraphs, nodes' results and findings, and the bundles of runs still under way (their
-    report will pin its SourceRefs through them)."""
+    paragraphs, coverage records' files, nodes' results and findings, and the bundles of runs
+    still under way (their report will pin its SourceRefs through them)."""
     for report in ResearchRun.objects.filter(report__isnull=False).values_list("report", flat=True).iterator():
         yield from versions_in(report)
+    for coverage in ResearchRun.objects.filter(coverage__isnull=False).values_list("coverage", flat=True).iterator():
+        yield from versions_in(coverage)
     for results, findings in ResearchNode.objects.values_list("results", "findings").iterator():
         yield from versions_in(results)
         yield from versions_in(findings)

@@ -77,6 +77,7 @@
     run_completed: (p) => `Report ready: “${p.title}”.`,
     run_failed: (p) => `The run failed: ${p.error}`,
     run_cancelled: () => "The run was cancelled.",
+    coverage_recorded: (p) => `Coverage: ${p.summary}.`,
   };
 
   function narrate(event) {
@@ -486,7 +487,7 @@
   let drawnReport = null;
   function renderReport() {
     const run = state.run;
-    const key = JSON.stringify(run ? [run.run_id, run.status, run.error, run.report] : null);
+    const key = JSON.stringify(run ? [run.run_id, run.status, run.error, run.report, run.coverage] : null);
     if (key === drawnReport) return;
     drawnReport = key;
     drawReport();
@@ -502,7 +503,7 @@
     if (!report) {
       const text = run.status === "failed" ? `The run failed: ${run.error}` : run.status === "cancelled"
         ? "The run was cancelled before its report." : "The report appears here when the run has explored its question.";
-      return view.replaceChildren(el("p", { class: "empty-state", text }));
+      return view.replaceChildren(...[el("p", { class: "empty-state", text }), coverageSection(run.coverage)].filter(Boolean));
     }
     $("report-meta").textContent = report.provider === "offline" ? "offline extractive mode" : `${report.provider} · ${report.model}`;
     const parts = [el("h3", { class: "report-title", text: report.title }), sourcesChanged(report.sources_changed), el("p", { class: "report-summary", text: report.summary })];
@@ -540,7 +541,38 @@
         el("h4", { text: "Also read, not cited in the text" }), referenceList(uncited)));
     }
     if (report.dropped.length) parts.push(el("p", { class: "muted small", text: `Validation removed ${plural(report.dropped.length, "unsupported citation")}.` }));
+    parts.push(coverageSection(run.coverage));
     view.replaceChildren(...parts.filter(Boolean));
+  }
+
+  // What the run looked at (its coverage record): every file of the session once, cited, read or
+  // not reached, and the other sessions' files it drew on. A file opens through its citation object.
+  const COVERAGE_LABEL = {
+    cited: "Cited", read: "Read, not cited", not_reached: "Not reached", error: "In error", parsing: "Still parsing at run start",
+  };
+  const SHOWN_LOCATIONS = 4;
+  function coverageSection(coverage) {
+    if (!coverage) return null;
+    const c = coverage.counts;
+    const counts = [`${c.cited} cited`, `${c.read} read`, `${c.not_reached} not reached`];
+    if (c.error) counts.push(`${c.error} in error`);
+    if (c.parsing) counts.push(`${c.parsing} still parsing`);
+    const where = (entry) => {
+      if (entry.state === "error") return entry.error || "";
+      const shown = entry.locations.slice(0, SHOWN_LOCATIONS).join(", ");
+      const more = entry.locations.length - SHOWN_LOCATIONS;
+      return more > 0 ? `${shown} and ${more} more` : shown;
+    };
+    return el("section", { id: "report-coverage", class: "report-section coverage", "aria-labelledby": "coverage-heading" },
+      el("h4", { id: "coverage-heading", text: "What the run read" }),
+      el("p", { class: "coverage-counts small", text: counts.join(" · ") }),
+      el("table", { class: "coverage-table" },
+        el("thead", {}, el("tr", {}, el("th", { text: "File" }), el("th", { text: "State" }), el("th", { text: "Where" }))),
+        el("tbody", {}, ...coverage.files.map((entry) => el("tr", { "data-filename": entry.filename, "data-state": entry.state },
+          el("td", {}, citationButton(entry.citation, sid, { label: entry.filename }),
+            originNote(entry.citation || { origin_session: entry.origin_session }, sid)),
+          el("td", {}, el("span", { class: `coverage-state ${entry.state}`, text: COVERAGE_LABEL[entry.state] || entry.state })),
+          el("td", { class: "muted", text: where(entry) }))))));
   }
 
   // The report's files (Markdown, Word, PDF): plain download links to the run's export endpoints.

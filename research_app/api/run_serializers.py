@@ -40,6 +40,7 @@ def serialize_run(run: ResearchRun) -> dict:
         "context_revision": (run.context_bundle or {}).get("revision"),
         "nodes": [serialize_node(node) for node in nodes],
         "report": report_json(run.report),
+        "coverage": run.coverage,
         "last_seq": run.last_seq,
         "events_url": reverse("run-events", kwargs={"rid": run.id}),
         "report_url": reverse("run-report", kwargs={"rid": run.id}),

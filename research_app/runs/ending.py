@@ -9,6 +9,7 @@ from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 
 from ..models import ResearchNode, ResearchRun
+from . import coverage
 from .events import announce, emit
 
 Status = ResearchRun.Status
@@ -28,6 +29,7 @@ def cancel_run(run: ResearchRun) -> ResearchRun:
             raise ApplicationError(f"the run is already {run.status}", 409)
         _close_open_work(run.pk, Status.CANCELLED)
         emit(run.pk, "run_cancelled")
+        _record_coverage(run.pk)
         announce(run.pk)
     run.refresh_from_db()
     return run
@@ -51,6 +53,7 @@ def fail_run(run_id, reason: str, *, limit: str | None = None) -> bool:
             return False
         _close_open_work(run_id, Status.FAILED)
         emit(run_id, "run_failed", error=reason, **({"limit": limit} if limit else {}))
+        _record_coverage(run_id)
         announce(run_id)
     return True
 
@@ -64,3 +67,14 @@ def _close_open_work(run_id, status: str) -> None:
     processing = ResearchRun.objects.values_list("context_processing", flat=True).get(pk=run_id)
     if processing.get("status") == "parsing":
         ResearchRun.objects.filter(pk=run_id).update(context_processing={**processing, "status": status})
+
+
+def _record_coverage(run_id) -> None:
+    """A run that bound its context and ends without a report still says what it looked at
+    (runs/coverage.py: its nodes' findings stand for the report's citations), as its last event."""
+    run = ResearchRun.objects.only("id", "session_id", "context_bundle").get(pk=run_id)
+    record = coverage.recorded(run)
+    if record is None:
+        return  # ended before its context was bound: there is nothing it could have read
+    ResearchRun.objects.filter(pk=run_id).update(coverage=record)
+    emit(run_id, "coverage_recorded", **coverage.event_payload(record))

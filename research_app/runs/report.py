@@ -19,7 +19,7 @@ from llm_platform.model_task import TaskFailed
 from workspaces.claims import claim
 
 from ..models import ResearchNode, ResearchRun
-from . import model_tasks
+from . import coverage, model_tasks
 from .bundle import compact_items
 from .ending import fail_run
 from .events import RunStopped, announce, emit
@@ -88,12 +88,14 @@ def write_report(run_id) -> None:
         model=result.call.model,
         generated_at=timezone.now().isoformat(),
     )
+    record = coverage.recorded(run, report)
     with transaction.atomic():
         if not claim(
             ResearchRun.objects.filter(pk=run.pk),
             from_=Status.REPORTING,
             to=Status.COMPLETED,
             report=report,
+            coverage=record,
             finished_at=timezone.now(),
         ):
             return  # cancelled meanwhile: the report is not stored
@@ -105,6 +107,8 @@ def write_report(run_id) -> None:
             references=len(references),
             usage=model_tasks.run_progress(run.pk),
         )
+        if record is not None:  # the thought stream's last line
+            emit(run.pk, "coverage_recorded", **coverage.event_payload(record))
         announce(run.pk)
 
 

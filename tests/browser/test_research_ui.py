@@ -109,6 +109,24 @@ def test_a_run_grows_its_tree_narrates_and_writes_a_cited_report(
     page.screenshot(path=str(artifacts / "research-tab-source.png"))
     page.click("#source-dialog-close")
 
+    # Under the report, what the run read: each file of the session once; a file opens its text.
+    page.wait_for_selector('#thought-stream li[data-type="coverage_recorded"]')
+    last = page.locator("#thought-stream li").last
+    assert last.get_attribute("data-type") == "coverage_recorded"
+    assert last.inner_text().split("\n")[-1].startswith("Coverage: cited "), last.inner_text()
+    rows = report.locator("#report-coverage tbody tr")
+    rows.first.wait_for()
+    assert sorted(rows.nth(i).get_attribute("data-filename") for i in range(rows.count())) == [
+        "survey.txt",
+        "valves.md",
+    ]
+    assert "cited" in report.locator("#report-coverage .coverage-counts").inner_text()
+    report.locator("#report-coverage").screenshot(path=str(artifacts / "research-tab-coverage.png"))
+    report.locator('#report-coverage tr[data-filename="valves.md"] .source-link').click()
+    page.locator("#source-dialog .preview-span.highlight").wait_for()
+    assert page.locator("#source-dialog-title").inner_text().startswith("valves.md")
+    page.click("#source-dialog-close")
+
     # Reloading shows the same run, its stream replayed from the stored events.
     page.reload()
     page.wait_for_selector("#research-tab", state="visible")  # the default tab once a session has runs

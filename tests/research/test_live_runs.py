@@ -48,7 +48,7 @@ def test_a_teammate_watching_the_session_sees_a_run_start_and_change_status():
     # One message per change of status; each says the status the run had when it was sent
     # (sent by different workers, two may arrive the other way round: a page keeps the later one).
     assert len(statuses) == 4 and set(statuses) <= set(ORDER) and "completed" in statuses
-    assert events_of(alice, rid)[-1]["type"] == "run_completed"
+    assert [e["type"] for e in events_of(alice, rid)[-2:]] == ["run_completed", "coverage_recorded"]
 
 
 def test_only_the_sessions_members_may_watch_its_runs():

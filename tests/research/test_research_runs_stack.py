@@ -107,9 +107,10 @@ def test_a_member_receives_every_event_of_a_run_live_over_the_websocket(api, mon
         assert connected
         await sync_to_async(tasks.bind_run.delay)(rid)
         received = []
-        while not received or received[-1]["event"]["type"] != "run_completed":
+        # run_completed, then the run's coverage record: the thought stream's last line
+        while not received or received[-1]["event"]["type"] != "coverage_recorded":
             received.append(await communicator.receive_json_from(timeout=30))
-        assert await communicator.receive_nothing(timeout=0.5), "nothing is pushed after run_completed"
+        assert await communicator.receive_nothing(timeout=0.5), "nothing is pushed after the coverage record"
         await communicator.disconnect()
         return received
 
@@ -120,7 +121,8 @@ def test_a_member_receives_every_event_of_a_run_live_over_the_websocket(api, mon
 
     stored = events_of(api, rid)
     assert [e["seq"] for e in stored] == list(range(1, len(stored) + 1)), "stored seqs have no gaps"
-    assert stored[0]["type"] == "run_queued" and stored[-1]["type"] == "run_completed"
+    assert stored[0]["type"] == "run_queued"
+    assert [e["type"] for e in stored[-2:]] == ["run_completed", "coverage_recorded"]
     # Every event after run_queued arrived live, none lost or doubled, each exactly as stored. The order of
     # arrival is not asserted: each worker pushes after its own commit, so the push of seq N can arrive after
     # seq N+1 from another worker (the page fills such a gap from GET /events?after=N).
@@ -271,7 +273,7 @@ def test_a_node_whose_sufficiency_stays_invalid_fails_alone(api, scripted_llm):
     assert set(node_failed[0]["usage"]) == {"calls", "tokens"}  # the run's so far, for the progress line
     completed_nodes = {e["payload"]["node"] for e in events if e["type"] == "node_completed"}
     assert completed_nodes == {n.path for n in others}
-    assert events[-1]["type"] == "run_completed"
+    assert [e["type"] for e in events[-2:]] == ["run_completed", "coverage_recorded"]
 
     verdicts = LLMCall.objects.filter(subject=f"run:{rid}:node:{failed.path}", task="node_sufficiency")
     assert list(verdicts.order_by("attempt").values_list("attempt", "outcome")) == [

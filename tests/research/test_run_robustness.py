@@ -86,7 +86,13 @@ def test_any_step_that_crashes_ends_the_run_as_failed(team_member, monkeypatch, 
     assert "a bug nobody expected" not in run["error"], "the exception's own words stay in the server log"
     assert run["finished_at"] is not None
     events = events_of(api, rid)
-    assert events[-1]["type"] == "run_failed" and events[-1]["payload"] == {"error": run["error"]}
+    told = events
+    if step == "writing the report":  # it had explored: what it looked at is told after its failure
+        assert events[-1]["type"] == "coverage_recorded" and run["coverage"] is not None
+        told = events[:-1]
+    else:  # failed while binding: no context bound, nothing to cover
+        assert run["coverage"] is None
+    assert told[-1]["type"] == "run_failed" and told[-1]["payload"] == {"error": run["error"]}
     assert [e["type"] for e in events].count("run_failed") == 1
     assert not ResearchNode.objects.filter(run_id=rid, status__in=["pending", "running"]).exists()
 
@@ -132,8 +138,9 @@ def test_a_cancel_during_a_model_call_stops_the_run_before_its_next_call_or_even
 
     assert len(scripted_llm.requests) == at_cancel[0], [r.task for r in scripted_llm.requests[at_cancel[0] :]]
     events = events_of(api, rid)
-    assert events[-1]["type"] == "run_cancelled", [e["type"] for e in events][-4:]
+    assert [e["type"] for e in events][-2:] == ["run_cancelled", "coverage_recorded"], [e["type"] for e in events][-4:]
     run = ResearchRun.objects.get(pk=rid)
+    assert run.coverage is not None and run.coverage["session_files"] == len(FILES)
     assert run.status == "cancelled" and run.report is None and run.last_seq == events[-1]["seq"]
     assert run.context_processing["status"] == "completed", "the bind phase had finished"
     nodes = list(ResearchNode.objects.filter(run_id=rid))
