@@ -196,6 +196,18 @@ def sources_changed(versions: Iterable[str]) -> list[dict]:
     return sorted(changed, key=lambda c: (c["changed_at"], c["filename"]))
 
 
+def successors(versions: Iterable[str]) -> dict[str, tuple[FileText, FileText | None]]:
+    """{cited version: (that version, the current version of its file or None)}: what a citation of a
+    replaced file would be re-pinned to; None when the file was deleted or has no text now (two queries)."""
+    wanted = {v for v in versions if parse_uuid(v)}
+    if not wanted:
+        return {}
+    old = list(FileText.objects.filter(version__in=wanted))
+    files = {t.file_id for t in old if t.file_id}
+    current = {t.file_id: t for t in FileText.objects.current().filter(file_id__in=files)}
+    return {str(t.version): (t, current.get(t.file_id) if t.file_id and t.deleted_at is None else None) for t in old}
+
+
 # --- the resolver ---------------------------------------------------------------------
 
 

@@ -42,6 +42,10 @@ class ResearchRun(models.Model):
     # What the run looked at: every file of the bundle cited, read or never reached (runs/coverage.py);
     # written with the report, or when a run that bound its context ends without one.
     coverage = models.JSONField(null=True, blank=True)
+    # An update of an earlier run's report (runs/update.py): the run it updates, and what its
+    # re-check found ({changed, withdrawn, unchanged, claims, draft…}); the earlier run stays as it was.
+    updates_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="updates")
+    update_summary = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     last_seq = models.PositiveIntegerField(default=0)  # the seq of the newest RunEvent
     created_at = models.DateTimeField(auto_now_add=True)

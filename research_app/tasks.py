@@ -13,8 +13,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.utils import timezone
 
-from .models import ResearchNode
-from .runs import engine, jobs, recovery, report
+from .models import ResearchNode, ResearchRun
+from .runs import engine, jobs, recovery, report, update
 from .runs.ending import fail_run
 from .runs.events import RunStopped
 
@@ -74,7 +74,10 @@ def explore_node(node_id: str) -> None:
 @shared_task(name=jobs.WRITE_REPORT)
 @ends_the_run_on_error("writing the report")
 def write_report(run_id: str) -> None:
-    report.write_report(run_id)
+    if ResearchRun.objects.filter(pk=run_id, updates_run__isnull=False).exists():
+        update.write_updated_report(run_id)  # an update's report: re-checked, not written anew
+    else:
+        report.write_report(run_id)
 
 
 @worker_ready.connect

@@ -111,6 +111,7 @@ ATTEMPTS = {
     f"{RUN}/report.pdf": {"GET": lambda ids: Attempt(f"/api/runs/{ids['rid']}/report.pdf", NO_RUN)},
     f"{RUN}/cancel": {"POST": lambda ids: Attempt(f"/api/runs/{ids['rid']}/cancel", NO_RUN)},
     f"{RUN}/resume": {"POST": lambda ids: Attempt(f"/api/runs/{ids['rid']}/resume", NO_RUN)},
+    f"{RUN}/update": {"POST": lambda ids: Attempt(f"/api/runs/{ids['rid']}/update", NO_RUN)},
     "api/research/conversation": {
         # The chat's history, named by the session in the query.
         "GET": lambda ids: Attempt("/api/research/conversation", NO_SESSION, {"session_id": ids["sid"]}),

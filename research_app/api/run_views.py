@@ -8,7 +8,7 @@ from workspaces.api.decorators import idempotent, with_body, with_session
 from workspaces.api.errors import error
 
 from .. import export
-from ..runs import ending, engine, recovery
+from ..runs import ending, engine, recovery, update
 from ..runs.events import serialize_run_summary
 from ..runs.report import report_json
 from .decorators import any_accept, with_report, with_run
@@ -83,3 +83,15 @@ def run_resume(request, run):
         return error(f"the run is {run.status}; start a new run instead", 409)
     recovery.resume_run(run.pk)
     return Response(serialize_run(run), status=202)
+
+
+@api_view(["POST"])
+@idempotent
+@with_run
+def run_update(request, run):
+    """Update the report against the current versions of its cited files: a new run (202), or 200 when
+    no cited source changed (no run, no model call); 409 while the run has not finished."""
+    new = update.start_update(run, request.user)
+    if new is None:
+        return Response({"status": "unchanged", "message": update.UNCHANGED_MESSAGE, "run_id": None}, status=200)
+    return Response(serialize_run(new), status=202)

@@ -12,6 +12,7 @@ run_patterns = [
     path("report.pdf", run_views.run_report_file, {"kind": "pdf"}, name="run-report-pdf"),
     path("cancel", run_views.run_cancel, name="run-cancel"),
     path("resume", run_views.run_resume, name="run-resume"),
+    path("update", run_views.run_update, name="run-update"),
 ]
 
 urlpatterns = [

@@ -1,0 +1,223 @@
+"""Update report (issue 25): a new run re-checks the claims that cite a replaced or deleted file."""
+
+import pytest
+
+from llm_platform import grounding
+from llm_platform.models import LLMCall
+from research_app.models import ResearchNode, ResearchRun
+from tests.factories import ContextApi, extract_uploads, make_member
+
+from .test_research_runs import SURVEY, VALVES, events_of, finished, start
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+
+QUESTION = "What did the water network programme of district 3 change, what did it cost and what did residents report?"
+TOPICS = [
+    (
+        "valves",
+        "The valve programme replaced 42 gate valves in district 3 between March 2021 and June 2022.",
+        "After the valve replacement, water losses in district 3 fell by 18 percent.",
+    ),
+    (
+        "pumps",
+        "The pump programme installed 6 variable speed pumps in district 3 during 2021.",
+        "The new pumps cut the electricity used for pumping in district 3 by 23 percent.",
+    ),
+    (
+        "meters",
+        "The meter programme fitted 3400 smart water meters to households in district 3 in 2022.",
+        "Smart meters found 140 hidden household leaks in district 3 within six months.",
+    ),
+    (
+        "pipes",
+        "The pipe programme renewed 12 kilometres of cast iron water mains in district 3.",
+        "Burst water mains in district 3 dropped from 31 to 9 per year after the pipe renewal.",
+    ),
+    (
+        "budget",
+        "The water network programme of district 3 cost 4.8 million euros in total.",
+        "The district 3 programme budget was paid from the 2021 and 2022 network budgets.",
+    ),
+    (
+        "survey",
+        "About 61 percent of households in district 3 reported fewer supply interruptions.",
+        "Residents of district 3 reported clearer tap water after the pipe renewal in 2022.",
+    ),
+    (
+        "staffing",
+        "The district 3 maintenance team grew from 14 to 19 technicians during the programme.",
+        "Night shifts for water network repairs in district 3 were introduced in 2022.",
+    ),
+    (
+        "pressure",
+        "Average water pressure in district 3 rose from 2.1 to 2.9 bar after the programme.",
+        "Pressure zones in district 3 were split from two into five during the programme.",
+    ),
+    (
+        "complaints",
+        "Water complaints from district 3 residents fell from 820 to 310 per year.",
+        "Most remaining district 3 complaints concern water billing, not supply.",
+    ),
+    (
+        "training",
+        "District 3 technicians received 40 hours of training on the new valves and pumps.",
+        "The training programme of district 3 was run by the regional water utility.",
+    ),
+]
+
+
+def file_text(name, first, second):
+    return f"# {name.title()} programme\n\n{first}\n\n{second}\n".encode()
+
+
+FILES = {f"{name}.md": file_text(name, a, b) for name, a, b in TOPICS}
+
+
+@pytest.fixture
+def api():
+    return ContextApi(make_member()[0])
+
+
+# The budget file again without its cost sentence: the claims made from it are withdrawn.
+BUDGET_V2 = (
+    b"# Budget programme\n\nThe district 3 programme budget was paid from the 2021 and 2022 network budgets.\n\n"
+    b"The final figures of the programme are still being audited.\n"
+)
+REMOVED = "4.8 million"
+
+
+def paragraphs(report: dict) -> list[dict]:
+    return [p for s in report["sections"] for p in s["paragraphs"]]
+
+
+def plain(text: str) -> str:
+    return " ".join(grounding.keeping_marks(text, set()).split())
+
+
+def opened_citations(api, report: dict, paragraph: dict) -> dict:
+    """{n or SourceRef: what the citation opens} for every citation of the paragraph that opens a file."""
+    refs = {r["n"]: r for r in report["references"]}
+    links = {n: refs[n] for n in paragraph["citations"] if refs[n].get("source_url")}
+    links |= {link["sourceref"]: link for link in paragraph["source_links"]}
+    opened = {}
+    for key, link in links.items():
+        response = api.get(link["source_url"])
+        assert response.status_code == 200, (link, response.content)
+        opened[key] = response.json()
+    return opened
+
+
+def calls(rid) -> int:
+    return LLMCall.objects.filter(run_id=rid).count()
+
+
+def update(api, rid):
+    return api.post(f"/api/runs/{rid}/update")
+
+
+def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longer_says(api):
+    sid = api.create_session(title="Network", question=QUESTION)
+    api.upload_and_extract(sid, FILES)
+    rid = start(api, sid, max_depth=1)
+    old = finished(api, rid, timeout=180)
+    assert old["status"] == "completed", old
+    old_report = ResearchRun.objects.get(pk=rid).report
+    cited = [p for p in paragraphs(old_report) if p["citations"] or p["sources"]]
+    assert len(cited) >= 15, len(cited)
+    assert any(REMOVED in p["text"] for p in cited), "a claim stands on the sentence the new version drops"
+
+    response = api.replace(sid, api.file_id(sid, "budget.md"), "budget.md", BUDGET_V2)
+    assert response.status_code == 200, response.content
+    extract_uploads()
+    response = update(api, rid)
+    assert response.status_code == 202, response.content
+    new_rid = response.json()["run_id"]
+    assert new_rid != rid and response.json()["updates_run"] == rid
+    new = finished(api, new_rid, timeout=180)
+    assert new["status"] == "completed", new
+    report = new["report"]
+
+    # Only the node that made the withdrawn claim asked a model again.
+    assert 0 < calls(new_rid) <= 0.3 * calls(rid), (calls(new_rid), calls(rid))
+    summary = report["update"]
+    assert summary["updates_run"] == rid and summary["model_calls"] == calls(new_rid)
+    assert summary["original_model_calls"] == calls(rid)
+    assert summary["changed_files"] == [{"filename": "budget.md", "status": "superseded"}]
+    assert summary["summary"].endswith(f"; {calls(new_rid)} model calls instead of {calls(rid)}"), summary
+    assert summary["withdrawn"] >= 1 and summary["unchanged"] >= len(cited) - 4, summary
+    assert summary["explored_again"], summary
+    again = ResearchNode.objects.filter(run_id=new_rid, path__in=summary["explored_again"])
+    assert again and all(node.started_at and node.queries for node in again)
+
+    # The removed sentence's claims are withdrawn, and no paragraph of the update says it.
+    withdrawn = [c for c in summary["claims"] if c["status"] == "withdrawn"]
+    assert withdrawn and all(REMOVED in c["old_text"] and REMOVED in c["old_cited_text"] for c in withdrawn)
+    assert not any(REMOVED in p["text"] for p in paragraphs(report))
+
+    # Every citation of the updated report opens a current version whose text supports its paragraph.
+    assert report["sources_changed"] == []
+    for paragraph in paragraphs(report):
+        opened = opened_citations(api, report, paragraph)
+        assert opened, paragraph
+        assert all(o["status"] == "current" for o in opened.values())
+        supported, unsupported = grounding.supporting(paragraph["text"], {k: o["text"] for k, o in opened.items()})
+        assert supported and not unsupported, (paragraph, unsupported)
+
+    # Every unchanged claim keeps its text, and its citations open the same sentence in the new version.
+    new_texts = {p["text"]: p for p in paragraphs(report)}
+    for paragraph in cited:
+        if REMOVED in paragraph["text"]:
+            continue
+        assert paragraph["text"] in new_texts, paragraph["text"]
+        kept = new_texts[paragraph["text"]]
+        sentence = plain(paragraph["text"])
+        for link in opened_citations(api, report, kept).values():
+            assert sentence in " ".join(link["text"].split()), (sentence, link["text"])
+
+    # Nothing silently rewritten: the old run and its report are as they were, and still say what changed.
+    assert ResearchRun.objects.get(pk=rid).report == old_report
+    again_old = api.get(f"/api/runs/{rid}/report").json()["report"]
+    assert [c["filename"] for c in again_old["sources_changed"]] == ["budget.md"]
+    types = [e["type"] for e in events_of(api, new_rid)]
+    assert "update_checked" in types and types[-2:] == ["run_completed", "coverage_recorded"]
+    listed = api.get(f"/api/sessions/{sid}/runs").json()["runs"]
+    assert {r["run_id"] for r in listed} == {rid, new_rid}
+
+
+def test_a_deleted_file_withdraws_its_claims_without_a_citation_to_it(api):
+    sid = api.create_session(title="Pilot", question="Did the valve programme reduce water losses in district 3?")
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    rid = start(api, sid, max_depth=0)
+    old = finished(api, rid)["report"]
+    assert any("survey.txt" in ref for p in paragraphs(old) for ref in p["sources"]), paragraphs(old)
+    assert api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'survey.txt')}").status_code == 200
+    response = update(api, rid)
+    assert response.status_code == 202, response.content
+    report = finished(api, response.json()["run_id"])["report"]
+    assert report["update"]["changed_files"] == [{"filename": "survey.txt", "status": "deleted"}]
+    assert report["update"]["withdrawn"] >= 1
+    assert "survey.txt" not in str([(p["sources"], p["source_links"]) for p in paragraphs(report)])
+    assert report["sources_changed"] == []
+
+
+def test_nothing_changed_answers_200_and_calls_no_model(api):
+    sid = api.create_session(title="Pilot", question="Did the valve programme reduce water losses in district 3?")
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode()})
+    rid = start(api, sid, max_depth=0)
+    assert finished(api, rid)["status"] == "completed"
+    runs, llm_calls = ResearchRun.objects.count(), LLMCall.objects.count()
+    response = update(api, rid)
+    assert response.status_code == 200, response.content
+    assert response.json() == {"status": "unchanged", "message": "no cited source changed", "run_id": None}
+    assert ResearchRun.objects.count() == runs and LLMCall.objects.count() == llm_calls
+
+    # Not finished: 409, and no run made.
+    ResearchRun.objects.filter(pk=rid).update(status=ResearchRun.Status.RUNNING)
+    response = update(api, rid)
+    assert response.status_code == 409 and "running" in response.json()["error"], response.content
+    assert ResearchRun.objects.count() == runs
+
+    # Another team: 404, as for every run endpoint.
+    other = ContextApi(make_member()[0])
+    response = other.post(f"/api/runs/{rid}/update")
+    assert response.status_code == 404 and response.json()["error"] == "run not found"
