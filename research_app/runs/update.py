@@ -168,6 +168,7 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
                 sources.append(new_link["sourceref"])
                 kept_links.append(new_link)
                 new_cited.append(new_text)
+            old_cited, new_cited = list(dict.fromkeys(old_cited)), list(dict.fromkeys(new_cited))
             entry = {"section": section["heading"], "old_text": text, "old_cited_text": "\n".join(old_cited)}
             if not citations and not kept_links:
                 claims.append({**entry, "status": "withdrawn", "new_text": None, "new_cited_text": None})
@@ -192,8 +193,23 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
     references = [r for n, r in refs.items() if n not in stale]
     references += [{k: v for k, v in r.items() if k != "_text"} for n, r in repinned.items() if n in cited]
     draft = {**report, "sections": sections, "references": sorted(references, key=lambda r: r["n"])}
+    draft["summary"] = without_withdrawn(report.get("summary", ""), [text for text, _lost in withdrawn])
     claims.append({"status": "unchanged", "count": unchanged})
     return draft, claims, withdrawn
+
+
+def without_withdrawn(summary: str, withdrawn: list[str]) -> str:
+    """The report's summary without its sentences that state a withdrawn claim (they cite nothing,
+    so no citation check would catch them)."""
+    if not withdrawn:
+        return summary
+    claims = [_plain(text) for text in withdrawn]
+    kept = [
+        sentence
+        for sentence in grounding.sentences(summary)
+        if not any(_plain(sentence) == claim or grounding.supports(sentence, claim) for claim in claims)
+    ]
+    return " ".join(kept)
 
 
 def _same_sentences(statement: str, old_text: str, new_text: str) -> bool:
