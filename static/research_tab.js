@@ -44,7 +44,12 @@
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many || one + "s"}`;
 
   const NARRATE = {
-    run_queued: (p) => `Run queued: “${p.question}”.`,
+    run_queued: (p) => p.updates_run
+      ? `Update of an earlier report queued: “${p.question}”.`
+      : `Run queued: “${p.question}”.`,
+    update_checked: (p) =>
+      `Re-checked the claims citing ${p.changed_files.map((f) => `${f.filename} (${f.status})`).join(", ")}: ${p.message}` +
+      (p.explored_again.length ? `; exploring again ${p.explored_again.map((n) => `node ${n}`).join(", ")}.` : "; no node needs exploring again."),
     context_binding_parsing_started: (p) => p.files_total
       ? `Parsing the session's context: ${plural(p.files_total, "file")}, ${p.files_ready} already parsed…`
       : "No context files in this session: the run relies on search alone.",
@@ -74,7 +79,7 @@
     report_context_attached: (p) =>
       `Attached full user context for report writing (${plural(p.items, "item")} from ${plural(p.files, "file")}, ` +
       `${plural(p.findings, "finding")}, ${plural(p.references, "reference")}).`,
-    run_completed: (p) => `Report ready: “${p.title}”.`,
+    run_completed: (p) => p.update ? `Updated report ready: ${p.update}.` : `Report ready: “${p.title}”.`,
     run_failed: (p) => `The run failed: ${p.error}`,
     run_cancelled: () => "The run was cancelled.",
     coverage_recorded: (p) => `Coverage: ${p.summary}.`,
@@ -274,7 +279,8 @@
   function showNotice(run, by) {
     const box = $("run-notice");
     box.dataset.run = run.run_id;
-    box.replaceChildren(`${by || "A teammate"} started a run: “${run.question.slice(0, 80)}”. `,
+    const what = run.updates_run ? "started an update of a report" : "started a run";
+    box.replaceChildren(`${by || "A teammate"} ${what}: “${run.question.slice(0, 80)}”. `,
       el("button", { type: "button", class: "show-run", text: "Show it", onclick: () => {
         hideNotice();
         renderRunOptions(run.run_id);
@@ -415,7 +421,7 @@
     // Status and time first: a narrow select cuts the end of its text, and the question is what can go.
     select.replaceChildren(...state.runs.map((run) => {
       const when = new Date(run.created_at).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
-      const label = `${STATUS_LABEL[run.status] || run.status} · ${when} · ${run.question}`;
+      const label = `${STATUS_LABEL[run.status] || run.status} · ${when} · ${run.updates_run ? "Update · " : ""}${run.question}`;
       return el("option", { value: run.run_id, selected: run.run_id === selected, title: label, text: label });
     }));
     const none = state.runs.length === 0;
@@ -506,18 +512,19 @@
       return view.replaceChildren(...[el("p", { class: "empty-state", text }), coverageSection(run.coverage)].filter(Boolean));
     }
     $("report-meta").textContent = report.provider === "offline" ? "offline extractive mode" : `${report.provider} · ${report.model}`;
-    const parts = [el("h3", { class: "report-title", text: report.title }), sourcesChanged(report.sources_changed), el("p", { class: "report-summary", text: report.summary })];
+    const parts = [el("h3", { class: "report-title", text: report.title }), sourcesChanged(report.sources_changed, run),
+      updateSummary(report.update), el("p", { class: "report-summary", text: report.summary })];
     const referenceOf = new Map(report.references.map((r) => [r.n, r]));
     const cited = new Set(report.sections.flatMap((s) => s.paragraphs.flatMap((p) => p.citations)));
     for (const section of report.sections) {
       parts.push(el("section", { class: "report-section" },
         el("h4", { text: section.heading }),
-        ...section.paragraphs.map((p) => {
+        ...section.paragraphs.flatMap((p) => {
           const links = linksByRef(p.source_links);
-          return el("p", {},
+          return [el("p", { class: p.update ? `updated-paragraph ${p.update.status}` : null },
             p.text, " ",
             ...p.citations.map((n) => citationMark(n, referenceOf.get(n))),
-            ...p.sources.map((ref) => citationButton(links[ref], sid, { ref })));
+            ...p.sources.map((ref) => citationButton(links[ref], sid, { ref }))), updateMarker(p.update)];
         })));
     }
     if (report.open_questions.length) {
@@ -615,14 +622,66 @@
   // --- sources ---------------------------------------------------------------------
 
   // The files this report cites that were replaced or deleted since it was written.
-  function sourcesChanged(changed) {
+  function sourcesChanged(changed, run) {
     if (!changed || !changed.length) return null;
     const what = (c) => c.status === "deleted" ? `deleted (${formatDate(c.changed_at)})` : `superseded by a newer upload (${formatDate(c.changed_at)})`;
     return el("section", { class: "sources-changed", role: "note", "aria-labelledby": "sources-changed-heading" },
       el("h4", { id: "sources-changed-heading", text: "Sources changed since this report" }),
-      el("p", { class: "small", text: "Its citations still open the text they were made from." }),
+      el("p", { class: "small" }, "Its citations still open the text they were made from. ",
+        el("button", { type: "button", class: "update-report", text: "Update report",
+          title: "Re-check the claims citing these files against their new text, in a new run; this report stays as it is",
+          onclick: (event) => updateReport(event.currentTarget, run) })),
       el("ul", {}, ...changed.map((c) => el("li", { "data-filename": c.filename, "data-status": c.status },
         el("span", { class: "file-name", text: c.filename }), ` — ${what(c)}`))));
+  }
+
+  // An updated report (POST /api/runs/{rid}/update): what changed, at its top; a withdrawn claim
+  // opens its old sentence and the text it cited.
+  const UPDATE_LABEL = { changed: "Changed", withdrawn: "Withdrawn", new: "New from the changed files" };
+  function updateSummary(update) {
+    if (!update) return null;
+    const withdrawn = update.claims.filter((c) => c.status === "withdrawn");
+    return el("section", { class: "update-summary", role: "note", "aria-labelledby": "update-summary-heading" },
+      el("h4", { id: "update-summary-heading", text: "Updated report" }),
+      el("p", { class: "small" }, `An update of `,
+        el("button", { type: "button", class: "link-button", text: "the earlier report", onclick: () => {
+          renderRunOptions(update.updates_run);
+          selectRun(update.updates_run);
+        } }),
+        `, re-checked against ${update.changed_files.map((f) => `${f.filename} (${f.status})`).join(", ")}: `),
+      el("p", { class: "update-counts", text: `${update.summary}.` }),
+      withdrawn.length ? el("ul", { class: "withdrawn-claims" }, ...withdrawn.map((c) => el("li", {}, updateMarker(c)))) : null);
+  }
+
+  // A paragraph's marker: opens the old sentence, the text it cited then and the text it cites now.
+  function updateMarker(change) {
+    if (!change) return null;
+    const row = (label, text) => text ? el("div", { class: "update-row" }, el("span", { class: "muted small", text: label }), el("blockquote", { text })) : null;
+    const title = change.status === "withdrawn" ? `Withdrawn: “${change.old_text.slice(0, 80)}”` : UPDATE_LABEL[change.status] || change.status;
+    return el("details", { class: `update-marker ${change.status}` },
+      el("summary", { text: title }),
+      row("Before", change.old_text),
+      row("Cited before", change.old_cited_text),
+      row("Now", change.new_text),
+      row("Cited now", change.new_cited_text));
+  }
+
+  async function updateReport(button, run) {
+    button.disabled = true;
+    showError(null);
+    try {
+      const answer = await requestJson("POST", `/api/runs/${run.run_id}/update`);
+      if (!answer.run_id) {
+        button.replaceWith(el("span", { class: "muted small", text: `Nothing to update: ${answer.message}.` }));
+        return;
+      }
+      upsertSummary(answer); // its run.created may have come first
+      renderRunOptions(answer.run_id);
+      await selectRun(answer.run_id);
+    } catch (error) {
+      showError(error.message);
+      button.disabled = false;
+    }
   }
 
   // A file of this session changed (the Context tab says so), or the tab is shown again:

@@ -41,7 +41,6 @@ def serialize_run(run: ResearchRun) -> dict:
         "nodes": [serialize_node(node) for node in nodes],
         "report": report_json(run.report),
         "coverage": run.coverage,
-        "updates_run": str(run.updates_run_id) if run.updates_run_id else None,
         "last_seq": run.last_seq,
         "events_url": reverse("run-events", kwargs={"rid": run.id}),
         "report_url": reverse("run-report", kwargs={"rid": run.id}),

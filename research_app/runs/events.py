@@ -89,4 +89,5 @@ def serialize_run_summary(run: ResearchRun) -> dict:
         "created_at": run.created_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "url": reverse("run-detail", kwargs={"rid": run.id}),
+        "updates_run": str(run.updates_run_id) if run.updates_run_id else None,  # an update of that run's report
     }
