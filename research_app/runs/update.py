@@ -128,6 +128,7 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
             links = paragraph.get("source_links", [])
             touched_refs = [n for n in paragraph["citations"] if n in stale]
             touched_links = [link for link in links if link.get("version") in successors]
+            paragraph = {k: v for k, v in paragraph.items() if k != "update"}  # an earlier update's marker
             if not touched_refs and not touched_links:
                 paragraphs.append(paragraph)
                 unchanged += 1

@@ -78,11 +78,13 @@ def api():
     return ContextApi(make_member()[0])
 
 
-# The budget file again without its cost sentence: the claims made from it are withdrawn.
+# The budget file again without its cost sentence (the claims made from it are withdrawn), and its
+# other sentence said otherwise but still supporting its claim (changed, re-pinned).
 BUDGET_V2 = (
-    b"# Budget programme\n\nThe district 3 programme budget was paid from the 2021 and 2022 network budgets.\n\n"
-    b"The final figures of the programme are still being audited.\n"
+    b"# Budget programme\n\nAs the council agreed, the district 3 programme budget was paid from the 2021 and 2022 "
+    b"network budgets.\n\nThe final figures of the programme are still being audited.\n"
 )
+PAID = "The district 3 programme budget was paid from the 2021 and 2022 network budgets."
 REMOVED = "4.8 million"
 
 
@@ -144,7 +146,9 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     assert summary["original_model_calls"] == calls(rid)
     assert summary["changed_files"] == [{"filename": "budget.md", "status": "superseded"}]
     assert summary["summary"].endswith(f"; {calls(new_rid)} model calls instead of {calls(rid)}"), summary
-    assert summary["withdrawn"] >= 1 and summary["unchanged"] >= len(cited) - 4, summary
+    changed_paid = sum(1 for p in cited if PAID in p["text"])
+    assert changed_paid and summary["changed"] == changed_paid, summary
+    assert summary["withdrawn"] >= 1 and summary["unchanged"] >= len(cited) - 4 - changed_paid, summary
     assert summary["explored_again"], summary
     again = ResearchNode.objects.filter(run_id=new_rid, path__in=summary["explored_again"])
     assert again and all(node.started_at and node.queries for node in again)
@@ -153,6 +157,14 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     withdrawn = [c for c in summary["claims"] if c["status"] == "withdrawn"]
     assert withdrawn and all(REMOVED in c["old_text"] and REMOVED in c["old_cited_text"] for c in withdrawn)
     assert not any(REMOVED in p["text"] for p in paragraphs(report)) and REMOVED not in report["summary"]
+
+    # A changed claim keeps its text, cites the new sentence, and its marker opens the old and new cited texts.
+    marked = [p for p in paragraphs(report) if p.get("update", {}).get("status") == "changed"]
+    assert len(marked) == changed_paid and all(PAID in p["text"] for p in marked)
+    for paragraph in marked:
+        change = paragraph["update"]
+        assert change["old_text"] == change["new_text"] == paragraph["text"]
+        assert PAID in change["old_cited_text"] and "As the council agreed" in change["new_cited_text"]
 
     # Every citation of the updated report opens a current version whose text supports its paragraph.
     assert report["sources_changed"] == []
@@ -166,7 +178,7 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     # Every unchanged claim keeps its text, and its citations open the same sentence in the new version.
     new_texts = {p["text"]: p for p in paragraphs(report)}
     for paragraph in cited:
-        if REMOVED in paragraph["text"]:
+        if REMOVED in paragraph["text"] or PAID in paragraph["text"]:
             continue
         assert paragraph["text"] in new_texts, paragraph["text"]
         kept = new_texts[paragraph["text"]]
@@ -180,8 +192,14 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     assert [c["filename"] for c in again_old["sources_changed"]] == ["budget.md"]
     types = [e["type"] for e in events_of(api, new_rid)]
     assert "update_checked" in types and types[-2:] == ["run_completed", "coverage_recorded"]
-    listed = api.get(f"/api/sessions/{sid}/runs").json()["runs"]
-    assert {r["run_id"] for r in listed} == {rid, new_rid}
+    listed = {r["run_id"]: r for r in api.get(f"/api/sessions/{sid}/runs").json()["runs"]}
+    assert listed.keys() == {rid, new_rid} and listed[new_rid]["updates_run"] == rid
+
+    # The update cites only current versions: updating it again finds nothing changed.
+    llm_calls = LLMCall.objects.count()
+    again = update(api, new_rid)
+    assert again.status_code == 200 and again.json()["status"] == "unchanged", again.content
+    assert LLMCall.objects.count() == llm_calls
 
 
 def test_a_deleted_file_withdraws_its_claims_without_a_citation_to_it(api):
