@@ -117,7 +117,10 @@ def update(api, rid):
     return api.post(f"/api/runs/{rid}/update")
 
 
-def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longer_says(api):
+@pytest.mark.parametrize("provider", ["offline", "anthropic"])
+def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longer_says(api, provider, request):
+    if provider == "anthropic":
+        request.getfixturevalue("fake_anthropic")  # the real SDK against the fake Messages API
     sid = api.create_session(title="Network", question=QUESTION)
     api.upload_and_extract(sid, FILES)
     rid = start(api, sid, max_depth=1)
@@ -138,6 +141,7 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     new = finished(api, new_rid, timeout=180)
     assert new["status"] == "completed", new
     report = new["report"]
+    assert set(LLMCall.objects.filter(run_id__in=[rid, new_rid]).values_list("provider", flat=True)) == {provider}
 
     # Only the node that made the withdrawn claim asked a model again.
     assert 0 < calls(new_rid) <= 0.3 * calls(rid), (calls(new_rid), calls(rid))
