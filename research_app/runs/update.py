@@ -401,9 +401,10 @@ def _new_paragraphs(report: dict, nodes: Iterable[ResearchNode], current: set[st
         by_n = {r["n"]: r for r in node.results}
         for finding in node.findings:
             cites_new = any(by_n.get(n, {}).get("version") in current for n in finding["citations"])
-            if not cites_new or _plain(finding["text"]) in said:
-                continue
-            said.add(_plain(finding["text"]))
+            plain = _plain(finding["text"])
+            if not cites_new or plain in said or any(grounding.supports(plain, text) for text in said):
+                continue  # the report says it already (a reworded sentence's claim, re-pinned above)
+            said.add(plain)
             renumber, cited_texts = {}, []
             for n in finding["citations"]:
                 result = by_n.get(n)
