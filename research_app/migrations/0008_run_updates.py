@@ -5,20 +5,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('research_app', '0007_run_coverage'),
+        ("research_app", "0007_run_coverage"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='researchrun',
-            name='update_summary',
+            model_name="researchrun",
+            name="update_summary",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='researchrun',
-            name='updates_run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='updates', to='research_app.researchrun'),
+            model_name="researchrun",
+            name="updates_run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="updates",
+                to="research_app.researchrun",
+            ),
         ),
     ]
