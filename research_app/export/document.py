@@ -72,6 +72,8 @@ class ReportDocument:
     sources: list[SourceEntry]  # the cited ones, by number
     also_read: list[SourceEntry] = field(default_factory=list)  # references the text never cites
     sources_changed: list[str] = field(default_factory=list)  # "valves.md — superseded on 2026-11-26"
+    # An update's change summary (runs/update.py): its counts line, then "Withdrawn: “…”" per withdrawn claim.
+    update: list[str] = field(default_factory=list)
     dropped: int = 0
 
     @property
@@ -108,7 +110,18 @@ def build(run: ResearchRun, user, absolute: Callable[[str], str]) -> ReportDocum
             for change in report["sources_changed"]
         ],
         dropped=len(report.get("dropped", [])),
+        update=update_lines(report.get("update")),
     )
+
+
+def update_lines(update: dict | None) -> list[str]:
+    """An updated report's change summary as plain lines: what it re-checked, the counts, each withdrawn claim."""
+    if not update:
+        return []
+    files = ", ".join(f"{f['filename']} ({f['status']})" for f in update["changed_files"])
+    lines = [f"An update of an earlier report, re-checked against {files}: {update['summary']}."]
+    lines += [f"Withdrawn: “{clean(c['old_text'])}”" for c in update["claims"] if c["status"] == "withdrawn"]
+    return lines
 
 
 class _Numbering:

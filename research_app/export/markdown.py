@@ -68,6 +68,8 @@ def render(doc: ReportDocument) -> str:
             *(f"> - {inline(change)}" for change in doc.sources_changed),
             "",
         ]
+    if doc.update:
+        lines += ["> **Updated report.**", ">", *(f"> - {inline(line)}" for line in doc.update), ""]
     if doc.report_title and doc.report_title != doc.title:
         lines += [f"## {inline(doc.report_title)}", ""]
     if doc.summary:

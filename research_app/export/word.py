@@ -47,6 +47,10 @@ def render(doc: ReportDocument) -> bytes:
         word.add_paragraph("Its citations still open the text they were made from.")
         for change in doc.sources_changed:
             word.add_paragraph(change, style="List Bullet")
+    if doc.update:
+        word.add_heading("Updated report", level=2)
+        for line in doc.update:
+            word.add_paragraph(line, style="List Bullet")
     if doc.report_title and doc.report_title != doc.title:
         word.add_heading(doc.report_title, level=1)
     if doc.summary:

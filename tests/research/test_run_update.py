@@ -199,6 +199,13 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     listed = {r["run_id"]: r for r in api.get(f"/api/sessions/{sid}/runs").json()["runs"]}
     assert listed.keys() == {rid, new_rid} and listed[new_rid]["updates_run"] == rid
 
+    # Its files carry the change summary too.
+    for kind in ("md", "docx", "pdf"):
+        exported = api.get(f"/api/runs/{new_rid}/report.{kind}")
+        assert exported.status_code == 200, (kind, exported.content[:200])
+    markdown = api.get(f"/api/runs/{new_rid}/report.md").content.decode()
+    assert "**Updated report.**" in markdown and "instead of" in markdown and "Withdrawn: “" in markdown
+
     # The update cites only current versions: updating it again finds nothing changed.
     llm_calls = LLMCall.objects.count()
     again = update(api, new_rid)
