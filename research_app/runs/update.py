@@ -91,7 +91,8 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
             updates_run=run,
             update_summary=summary,
         )
-        emit(new.pk, "run_queued", question=run.question, updates_run=str(run.pk))
+        limits = {k: getattr(new, k) for k in ("max_depth", "max_children", "max_nodes", "token_budget")}
+        emit(new.pk, "run_queued", question=run.question, limits=limits, updates_run=str(run.pk))
         announce(new.pk, "run.created")
         pending = _copy_nodes(old_nodes, new, again)
         emit(
