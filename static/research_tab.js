@@ -11,6 +11,7 @@
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
   const EVENTS_PAGE = 500; // the API's most events per page
+  const CATCH_UP_AGAIN_MS = 100; // a gap is an event being committed: look again after a moment
   const ACTIVE = new Set(["queued", "binding", "running", "reporting"]);
   const STATUS_LABEL = {
     queued: "Queued", binding: "Parsing context", running: "Exploring", reporting: "Writing report",
@@ -133,18 +134,30 @@
 
   // Events of parallel nodes can reach the socket out of order: a gap in the
   // numbering is filled from the stored events, so the stream stays in seq order.
+  // A gap found while a catch-up is in flight asks for one more: that catch-up's page may
+  // have been read before the event after the gap was stored, and the run's last event
+  // (received over the socket, then dropped for the gap) would otherwise never be shown.
   let catchingUp = false;
+  let catchUpAgain = false;
   async function catchUp(runId) {
-    if (catchingUp) return;
+    if (catchingUp) {
+      catchUpAgain = true;
+      return;
+    }
     catchingUp = true;
     try {
-      let page;
       do {
-        page = await requestJson("GET", `/api/runs/${runId}/events?after=${state.lastSeq}`);
-        receive(runId, page.events);
-      } while (page.events.length === EVENTS_PAGE && runId === selectedRunId());
+        if (catchUpAgain) await new Promise((resolve) => setTimeout(resolve, CATCH_UP_AGAIN_MS));
+        catchUpAgain = false;
+        let page;
+        do {
+          page = await requestJson("GET", `/api/runs/${runId}/events?after=${state.lastSeq}`);
+          receive(runId, page.events);
+        } while (page.events.length === EVENTS_PAGE && runId === selectedRunId());
+      } while (catchUpAgain && runId === selectedRunId());
     } finally {
       catchingUp = false;
+      catchUpAgain = false;
     }
   }
 
