@@ -44,6 +44,10 @@ def test_update_report_shows_what_changed_and_keeps_the_old_report(browser, live
 
     summary = report.locator(".update-summary")
     summary.wait_for(timeout=90_000)
+    # The finished run's last draw (its report with the coverage table) before anything is clicked:
+    # a click while the report is drawn again lands on whatever stands there then.
+    page.wait_for_function("document.getElementById('run-state').dataset.status === 'completed'", timeout=90_000)
+    report.locator("#report-coverage").wait_for()
     assert page.locator("#run-select").input_value() != old_rid
     counts = summary.locator(".update-counts").inner_text()
     assert "withdrawn" in counts and "model call" in counts and "instead of" in counts, counts
@@ -52,6 +56,7 @@ def test_update_report_shows_what_changed_and_keeps_the_old_report(browser, live
     withdrawn.locator("summary").click()
     opened = withdrawn.inner_text()
     assert "Before" in opened and "18 percent" in opened and "Cited before" in opened, opened
+    assert page.locator("#run-select").input_value() != old_rid, "still the update's report"
     assert "18 percent" not in "".join(report.locator(".report-section p, .report-summary").all_inner_texts())
     page.screenshot(path=str(artifacts / "update-report.png"), full_page=True)
 
