@@ -88,6 +88,13 @@ def write_report(run_id) -> None:
         model=result.call.model,
         generated_at=timezone.now().isoformat(),
     )
+    complete_with_report(run, report)
+
+
+def complete_with_report(run: ResearchRun, report: dict, **told) -> None:
+    """Store the report with the run's coverage record and end the run completed: `run_completed`
+    (with `told`), then the coverage line, the thought stream's last. Nothing is stored when the
+    run left `reporting` meanwhile (cancelled)."""
     record = coverage.recorded(run, report)
     with transaction.atomic():
         if not claim(
@@ -104,10 +111,11 @@ def write_report(run_id) -> None:
             "run_completed",
             title=report["title"],
             sections=len(report["sections"]),
-            references=len(references),
+            references=len(report["references"]),
             usage=model_tasks.run_progress(run.pk),
+            **told,
         )
-        if record is not None:  # the thought stream's last line
+        if record is not None:
             emit(run.pk, "coverage_recorded", **coverage.event_payload(record))
         announce(run.pk)
 

@@ -28,14 +28,14 @@ from django.utils import timezone
 from context_app import provenance
 from llm_platform import grounding
 from llm_platform.models import LLMCall
-from workspaces.claims import claim
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
-from . import coverage, jobs, model_tasks
+from . import jobs
 from .engine import report_when_done
 from .events import announce, emit
 from .evidence import citation_of
+from .report import complete_with_report
 
 Status = ResearchRun.Status
 NodeStatus = ResearchNode.Status
@@ -364,29 +364,7 @@ def write_updated_report(run_id) -> None:
         "claims": claims,
     }
     report["generated_at"] = timezone.now().isoformat()
-    record = coverage.recorded(run, report)
-    with transaction.atomic():
-        if not claim(
-            ResearchRun.objects.filter(pk=run.pk),
-            from_=Status.REPORTING,
-            to=Status.COMPLETED,
-            report=report,
-            coverage=record,
-            finished_at=timezone.now(),
-        ):
-            return
-        emit(
-            run.pk,
-            "run_completed",
-            title=report["title"],
-            sections=len(report["sections"]),
-            references=len(report["references"]),
-            usage=model_tasks.run_progress(run.pk),
-            update=report["update"]["summary"],
-        )
-        if record is not None:
-            emit(run.pk, "coverage_recorded", **coverage.event_payload(record))
-        announce(run.pk)
+    complete_with_report(run, report, update=report["update"]["summary"])
 
 
 def _new_paragraphs(report: dict, nodes: Iterable[ResearchNode], current: set[str]) -> list[dict]:
