@@ -94,6 +94,16 @@ def close_dialog(page) -> None:
     page.locator(DIALOG).wait_for(state="hidden")
 
 
+def replace_then_show_research(page, filename: str, text: str) -> None:
+    """Replace a file from the Context tab, as a person does, then come back to the Research tab."""
+    page.click("#tab-context")
+    with page.expect_file_chooser() as chooser:
+        page.click(f'button[aria-label="Replace {filename}"]')
+    chooser.value.set_files([{"name": filename, "mimeType": "text/markdown", "buffer": text.encode()}])
+    page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed')")
+    page.click("#tab-research")
+
+
 def span_text(version: str, span_id: str) -> str:
     text = FileText.objects.get(version=version)
     return next(s["text"] for s in text.spans if s["span_id"] == span_id)
@@ -171,12 +181,7 @@ def test_a_replaced_or_deleted_file_keeps_its_citations_and_the_report_says_its_
     assert shown["text"] == old_text and shown["badges"] == ["current"], shown
     close_dialog(page)
 
-    page.click("#tab-context")
-    with page.expect_file_chooser() as chooser:
-        page.click('button[aria-label="Replace valves.md"]')
-    chooser.value.set_files([{"name": "valves.md", "mimeType": "text/markdown", "buffer": VALVES_V2.encode()}])
-    page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed')")
-    page.click("#tab-research")
+    replace_then_show_research(page, "valves.md", VALVES_V2)
     changed = report.locator(".sources-changed")
     changed.wait_for()
     assert changed.locator("h4").inner_text() == "Sources changed since this report"

@@ -6,7 +6,7 @@ import pytest
 
 from research_app.models import ResearchRun
 from tests.browser.test_context_ui import login
-from tests.browser.test_provenance_ui import new_session, run_shallow
+from tests.browser.test_provenance_ui import new_session, replace_then_show_research, run_shallow
 from tests.browser.test_research_ui import open_research
 from tests.research.test_research_runs import SURVEY, VALVES
 
@@ -33,12 +33,7 @@ def test_update_report_shows_what_changed_and_keeps_the_old_report(browser, live
     assert "18 percent" in report.inner_text()
     old_rid = page.locator("#run-select").input_value()
 
-    page.click("#tab-context")
-    with page.expect_file_chooser() as chooser:
-        page.click('button[aria-label="Replace valves.md"]')
-    chooser.value.set_files([{"name": "valves.md", "mimeType": "text/markdown", "buffer": VALVES_V2.encode()}])
-    page.wait_for_function("document.getElementById('banner').textContent.startsWith('+0 new, ~1 changed')")
-    page.click("#tab-research")
+    replace_then_show_research(page, "valves.md", VALVES_V2)
     report.locator(".sources-changed").wait_for()
     report.locator(".sources-changed button.update-report").click()
 
