@@ -103,12 +103,21 @@ def supporting(statement: str, cited: dict) -> tuple[list, list]:
     return kept, dropped
 
 
+# A report's citation marks: "[3]", "[2, 5]" (the reference numbers in group 1).
+CITATION_MARKS = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def mark_numbers(mark: re.Match) -> list[int]:
+    """The reference numbers of one CITATION_MARKS match, in order."""
+    return [int(n) for n in mark.group(1).split(",")]
+
+
 def keeping_marks(text: str, allowed: set[int]) -> str:
     """`text` with every [n] citation mark whose n is not `allowed` taken out ("[2, 5]" keeps what stays)."""
 
     def keep_allowed(match: re.Match) -> str:
-        left = [n for n in re.findall(r"\d+", match.group()) if int(n) in allowed]
+        left = [str(n) for n in mark_numbers(match) if n in allowed]
         return f"[{', '.join(left)}]" if left else ""
 
-    cleaned = re.sub(r"\[\d+(?:\s*,\s*\d+)*\]", keep_allowed, text)
+    cleaned = CITATION_MARKS.sub(keep_allowed, text)
     return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()

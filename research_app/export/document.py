@@ -17,13 +17,13 @@ from decimal import Decimal
 from urllib.parse import quote
 
 from context_app import provenance
+from llm_platform import grounding
 from llm_platform.ledger import run_usage
 
 from ..models import ResearchRun
 from ..runs.report import report_json
 
 QUOTE_CHARS = 300  # of a span's text in a source entry; longer ones are cut at a word, with an ellipsis
-MARKS = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # no format can hold these; \t and \n stay
 
 Piece = str | int  # a paragraph is text and citation numbers, in reading order
@@ -148,8 +148,8 @@ class _Numbering:
         pieces: list[Piece] = []
         at = 0
         text = clean(paragraph["text"])
-        for mark in MARKS.finditer(text):
-            shown = [int(n) for n in re.findall(r"\d+", mark.group(1))]
+        for mark in grounding.CITATION_MARKS.finditer(text):
+            shown = grounding.mark_numbers(mark)
             if not set(shown) <= allowed:
                 continue  # "[2020]" or a mark the report does not cite: text
             pieces += [text[at : mark.start()], *shown]

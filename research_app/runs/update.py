@@ -247,10 +247,9 @@ def _renumbered(text: str, renumber: dict[int, int]) -> str:
         return text
 
     def marks(match: re.Match) -> str:
-        numbers = [str(renumber.get(int(n), int(n))) for n in re.findall(r"\d+", match.group())]
-        return f"[{', '.join(numbers)}]"
+        return f"[{', '.join(str(renumber.get(n, n)) for n in grounding.mark_numbers(match))}]"
 
-    return re.sub(r"\[\d+(?:\s*,\s*\d+)*\]", marks, text)
+    return grounding.CITATION_MARKS.sub(marks, text)
 
 
 def nodes_to_explore_again(nodes: list[ResearchNode], withdrawn: list[tuple[str, set]]) -> set[int]:
