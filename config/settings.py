@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "channels",
+    "template_partials",
     "workspaces",
     "llm_platform",
     "context_app",

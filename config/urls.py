@@ -4,7 +4,10 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from conversation_app import pages as chat_pages
 from workspaces.api.errors import unknown_endpoint
+
+from . import pages
 
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says (feeds, tabs opened on the API).
@@ -16,5 +19,8 @@ urlpatterns = [
     path("api/", include("context_app.api.urls")),
     path("api/", include("conversation_app.urls")),
     re_path(r"^api/(?P<path>.*)$", unknown_endpoint),
+    path("sessions/<str:sid>/", pages.session_page, name="session-page"),
+    path("sessions/<str:sid>/chat/", chat_pages.ask, name="chat-ask"),
+    path("sessions/<str:sid>/chat/supply/", chat_pages.supply, name="chat-supply"),
     path("", include("research_app.urls")),
 ]

@@ -4,5 +4,4 @@ from . import views
 
 urlpatterns = [
     path("", views.session_list, name="session-list"),
-    path("sessions/<str:sid>/", views.session_page, name="session-page"),
 ]

@@ -244,12 +244,109 @@
     return parts;
   }
 
+  // --- server-rendered fragments and forms ---------------------------------------------
+  // A live fragment (HTML a consumer rendered from the page's own partials) is a list of
+  // containers named by id; each one's children take the place of the shown container's.
+  // A child whose id and markup are unchanged stays the same node (what is typed into it and
+  // the focus stay); a changed one takes over what was typed into its fields (by id).
+  // Children the page made itself ([data-client-only], a streamed draft) stay at the end.
+  function swapFragments(html) {
+    const parsed = document.createElement("template");
+    parsed.innerHTML = html;
+    for (const fresh of parsed.content.children) {
+      const shown = document.getElementById(fresh.id);
+      if (shown) swapChildren(shown, fresh);
+    }
+  }
+
+  function swapChildren(shown, fresh) {
+    if (!fresh.children.length) {
+      if (shown.textContent !== fresh.textContent) shown.textContent = fresh.textContent;
+      return;
+    }
+    const byId = new Map([...shown.children].filter((child) => child.id).map((child) => [child.id, child]));
+    const next = [...fresh.children].map((child) => {
+      const old = child.id && byId.get(child.id);
+      if (!old) return child;
+      if (old.isEqualNode(child)) return old;
+      carryTyped(old, child);
+      return child;
+    });
+    next.push(...[...shown.children].filter((child) => child.hasAttribute("data-client-only")));
+    const focused = shown.contains(document.activeElement) ? document.activeElement.id : "";
+    next.forEach((child, i) => { if (shown.children[i] !== child) shown.insertBefore(child, shown.children[i] || null); });
+    while (shown.children.length > next.length) shown.lastElementChild.remove();
+    if (focused && !shown.contains(document.activeElement)) document.getElementById(focused)?.focus();
+  }
+
+  function carryTyped(old, fresh) {
+    for (const field of old.querySelectorAll("textarea[id], input[id]:not([type=hidden])")) {
+      const twin = fresh.querySelector(`#${CSS.escape(field.id)}`);
+      if (twin && !twin.value && field.value) twin.value = field.value;
+    }
+  }
+
+  // A form's fields as its API endpoint's JSON body ("payloads.0.kind" → {payloads: [{kind}]});
+  // the server reads a form posted without script the same way (workspaces.api.bodies.form_json).
+  function formJson(form) {
+    const body = {};
+    for (const field of form.elements) {
+      if (!field.name || field.disabled || ["csrfmiddlewaretoken", "idempotency_key"].includes(field.name)) continue;
+      const parts = field.name.split(".");
+      let holder = body;
+      parts.slice(0, -1).forEach((part, i) => { holder = holder[part] ??= /^\d+$/.test(parts[i + 1]) ? [] : {}; });
+      holder[parts[parts.length - 1]] = field.type === "checkbox" ? field.checked : field.value;
+    }
+    return body;
+  }
+
+  // A server-rendered form with data-api posts its JSON there (with the API's headers) instead of
+  // leaving the page; what changed arrives as a live fragment. A refusal shows in the nearest alert.
+  document.addEventListener("submit", async (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-api]")) return;
+    event.preventDefault();
+    const buttons = form.querySelectorAll("button");
+    const alert = nearestAlert(form);
+    if (alert) { alert.hidden = true; alert.textContent = ""; }
+    buttons.forEach((button) => { button.disabled = true; });
+    try {
+      await requestJson("POST", form.dataset.api, { body: formJson(form) });
+      form.reset();
+    } catch (error) {
+      if (alert) { alert.hidden = false; alert.textContent = error.message; }
+    } finally {
+      buttons.forEach((button) => { button.disabled = false; });
+    }
+  });
+  document.addEventListener("change", (event) => {
+    const form = event.target.form;
+    if (form && form.hasAttribute("data-submit-on-change") && event.target.value) form.requestSubmit();
+  });
+
+  function nearestAlert(form) {
+    for (let node = form; node; node = node.parentElement) {
+      const alert = node.querySelector(":scope > [role=alert]");
+      if (alert) return alert;
+    }
+    return null;
+  }
+
+  // A server-rendered citation chip carries its citation object in data attributes.
+  document.addEventListener("click", (event) => {
+    const chip = event.target.closest(".source-link[data-source-url]");
+    if (!chip) return;
+    const { source: sourceref, version, sourceUrl: source_url, originSession, originTitle } = chip.dataset;
+    const origin_session = originSession ? { id: originSession, title: originTitle } : null;
+    openCitation({ sourceref, version, source_url, origin_session }, document.querySelector("[data-session-id]")?.dataset.sessionId);
+  });
+
   const closeButton = document.getElementById("source-dialog-close");
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
   window.Groundwork = {
     el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
     provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, openSourceDialog,
-    textWithCitations,
+    textWithCitations, swapFragments,
   };
 })();

@@ -8,6 +8,7 @@ title's length, a run's limits, a chat message's size) stays in the services, wh
 and scripts call too.
 """
 
+import itertools
 from collections.abc import Mapping
 
 from rest_framework import serializers
@@ -83,3 +84,34 @@ def first_error(errors) -> str:
     while not isinstance(errors, str):
         errors = next(iter(errors.values())) if isinstance(errors, Mapping) else errors[0]
     return str(errors)
+
+
+# A page's form fields that are not part of the body: Django's CSRF token and the form's Idempotency-Key.
+NOT_BODY_FIELDS = ("csrfmiddlewaretoken", "idempotency_key")
+
+
+def form_json(fields) -> dict:
+    """A form's fields as the JSON body its API endpoint takes: `payloads.0.kind` → {"payloads": [{"kind"}]};
+    a checkbox's "true" → true. The page's script builds the same body (groundwork.js formJson)."""
+    body: dict = {}
+    for name in fields:
+        if name in NOT_BODY_FIELDS:
+            continue
+        parts = name.split(".")
+        holder = body
+        for part, next_part in itertools.pairwise(parts):
+            holder = _put(holder, part, [] if next_part.isdigit() else {}, keep=True)
+        value = fields.get(name)
+        _put(holder, parts[-1], True if value == "true" else value, keep=False)
+    return body
+
+
+def _put(holder: dict | list, key: str, value, *, keep: bool):
+    """Sets holder[key] (a list's index given as digits) to value, or keeps what is there when `keep`."""
+    if isinstance(holder, list):
+        index = int(key)
+        holder.extend([None] * (index + 1 - len(holder)))
+        if not (keep and holder[index] is not None):
+            holder[index] = value
+        return holder[index]
+    return holder.setdefault(key, value) if keep else holder.__setitem__(key, value)

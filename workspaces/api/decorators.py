@@ -22,6 +22,7 @@ from . import bodies
 from .errors import error
 
 MUTATING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+FORM_CONTENT_TYPES = {"application/x-www-form-urlencoded", "multipart/form-data"}
 _IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
 
 
@@ -133,7 +134,7 @@ def idempotent(view):
     def wrapper(request, *args, **kwargs):
         if request.method not in MUTATING_METHODS:
             return view(request, *args, **kwargs)
-        key = request.headers.get("Idempotency-Key", "").strip()
+        key = (request.headers.get("Idempotency-Key") or _form_idempotency_key(request)).strip()
         if not key:
             return error("Idempotency-Key header is required for this request", 400)
         if len(key) > 255:
@@ -154,6 +155,11 @@ def idempotent(view):
         return response
 
     return wrapper
+
+
+def _form_idempotency_key(request) -> str:
+    """The key a page's form carries as a field (workspaces.templatetags.forms), posted without script."""
+    return request.POST.get("idempotency_key", "") if request.content_type in FORM_CONTENT_TYPES else ""
 
 
 def _fingerprint(request) -> str:

@@ -1,0 +1,44 @@
+"""A session's page: the Research tab (research_app), the chat beside it (conversation_app) and the
+Context tab (context_app), composed here at the top of the stack, where every app may be read."""
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+
+from context_app.selectors import manifest_of
+from conversation_app.selectors import chat_pane
+from llm_platform import sourcerefs
+from research_app.api.serializers import serialize_session
+from research_app.runs.events import serialize_run_summary
+from workspaces.selectors import visible_session
+from workspaces.services import preference_for
+
+
+@login_required
+def session_page(request, sid):
+    session = visible_session(request.user, sid)
+    if session is None:
+        raise Http404("session not found")
+    preference = preference_for(request.user)
+    runs = [serialize_run_summary(run) for run in session.runs.all()]
+    bootstrap = {
+        "session": serialize_session(session),
+        "manifest": manifest_of(session.context_set),
+        "ui_debug": preference.ui_debug,
+        "runs": runs,
+        "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
+    }
+    return render(
+        request,
+        "research/session_page.html",
+        {
+            "session": session,
+            "session_id": str(session.pk),
+            "pane": chat_pane(session),
+            "bootstrap": bootstrap,
+            "has_runs": bool(runs),
+            "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,
+            "run_limits": settings.GROUNDWORK_RUN_LIMITS,
+        },
+    )
