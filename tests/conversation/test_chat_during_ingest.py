@@ -7,7 +7,12 @@ from llm_platform.models import LLMCall
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import VALVES
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+# SQLite alone: its one writer at a time is the harder case for a reply that must get through a parse.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("celery_worker_thread"),
+    pytest.mark.one_database,
+]
 
 
 def test_a_chat_reply_arrives_while_two_hundred_files_are_parsing(scripted_llm, settings):
