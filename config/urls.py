@@ -4,6 +4,7 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from context_app import pages as context_pages
 from conversation_app import pages as chat_pages
 from workspaces.api.errors import unknown_endpoint
 
@@ -22,5 +23,6 @@ urlpatterns = [
     path("sessions/<str:sid>/", pages.session_page, name="session-page"),
     path("sessions/<str:sid>/chat/", chat_pages.ask, name="chat-ask"),
     path("sessions/<str:sid>/chat/supply/", chat_pages.supply, name="chat-supply"),
+    path("sources/<str:version>/<str:span>/", context_pages.source_page, name="source-page"),
     path("", include("research_app.urls")),
 ]

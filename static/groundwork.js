@@ -204,6 +204,11 @@
     try {
       const shown = await load();
       if (ticket !== opening) return;
+      if (shown.html) {
+        swapFragments(shown.html);
+        scrollToHighlight(spans);
+        return;
+      }
       title.textContent = shown.title;
       if (shown.source) {
         meta.replaceChildren(...provenanceBadges(shown.source, sessionId));
@@ -218,12 +223,18 @@
     }
   }
 
-  // The cited version's spans in the page's source dialog, the cited span highlighted and in view.
+  // The cited version's spans in the page's source dialog, the cited span highlighted and in view:
+  // the server renders them (context/_source.html, the page /sources/{version}/{span}/ as fragments).
   function openCitation(link, sessionId) {
     const heading = link && link.sourceref ? link.sourceref.replace("::", " · ") : "Source";
     return openSourceDialog(heading, async () => {
-      const source = await resolveCitation(link);
-      return { title: `${source.filename} · ${source.span_id}`, source, spans: source.spans, highlight: source.span_id };
+      const span = link && (link.span || (link.sourceref || "").split("::")[1]);
+      if (!link || !link.version || !span) throw new Error("This citation names no stored text version.");
+      const query = new URLSearchParams({ fragment: "", session: sessionId || "" });
+      const response = await fetch(`/sources/${encodeURIComponent(link.version)}/${encodeURIComponent(span)}/?${query}`);
+      if (response.status === 404) throw new Error("This source is no longer available.");
+      if (!response.ok) throw new Error(`request failed (${response.status})`);
+      return { html: await response.text() };
     }, sessionId);
   }
 
@@ -334,11 +345,11 @@
 
   // A server-rendered citation chip carries its citation object in data attributes.
   document.addEventListener("click", (event) => {
-    const chip = event.target.closest(".source-link[data-source-url]");
+    const chip = event.target.closest("a.source-link");
     if (!chip) return;
-    const { source: sourceref, version, sourceUrl: source_url, originSession, originTitle } = chip.dataset;
-    const origin_session = originSession ? { id: originSession, title: originTitle } : null;
-    openCitation({ sourceref, version, source_url, origin_session }, document.querySelector("[data-session-id]")?.dataset.sessionId);
+    event.preventDefault();
+    const { source: sourceref, version, span } = chip.dataset;
+    openCitation({ sourceref, version, span }, document.querySelector("[data-session-id]")?.dataset.sessionId);
   });
 
   const closeButton = document.getElementById("source-dialog-close");

@@ -12,6 +12,8 @@ from django.template.loader import render_to_string
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
+from llm_platform import sourcerefs
+
 register = template.Library()
 
 CHIP_TEMPLATE = "context/_citation.html#chip"
@@ -34,12 +36,21 @@ def _origin_title(link: dict | None, session_id) -> str | None:
     return None
 
 
+def _openable(link: dict | None) -> dict | None:
+    """The citation object with its version and span, or None when it names no stored text version."""
+    if not link or not link.get("version") or not link.get("source_url"):
+        return None
+    span = link.get("span") or (sourcerefs.split_ref(link.get("sourceref")) or (None, None))[1]
+    return {**link, "span": span} if span else None
+
+
 def citation_chip(link: dict | None, session_id, *, ref: str = "", label: str = "") -> SafeString:
     context = {
-        "link": link if link and link.get("source_url") else None,
+        "link": _openable(link),
         "shown": label or ref or (link or {}).get("sourceref", ""),
         "ref": ref or (link or {}).get("sourceref", ""),
         "origin_title": _origin_title(link, session_id),
+        "session_id": session_id,
     }
     return render_to_string(CHIP_TEMPLATE, context)
 
