@@ -31,7 +31,7 @@ from llm_platform.models import LLMCall
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
-from . import jobs
+from . import coverage, jobs
 from .engine import report_when_done
 from .events import announce, emit
 from .evidence import citation_of
@@ -131,6 +131,7 @@ def _create_update_run(
         emit(new.pk, "run_queued", question=run.question, limits=limits, updates_run=str(run.pk))
         announce(new.pk, "run.created")
         pending = _copy_nodes(old_nodes, new, again)
+        coverage.record_so_far(new.pk)  # the copied nodes' reach, before a node is explored again
         emit(
             new.pk,
             "update_checked",
