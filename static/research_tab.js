@@ -584,7 +584,8 @@
       return more > 0 ? `${shown} and ${more} more` : shown;
     };
     return el("section", { id: "report-coverage", class: "report-section coverage", "aria-labelledby": "coverage-heading" },
-      el("h4", { id: "coverage-heading", text: "What the run read" }),
+      // A running run's record so far (`final` false) grows as its nodes end.
+      el("h4", { id: "coverage-heading", text: coverage.final === false ? "What the run has read so far" : "What the run read" }),
       el("p", { class: "coverage-counts small", text: counts.join(" · ") }),
       el("table", { class: "coverage-table" },
         el("thead", {}, el("tr", {}, el("th", { text: "File" }), el("th", { text: "State" }), el("th", { text: "Where" }))),
