@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
+from context_app.files_pane import files_pane
 from context_app.selectors import manifest_of
 from conversation_app.selectors import chat_pane
 from llm_platform import sourcerefs
@@ -22,9 +23,10 @@ def session_page(request, sid):
         raise Http404("session not found")
     preference = preference_for(request.user)
     runs = [serialize_run_summary(run) for run in session.runs.all()]
+    manifest = manifest_of(session.context_set)
     bootstrap = {
         "session": serialize_session(session),
-        "manifest": manifest_of(session.context_set),
+        "manifest": manifest,
         "ui_debug": preference.ui_debug,
         "runs": runs,
         "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
@@ -36,6 +38,7 @@ def session_page(request, sid):
             "session": session,
             "session_id": str(session.pk),
             "pane": chat_pane(session),
+            "files_pane": files_pane(manifest),
             "bootstrap": bootstrap,
             "has_runs": bool(runs),
             "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,

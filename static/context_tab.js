@@ -1,4 +1,7 @@
-// The Context tab: file list, uploads, parsing controls and the parsed-context pane.
+// The Context tab. The server renders the file list, its chips, the banner and the parse controls
+// (templates/context/_files.html), with the page and live: /ws/sessions/{sid}/context/pane/ sends
+// their fragments, rendered from every manifest. Here: uploads with their progress, Replace, the
+// forms' If-Match (one writer per tab), and the parsed-context pane.
 // Everything a user or a model wrote is put on the page with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -76,11 +79,12 @@
     try {
       const result = await action();
       if (result && result.manifest_seq !== undefined) showManifest(result);
+      refreshPane();  // what the mutation changed, rendered (a tab deaf to the socket sees it too)
       return result;
     } catch (error) {
       if (error.status === 412) {
         flash("This context changed in another tab — refreshed");
-        await refreshManifest();
+        await refreshPane();
       } else {
         flash(error.message, true);
       }
@@ -108,13 +112,23 @@
     return true;
   }
 
-  function applyUpdate(message) {
-    const { type, ...manifest } = message;
-    if (showManifest(manifest)) refreshDigests();
+  // The file list's fragments, from the socket or a GET: shown unless the list shows a later manifest.
+  let paneSeq = -1;
+  function showPane(message) {
+    if (message.manifest.manifest_seq > paneSeq) {
+      paneSeq = message.manifest.manifest_seq;
+      Groundwork.swapFragments(message.html);
+      markSelected();
+    }
+    if (showManifest(message.manifest)) refreshDigests();
   }
 
-  async function refreshManifest() {
-    if (showManifest(await api("GET", base))) refreshDigests();
+  async function refreshPane() {
+    try {
+      showPane(await api("GET", `/sessions/${sid}/context/pane/`));
+    } catch (error) {
+      flash(error.message, true);
+    }
   }
 
   async function refreshDigests() {
@@ -181,129 +195,16 @@
     return state.manifest.files.find((f) => f.file_id === id);
   }
 
-
-  function chipFor(file) {
-    const diff = state.manifest.last_diff || {};
-    const touched = (diff.items || []).find((item) => item.file_id === file.file_id);
-    if (touched && touched.change === "unchanged" && file.digest_status !== "parsing") {
-      return ["unchanged", "Unchanged"];
-    }
-    const labels = { ready: "Ready", parsing: "Parsing", stale: "Stale", error: "Error" };
-    return [file.digest_status, labels[file.digest_status] || file.digest_status];
-  }
-
-  function formatSize(bytes) {
-    if (bytes < 1024) return `${bytes} B`;
-    if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-    return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  }
-
-  function formatTime(iso) {
-    const date = new Date(iso);
-    return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-  }
-
   function render() {
-    const m = state.manifest;
-    $("revision-label").textContent = `revision ${m.revision}`;
-    $("auto-parse").checked = m.auto_parse;
-    renderFiles();
-    renderBanner();
     $("context-tab").classList.toggle("no-digest", !state.uiDebug);
     $("digest-pane").hidden = !state.uiDebug;
     $("ui-debug-toggle").checked = state.uiDebug;
-    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
-    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
-    const failedAggregate = m.aggregate_digest_status === "error" && m.files.some((f) => f.digest_status === "ready");
-    $("parse-now").disabled = busy || !(pending || failedAggregate);
+    markSelected();
   }
 
-  function renderFiles() {
-    const rows = $("file-rows");
-    const files = state.manifest.files;
-    $("no-files").hidden = files.length > 0;
-    rows.closest("table").hidden = files.length === 0;
-    rows.replaceChildren(
-      ...files.map((file) => {
-        const [chipClass, chipLabel] = chipFor(file);
-        // A file without a digest offers no View digest; a failed file offers Retry only when
-        // trying again can help (the server says: a provider's outage can, an unsupported format cannot).
-        const actions = el("div", { class: "actions" },
-          file.digest_ref
-            ? el("button", { type: "button", text: "View digest", "aria-label": `View digest of ${file.filename}`, onclick: () => viewDigest(file.file_id) })
-            : null,
-          el("button", { type: "button", text: "Preview", "aria-label": `Preview ${file.filename}`, onclick: () => openPreview(file.file_id) }),
-          el("button", { type: "button", text: "Replace", "aria-label": `Replace ${file.filename}`, onclick: () => pickReplacement(file.file_id) }),
-          el("a", { class: "button", href: file.download_url, text: "Download", "aria-label": `Download ${file.filename}` }),
-          file.digest_status === "error" && file.error && file.error.retryable
-            ? el("button", { type: "button", text: "Retry", "aria-label": `Retry ${file.filename}`, onclick: () => retryFile(file.file_id) })
-            : null,
-          el("button", { type: "button", text: "Delete", "aria-label": `Delete ${file.filename}`, onclick: () => deleteFile(file) }),
-        );
-        return el("tr", { "data-file-id": file.file_id, "data-filename": file.filename, class: file.file_id === state.selectedFileId ? "selected" : null },
-          el("td", {},
-            el("div", { class: "file-name", text: file.filename }),
-            el("div", { class: "file-meta muted small" },
-              el("span", { text: formatSize(file.size_bytes) }), " · ",
-              el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
-            file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
-            file.error && file.error.help ? el("div", { class: "file-help muted small", text: file.error.help }) : null,
-            // A chip that moves back within one parse says why (the server re-queued the file).
-            file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
-              ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
-            // What reading it has to say: "low OCR confidence on pages 3, 7", "no text on page 4".
-            ...(file.notes || []).map((note) => el("div", { class: "file-note extraction-note muted small", text: `${note[0].toUpperCase()}${note.slice(1)}.` })),
-            actions),
-          statusCell(file, chipClass, chipLabel),
-        );
-      }),
-    );
-  }
-
-  // The cell's markup is the page's (templates/research/_context_tab.html); only its values change here.
-  function statusCell(file, chipClass, chipLabel) {
-    const cell = $("file-status-template").content.firstElementChild.cloneNode(true);
-    const chip = cell.querySelector(".chip");
-    chip.classList.add(chipClass);
-    chip.dataset.status = chipClass;
-    // A long read says how it goes while it runs ("OCR page 12/80").
-    chip.textContent = file.digest_status === "parsing" && file.extraction_progress ? file.extraction_progress : chipLabel;
-    if (file.digest_detail) chip.title = file.digest_detail;
-    // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
-    const meaning = cell.querySelector(".meaning-progress");
-    meaning.hidden = !(file.meaning_embedded < file.meaning_windows);
-    meaning.textContent = `indexing meaning ${file.meaning_embedded}/${file.meaning_windows}`;
-    return cell;
-  }
-
-  function renderBanner() {
-    const m = state.manifest;
-    const diff = m.last_diff || {};
-    const banner = $("banner");
-    if (!diff.revision) return banner.replaceChildren();
-    const changed = (diff.new || 0) + (diff.changed || 0) + (diff.deleted || 0);
-    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
-    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
-    let text;
-    if (changed === 0) {
-      text = "No changes detected — using cached digest";
-    } else {
-      // last_diff sums every change since the last parse (the server keeps it), so the
-      // counter is over those files: how many of them have their digest (or failed).
-      const counts = `+${diff.new || 0} new, ~${diff.changed || 0} changed, -${diff.deleted || 0} deleted`;
-      const failed = m.files.filter((f) => f.digest_status === "error").length;
-      const toParse = (diff.items || []).filter((item) => item.change === "new" || item.change === "changed")
-        .map((item) => fileById(item.file_id)).filter(Boolean);
-      const parsed = toParse.filter((f) => f.digest_status === "ready" || f.digest_status === "error").length;
-      if (busy) text = toParse.length ? `${counts} — parsing ${parsed}/${toParse.length}` : `${counts} — parsing…`;
-      else if (pending) text = `${counts} — press Parse now to update the digests`;
-      else if (failed) {
-        const ready = m.files.filter((f) => f.digest_status === "ready").length;
-        text = `${counts} — ${ready ? `${ready} up to date, ` : ""}${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
-      }
-      else text = `${counts} — digests up to date`;
-    }
-    banner.textContent = text;
+  // The row of the file whose digest or text the parsed-context pane shows.
+  function markSelected() {
+    for (const row of $("file-rows").rows) row.classList.toggle("selected", row.dataset.fileId === state.selectedFileId);
   }
 
   function selectTab(tab) {
@@ -311,7 +212,7 @@
     for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
       button.setAttribute("aria-selected", String(button.dataset.tab === tab));
     }
-    renderFiles();
+    markSelected();
     if (tab === "aggregate") loadAggregate();
     else if (tab === "file" && state.selectedFileId) loadFileDigest(state.selectedFileId);
     else renderDigestPane();
@@ -453,18 +354,35 @@
 
   // --- actions -----------------------------------------------------------------
 
+  // A row of #upload-progress, from the page's template: the file's name, and its progress bar.
+  function uploadRow(label, name) {
+    const row = $("upload-row-template").content.firstElementChild.cloneNode(true);
+    row.dataset.upload = name;
+    row.querySelector(".name").textContent = label;
+    row.querySelector("progress").setAttribute("aria-label", label === name ? `Uploading ${name}` : label);
+    $("upload-progress").append(row);
+    return row;
+  }
+
+  // An upload that failed keeps its row, saying why, until it is dismissed.
+  function showUploadFailed(row, message) {
+    const name = row.dataset.upload;
+    const failed = $("upload-failed-template").content.cloneNode(true);
+    failed.querySelector(".dismiss").setAttribute("aria-label", `Dismiss ${name}`);
+    failed.querySelector(".dismiss").addEventListener("click", () => row.remove());
+    failed.querySelector(".failed").textContent = `${name}: ${message}`;
+    row.querySelector("progress").replaceWith(failed);
+  }
+
   async function uploadFiles(fileList) {
     const files = Array.from(fileList);
     if (!files.length) return;
-    const list = $("upload-progress");
     // One request for the whole selection (one revision, one diff in the banner);
     // multipart sends the files in order, so sent bytes tell each file's progress.
     let offset = 0;
     const bars = files.map((file) => {
-      const bar = el("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` });
-      const row = el("li", { "data-upload": file.name }, el("span", { text: file.name }), bar);
-      list.append(row);
-      const entry = { bar, row, start: offset, size: Math.max(file.size, 1) };
+      const row = uploadRow(file.name, file.name);
+      const entry = { bar: row.querySelector("progress"), row, start: offset, size: Math.max(file.size, 1) };
       offset += file.size;
       return entry;
     });
@@ -476,19 +394,16 @@
       const result = await uploadWithProgress("POST", `${base}/files`, "files", files, onProgress);
       for (const b of bars) b.bar.value = 1;
       showManifest(result);
+      refreshPane();
       if (state.manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
       setTimeout(() => bars.forEach((b) => b.row.remove()), 1200);
     } catch (error) {
       if (error.status === 412) {
-        await refreshManifest();
+        await refreshPane();
         flash("This context changed in another tab — refreshed");
       }
       const message = error.status === 412 ? "not uploaded: upload again" : error.message;
-      for (const b of bars) {
-        const name = b.row.dataset.upload;
-        b.bar.replaceWith(el("button", { type: "button", class: "dismiss", text: "Dismiss", "aria-label": `Dismiss ${name}`, onclick: () => b.row.remove() }));
-        b.row.append(el("span", { class: "failed", role: "alert", text: `${name}: ${message}` }));
-      }
+      for (const b of bars) showUploadFailed(b.row, message);
     }
   }
 
@@ -499,25 +414,10 @@
   }
 
   async function replaceFile(fileId, file) {
-    const list = $("upload-progress");
-    const bar = el("progress", { max: "1", value: "0", "aria-label": `Replacing with ${file.name}` });
-    const row = el("li", {}, el("span", { text: `Replacing with ${file.name}` }), bar);
-    list.append(row);
-    await mutate(async () => {
-      const result = await uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; });
-      return result;
-    });
+    const row = uploadRow(`Replacing with ${file.name}`, file.name);
+    const bar = row.querySelector("progress");
+    await mutate(() => uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; }));
     row.remove();
-  }
-
-  async function deleteFile(file) {
-    if (!window.confirm(`Delete ${file.filename} from this context?`)) return;
-    if (state.selectedFileId === file.file_id) state.selectedFileId = null;
-    await mutate(() => api("DELETE", `${base}/files/${file.file_id}`));
-  }
-
-  async function retryFile(fileId) {
-    await mutate(() => api("POST", `${base}/files/${fileId}/retry`));
   }
 
   function viewDigest(fileId) {
@@ -526,13 +426,40 @@
     selectTab("file");
   }
 
+  // A row's buttons; its Retry and Delete are forms (below).
+  $("file-rows").addEventListener("click", (event) => {
+    const action = event.target.closest("[data-action]");
+    if (!action) return;
+    const fileId = action.closest("tr").dataset.fileId;
+    if (action.dataset.action === "digest") viewDigest(fileId);
+    else if (action.dataset.action === "replace") pickReplacement(fileId);
+    else if (action.dataset.action === "preview") {
+      event.preventDefault();  // without script it is a link to the file's text
+      openPreview(fileId);
+    }
+  });
+
+  // The file list's forms ("METHOD /context/…" in data-context-api) go through the tab's one writer,
+  // with the newest revision as If-Match; without script they post to the page (context_app.pages).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-context-api]")) return;
+    event.preventDefault();
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+    const [method, path] = form.dataset.contextApi.split(" ");
+    const body = Groundwork.formJson(form);
+    delete body.revision;
+    const fileRow = form.closest("tr");
+    if (method === "DELETE" && fileRow && fileRow.dataset.fileId === state.selectedFileId) state.selectedFileId = null;
+    mutate(() => api(method, `/api/sessions/${sid}${path}`, Object.keys(body).length ? body : undefined));
+  });
+
   // --- live updates --------------------------------------------------------------
 
   function connect() {
-    Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, {
-      onOpen: refreshManifest,
+    Groundwork.liveSocket(`/ws/sessions/${sid}/context/pane/`, {
       onState: (live) => { document.body.dataset.live = live; },
-      onMessage: (message) => message.type === "context.updated" && applyUpdate(message),
+      onMessage: showPane,
     });
   }
 
@@ -558,10 +485,6 @@
   zone.addEventListener("keydown", (event) => {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); $("file-input").click(); }
   });
-  $("auto-parse").addEventListener("change", (event) => {
-    mutate(() => api("PATCH", base, { auto_parse: event.target.checked }));
-  });
-  $("parse-now").addEventListener("click", () => mutate(() => api("POST", `${base}/parse`)));
   $("ui-debug-toggle").addEventListener("change", async (event) => {
     const wanted = event.target.checked;
     try {

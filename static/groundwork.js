@@ -264,7 +264,10 @@
   function swapFragments(html) {
     const parsed = document.createElement("template");
     parsed.innerHTML = html;
-    for (const fresh of parsed.content.children) {
+    // The outermost elements with an id; a wrapper without one is looked through (a table's body
+    // travels inside a <table>: the parser drops a <tbody> anywhere else).
+    for (const fresh of parsed.content.querySelectorAll("[id]")) {
+      if (fresh.parentElement && fresh.parentElement.closest("[id]")) continue;
       const shown = document.getElementById(fresh.id);
       if (shown) swapChildren(shown, fresh);
     }
@@ -332,7 +335,7 @@
   });
   document.addEventListener("change", (event) => {
     const form = event.target.form;
-    if (form && form.hasAttribute("data-submit-on-change") && event.target.value) form.requestSubmit();
+    if (form && event.target.closest("[data-submit-on-change]") && event.target.value) form.requestSubmit();
   });
 
   function nearestAlert(form) {
@@ -346,7 +349,7 @@
   // A server-rendered citation chip carries its citation object in data attributes.
   document.addEventListener("click", (event) => {
     const chip = event.target.closest("a.source-link");
-    if (!chip) return;
+    if (!chip || event.defaultPrevented) return;
     event.preventDefault();
     const { source: sourceref, version, span } = chip.dataset;
     openCitation({ sourceref, version, span }, document.querySelector("[data-session-id]")?.dataset.sessionId);
@@ -358,6 +361,6 @@
   window.Groundwork = {
     el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
     provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, openSourceDialog,
-    textWithCitations, swapFragments,
+    textWithCitations, swapFragments, formJson,
   };
 })();
