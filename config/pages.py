@@ -5,7 +5,9 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
+from context_app.digest_view import Choice, digest_view
 from context_app.files_pane import files_pane
 from context_app.selectors import manifest_of
 from conversation_app.selectors import chat_pane
@@ -39,6 +41,10 @@ def session_page(request, sid):
             "session_id": str(session.pk),
             "pane": chat_pane(session),
             "files_pane": files_pane(manifest),
+            "digest_view_html": render_to_string(
+                "context/_digest_view.html#view",
+                digest_view(session, request.user, Choice()) if preference.ui_debug else {"choice": Choice(tab="")},
+            ),
             "bootstrap": bootstrap,
             "has_runs": bool(runs),
             "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,

@@ -13,25 +13,14 @@ from rest_framework.parsers import FormParser, MultiPartParser
 
 from workspaces.api.decorators import idempotent, limit_upload_size, with_session
 from workspaces.errors import ApplicationError
-from workspaces.selectors import visible_session
+from workspaces.selectors import parse_uuid, visible_session
 
 from . import provenance, selectors, services
 from .api.views import upload_of
+from .digest_view import Choice, digest_view, no_text_yet, source_context
 from .files_pane import files_fragments
 
 SOURCE_FRAGMENTS = ("title", "meta", "spans")
-
-
-def source_context(source: dict, viewing_session_id: str | None) -> dict:
-    spans = source.get("spans", [])
-    origin = source["origin_session"].get("id")
-    return {
-        "source": source,
-        "spans": spans,
-        "highlight": source["span_id"],
-        "header": next((span for span in spans if span["locator"] == "header"), None),
-        "from_other_session": bool(origin and origin != viewing_session_id),
-    }
 
 
 @login_required
@@ -49,15 +38,25 @@ def source_page(request, version, span):
 
 @login_required
 def file_preview_page(request, sid, fid):
-    """A file's raw text, span by span: the Preview of a row, as a page."""
+    """A file's raw text, span by span: the Preview of a row, as a page, or (`?fragment`) as what the
+    page's source dialog shows."""
     session = visible_session(request.user, sid)
-    file = session.context_set.files.filter(pk=fid).first() if session is not None else None
+    file = session.context_set.files.filter(pk=parse_uuid(fid)).first() if session is not None else None
     if file is None:
         raise Http404("file not found")
-    source = {"filename": file.filename, "span_id": "", "status": "current", "origin_session": {"id": str(sid)}}
     spans = selectors.spans_of(file)
-    context = {"source": source, "spans": spans, "highlight": request.GET.get("span"), "header": None}
-    return render(request, "context/source_page.html", context | {"raw_preview": True})
+    context = {
+        "raw_preview": file.filename,
+        "spans": spans,
+        "highlight": request.GET.get("span"),
+        "header": next((span for span in spans if span["locator"] == "header"), None),
+        "empty": no_text_yet(file),
+    }
+    if "fragment" in request.GET:
+        return HttpResponse(
+            "".join(render_to_string(f"context/_source.html#{name}", context) for name in SOURCE_FRAGMENTS)
+        )
+    return render(request, "context/source_page.html", context)
 
 
 def _back_to_files(request, session, service, *args, **kwargs):
@@ -128,3 +127,13 @@ def files_pane_fragments(request, sid):
         raise Http404("session not found")
     manifest = selectors.manifest_of(session.context_set)
     return JsonResponse({"type": "fragments", "html": files_fragments(manifest), "manifest": manifest})
+
+
+@login_required
+def digest_view_fragment(request, sid):
+    """The parsed-context pane's view the query chooses (context_app.digest_view), as a fragment."""
+    session = visible_session(request.user, sid)
+    if session is None:
+        raise Http404("session not found")
+    context = digest_view(session, request.user, Choice.from_query(request.GET))
+    return HttpResponse(render_to_string("context/_digest_view.html#view", context | {"session_id": str(sid)}))

@@ -9,26 +9,21 @@
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
   const base = `/api/sessions/${sid}/context`;
-  const KIND_ORDER = ["fact", "definition", "constraint", "analysis", "case", "lead", "conflict"];
-  const KIND_LABEL = {
-    fact: "Facts", definition: "Definitions", constraint: "Constraints", analysis: "Analyses",
-    case: "Cases", lead: "Leads", conflict: "Conflicts",
-  };
+  const REFRESH_VIEW_MS = 200;  // a parse sends a burst of manifests: the pane is read once after it
 
   const state = {
     manifest: boot.manifest,
     uiDebug: boot.ui_debug,
+    // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
     tab: "aggregate",
     selectedFileId: null,
-    aggregate: null, // {revision, digest, ...} last fetched
-    fileDigest: null,
-    preview: null, // {file_id, filename, spans}, or a resolved citation {version, filename, spans, status, …}
-    highlight: null, // span id to highlight in the preview
+    version: "", // a cited span's exact version, in the Raw preview
+    span: "", // the span to highlight there
     showJson: false,
   };
 
   const $ = (id) => document.getElementById(id);
-  const { el, ApiError } = Groundwork;
+  const { ApiError } = Groundwork;
 
   // --- API -----------------------------------------------------------------
 
@@ -131,42 +126,30 @@
     }
   }
 
-  async function refreshDigests() {
+  let viewTimer;
+  function refreshDigests() {
+    clearTimeout(viewTimer);
+    viewTimer = setTimeout(loadView, REFRESH_VIEW_MS);
+  }
+
+  // The pane as the server renders it for the reader's choice; a later choice wins over an earlier
+  // answer still on its way.
+  let viewLoads = 0;
+  async function loadView() {
     if (!state.uiDebug) return;
-    if (state.tab === "aggregate") await loadAggregate();
-    if (state.tab === "file" && state.selectedFileId) await loadFileDigest(state.selectedFileId);
-  }
-
-  async function loadAggregate() {
-    const m = state.manifest;
-    if (!m.aggregate_digest_ref) {
-      state.aggregate = null;
-      return renderDigestPane();
-    }
-    const wanted = `${m.aggregate_digest_ref}:${m.aggregate_revision}`;
-    if (state.aggregate && state.aggregateKey === wanted) return renderDigestPane();
-    try {
-      state.aggregate = await api("GET", `${base}/digest`);
-      state.aggregateKey = wanted;
-    } catch (error) {
-      state.aggregate = null;
-      state.aggregateKey = null;
-    }
-    renderDigestPane();
-  }
-
-  async function loadFileDigest(fileId) {
-    const file = fileById(fileId);
-    if (!file) return;
-    if (state.fileDigest && state.fileDigest.file_id === fileId && state.fileDigest.digest_hash === file.digest_hash) {
-      return renderDigestPane();
-    }
-    try {
-      state.fileDigest = await api("GET", file.digest_url);
-    } catch (error) {
-      state.fileDigest = { file_id: fileId, missing: error.message };
-    }
-    renderDigestPane();
+    const ticket = ++viewLoads;
+    const query = new URLSearchParams({
+      tab: state.tab, file: state.selectedFileId || "", version: state.version, span: state.span,
+      json: state.showJson ? "1" : "",
+    });
+    const response = await fetch(`/sessions/${sid}/context/view/?${query}`);
+    if (ticket !== viewLoads) return;
+    if (!response.ok) return flash(`The parsed context could not be read (${response.status}).`, true);
+    Groundwork.swapFragments(await response.text());
+    const shownFile = $("digest-view").querySelector("[data-file-id]");  // the row of a cited span's current text
+    if (shownFile) state.selectedFileId = shownFile.dataset.fileId;
+    markSelected();
+    if (state.tab === "preview") Groundwork.scrollToHighlight($("digest-view"));
   }
 
   async function openPreview(fileId, spanId) {
@@ -176,16 +159,12 @@
     // pane it opens in the page's source dialog.
     if (!state.uiDebug) {
       return Groundwork.openSourceDialog(file.filename, async () => {
-        const preview = await api("GET", file.preview_url);
-        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null, empty: noTextYet(file) };
-      }, sid);
+        const response = await fetch(`/sessions/${sid}/context/files/${fileId}/?fragment`);
+        if (!response.ok) throw new Error("That file is no longer in this context.");
+        return { html: await response.text() };
+      });
     }
-    state.selectedFileId = fileId;
-    state.highlight = spanId || null;
-    if (!state.preview || state.preview.file_id !== fileId || state.preview.spans_hash !== file.spans_hash) {
-      state.preview = await api("GET", file.preview_url);
-      state.preview.spans_hash = file.spans_hash;
-    }
+    Object.assign(state, { selectedFileId: fileId, version: "", span: spanId || "" });
     selectTab("preview");
   }
 
@@ -213,134 +192,22 @@
       button.setAttribute("aria-selected", String(button.dataset.tab === tab));
     }
     markSelected();
-    if (tab === "aggregate") loadAggregate();
-    else if (tab === "file" && state.selectedFileId) loadFileDigest(state.selectedFileId);
-    else renderDigestPane();
+    loadView();
   }
 
-  function renderDigestPane() {
-    const view = $("digest-view");
-    const views = { aggregate: aggregateView, file: fileDigestView, preview: previewView };
-    view.replaceChildren(...views[state.tab]().filter(Boolean));
-    if (state.tab === "preview") Groundwork.scrollToHighlight(view);
-  }
-
-  function aggregateView() {
-    const m = state.manifest;
-    const a = state.aggregate;
-    const failure = m.aggregate_digest_status === "error" && m.aggregate_error
-      ? el("p", { class: "file-error", role: "alert", text: `The aggregate digest failed: ${m.aggregate_error.message}` })
-      : null;
-    if (!a) {
-      if (failure) return [failure];
-      const why = m.files.length ? "No aggregate digest yet: press Parse now." : "Upload files to build a digest.";
-      return [el("p", { class: "empty-state", text: m.aggregate_digest_status === "parsing" ? "Building the aggregate digest…" : why })];
-    }
-    const current = a.revision === m.revision && m.aggregate_digest_status === "ready";
-    const meta = el("div", { class: "digest-meta" },
-      current
-        ? el("span", { class: "badge", text: `current · revision ${a.revision}` })
-        : el("span", { class: "badge outdated", "data-outdated": "true", text: `out of date: built for revision ${a.revision}, context is at ${m.revision}` }),
-      providerBadge(a),
-    );
-    return [failure, meta, ...digestBody(a.digest, a)];
-  }
-
-  function fileDigestView() {
-    const file = state.selectedFileId && fileById(state.selectedFileId);
-    if (!file) return [el("p", { class: "empty-state", text: "Choose View digest on a file." })];
-    const d = state.fileDigest;
-    const heading = el("h3", { text: file.filename });
-    if (!d || d.file_id !== file.file_id) return [heading, el("p", { class: "empty-state", text: "Loading…" })];
-    if (d.missing) return [heading, el("p", { class: "empty-state", text: d.missing })];
-    const current = d.digest_hash === file.digest_hash;
-    const meta = el("div", { class: "digest-meta" },
-      current ? el("span", { class: "badge", text: "current" }) : el("span", { class: "badge outdated", text: "out of date" }),
-      providerBadge(d));
-    return [heading, meta, ...digestBody(d.digest, d)];
-  }
-
-  function providerBadge(record) {
-    const offline = record.provider === "offline";
-    return el("span", { class: "badge", text: offline ? "offline extractive mode" : `${record.provider} · ${record.model}` });
-  }
-
-  function digestBody(digest, record) {
-    const toggle = el("button", {
-      type: "button", class: "json-toggle", "aria-pressed": String(state.showJson),
-      text: state.showJson ? "Show cards" : "Show JSON",
-      onclick: () => { state.showJson = !state.showJson; renderDigestPane(); },
-    });
-    if (state.showJson) return [toggle, el("pre", { class: "json-view", text: JSON.stringify(digest, null, 2) })];
-    const parts = [toggle, el("p", { class: "digest-summary", text: digest.summary })];
-    const byKind = {};
-    for (const fact of digest.facts || []) (byKind[fact.kind || "fact"] ||= []).push(fact);
-    for (const kind of KIND_ORDER.filter((k) => byKind[k])) {
-      parts.push(el("section", { class: "fact-group", "data-kind": kind },
-        el("h3", { text: `${KIND_LABEL[kind]} (${byKind[kind].length})` }),
-        ...byKind[kind].map((fact) => el("article", { class: "fact" },
-          el("p", { text: fact.claim }),
-          el("div", { class: "sources" },
-            fact.reliability ? el("span", { class: `badge ${fact.reliability}`, title: fact.reliability_note || "", text: `${fact.reliability} reliability` }) : null,
-            ...fact.sources.map((ref) => sourceLink(ref, record)))))));
-    }
-    if ((digest.uncertainties || []).length) {
-      parts.push(el("section", { class: "fact-group", "data-kind": "uncertainties" },
-        el("h3", { text: `Uncertainties (${digest.uncertainties.length})` }),
-        ...digest.uncertainties.map((u) => el("article", { class: "fact" },
-          el("p", { text: u.text }), el("div", { class: "sources" }, ...(u.sources || []).map((ref) => sourceLink(ref, record)))))));
-    }
-    if (record.dropped && record.dropped.length) {
-      parts.push(el("p", { class: "muted small", text: `Validation removed ${record.dropped.length} unsupported item(s).` }));
-    }
-    return parts;
-  }
-
-  // A digest's SourceRef opens the version the digest was built from (its source_links),
-  // in the Raw preview, never whatever file now has that name.
-  function sourceLink(ref, record) {
-    const link = (record.source_links || {})[ref];
-    if (!link || !link.source_url) {
-      return el("span", { class: "source-ref unresolved", "data-source": ref, title: "No stored text version for this source", text: ref });
-    }
-    return el("button", {
-      type: "button", class: "source-link", "data-source": ref, "data-version": link.version, text: ref,
-      title: `Open ${ref}`, onclick: () => openCitation(link),
-    });
-  }
-
-  let opening = 0;
-  async function openCitation(link) {
-    const ticket = ++opening;
-    try {
-      const source = await Groundwork.resolveCitation(link);
-      if (ticket !== opening) return;
-      // The row of the file whose current text this is (none for an older or deleted version).
-      const file = source.status === "current" && source.origin_session.id === sid
-        && state.manifest.files.find((f) => f.filename === source.filename && f.extracted_text_hash === source.extracted_text_hash);
-      state.selectedFileId = file ? file.file_id : state.selectedFileId;
-      state.preview = { ...source, file_id: file ? file.file_id : null, resolved: true };
-      state.highlight = source.span_id;
+  // A digest's SourceRef opens the version the digest was built from in the Raw preview, never
+  // whatever file now has that name; Show JSON / Show cards.
+  $("digest-view").addEventListener("click", (event) => {
+    const chip = event.target.closest("a.source-link");
+    if (chip) {
+      event.preventDefault();
+      Object.assign(state, { version: chip.dataset.version, span: chip.dataset.span });
       selectTab("preview");
-    } catch (error) {
-      if (ticket === opening) flash(error.message, true);
+    } else if (event.target.closest(".json-toggle")) {
+      state.showJson = !state.showJson;
+      loadView();
     }
-  }
-
-  function previewView() {
-    const p = state.preview;
-    if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
-    const meta = p.resolved ? el("div", { class: "source-meta provenance", "data-status": p.status }, ...Groundwork.provenanceBadges(p, sid)) : null;
-    const spans = p.spans.length ? Groundwork.spanList(p.spans, state.highlight)
-      : [el("p", { class: "empty-state", text: noTextYet(fileById(p.file_id)) })];
-    return [el("h3", { text: p.filename }), meta, ...spans];
-  }
-
-  // A preview with no text says why, rather than show a title over nothing.
-  function noTextYet(file) {
-    if (file && file.error) return [file.error.message, file.error.help].filter(Boolean).join(". ");
-    return "No text has been read from this file yet: it shows here once it is parsed.";
-  }
+  });
 
   let flashTimer;
   function flash(message, isError) {

@@ -1,5 +1,6 @@
-// What every page script shares: building elements safely, JSON requests with
-// the API's headers, the span list of a file's raw preview, and citations.
+// What every page script shares: JSON requests with the API's headers, live sockets, server-rendered
+// fragments and forms, the source dialog, and (until the Research tab is server-rendered) building
+// elements safely and its citations.
 // Everything a user or a model wrote goes in with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -53,28 +54,6 @@
     const data = await response.json().catch(() => null);
     if (!response.ok) throw new ApiError(response.status, data);
     return data;
-  }
-
-  // A file's spans, the one given highlighted (the target of a source click). A CSV's
-  // rows spans show the header's column names above their rows, so a cited run of
-  // rows reads as a table wherever it is scrolled to.
-  function spanList(spans, highlight) {
-    const header = spans.find((span) => span.locator === "header");
-    return spans.map((span) => el("div", {
-      class: `preview-span${span.span_id === highlight ? " highlight" : ""}`,
-      id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
-    },
-    el("span", { class: "span-id", text: span.span_id }),
-    span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
-    span.read_by === "ocr" ? ocrBadge(span) : null,
-    header && /^rows /.test(span.locator || "") ? el("p", { class: "span-columns", text: header.text }) : null,
-    el("p", { class: "span-text", text: span.text })));
-  }
-
-  // "read by OCR" (with its page's mean word confidence) on a span, or a source, read from a scan.
-  function ocrBadge(span) {
-    const confidence = typeof span.confidence === "number" ? ` (confidence ${span.confidence}%)` : "";
-    return el("span", { class: "badge ocr", "data-read-by": "ocr", text: `read by OCR${confidence}` });
   }
 
   function scrollToHighlight(container) {
@@ -131,39 +110,10 @@
     return Boolean(origin && origin.id && origin.id !== sessionId);
   }
 
-  // What the user is looking at: the version's status, and where it comes from when not from this session.
-  function provenanceBadges(source, sessionId) {
-    const other = fromOtherSession(source.origin_session, sessionId);
-    const badges = [];
-    if (source.status === "superseded") {
-      badges.push(el("span", { class: "badge outdated", "data-provenance": "superseded", text: `superseded by a newer upload (${formatDate(source.superseded_at)})` }));
-    } else if (source.status === "deleted") {
-      badges.push(el("span", { class: "badge outdated", "data-provenance": "deleted", text: `deleted from ${other ? "its session" : "this session"} (${formatDate(source.deleted_at)})` }));
-    } else {
-      badges.push(el("span", { class: "badge current", "data-provenance": "current", text: "current" }));
-    }
-    if (other) {
-      badges.push(el("span", { class: "badge library", "data-provenance": "library", text: `from the team library: ${sessionTitle(source.origin_session)}` }));
-    }
-    // The cited page was a scan: its text is what OCR read, which may hold misread words.
-    if (source.read_by === "ocr") badges.push(ocrBadge(source));
-    return badges;
-  }
-
   // "— from session “Pilot A”" beside a library citation of another session (null otherwise).
   function originNote(link, sessionId) {
     if (!link || !fromOtherSession(link.origin_session, sessionId)) return null;
     return el("span", { class: "origin-note muted small", text: ` — from ${sessionTitle(link.origin_session)}` });
-  }
-
-  async function resolveCitation(link) {
-    if (!link || !link.source_url) throw new Error("This citation names no stored text version.");
-    try {
-      return await requestJson("GET", link.source_url);
-    } catch (error) {
-      if (error.status === 404) throw new Error("This source is no longer available.");
-      throw error;
-    }
   }
 
   // A button that opens the citation in the page's source dialog; a SourceRef without
@@ -188,38 +138,26 @@
   }
 
   let opening = 0;
-  // The page's source dialog: `heading` at once, then what `load` resolves to
-  // ({title, source?, spans, highlight}), the highlighted span in view.
-  async function openSourceDialog(heading, load, sessionId) {
+  // The page's source dialog: `heading` at once, then the server-rendered title, provenance and
+  // spans `load` resolves to ({html}: context/_source.html's fragments), the highlighted span in view.
+  async function openSourceDialog(heading, load) {
     const dialog = document.getElementById("source-dialog");
-    const title = document.getElementById("source-dialog-title");
-    const meta = document.getElementById("source-dialog-meta");
     const spans = document.getElementById("source-dialog-spans");
     const ticket = ++opening;
-    title.textContent = heading;
-    meta.replaceChildren();
-    delete meta.dataset.status;
-    spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
+    document.getElementById("source-dialog-title").textContent = heading;
+    document.getElementById("source-dialog-meta").replaceChildren();
+    spans.replaceChildren(document.getElementById("source-loading-template").content.cloneNode(true));
     if (!dialog.open) dialog.showModal();
     try {
       const shown = await load();
       if (ticket !== opening) return;
-      if (shown.html) {
-        swapFragments(shown.html);
-        scrollToHighlight(spans);
-        return;
-      }
-      title.textContent = shown.title;
-      if (shown.source) {
-        meta.replaceChildren(...provenanceBadges(shown.source, sessionId));
-        meta.dataset.status = shown.source.status;
-      }
-      spans.replaceChildren(...(shown.spans.length ? spanList(shown.spans, shown.highlight)
-        : [el("p", { class: "empty-state", text: shown.empty || "This version holds no text." })]));
+      swapFragments(shown.html);
       scrollToHighlight(spans);
     } catch (error) {
       if (ticket !== opening) return;
-      spans.replaceChildren(el("p", { class: "file-error", role: "alert", text: error.message }));
+      const failed = document.getElementById("source-failed-template").content.cloneNode(true);
+      failed.firstElementChild.textContent = error.message;
+      spans.replaceChildren(failed);
     }
   }
 
@@ -235,7 +173,7 @@
       if (response.status === 404) throw new Error("This source is no longer available.");
       if (!response.ok) throw new Error(`request failed (${response.status})`);
       return { html: await response.text() };
-    }, sessionId);
+    });
   }
 
   // Text with its SourceRefs ("… (valves.md::S2)") turned into citation buttons, for the refs `links` holds.
@@ -359,8 +297,8 @@
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
   window.Groundwork = {
-    el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
-    provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, openSourceDialog,
+    el, ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket, formatDate,
+    originNote, citationButton, linksByRef, openCitation, openSourceDialog,
     textWithCitations, swapFragments, formJson,
   };
 })();

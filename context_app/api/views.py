@@ -204,7 +204,7 @@ def _digest_fields(digest: StoredDigest) -> dict:
 
 def _source_links(digest: StoredDigest, versions: dict[str, str]) -> dict:
     """{SourceRef: citation object} for every SourceRef the digest cites, pinned to `versions` ({filename: version})."""
-    return provenance.links_for(provenance.sourcerefs_in(digest.content), versions)
+    return provenance.digest_links(digest.content, versions)
 
 
 def _mutation_response(result: services.MutationResult, status: int = 200) -> Response:

@@ -62,6 +62,12 @@ def citation(context, link, ref="", label=""):
 
 
 @register.simple_tag(takes_context=True)
+def digest_citation(context, links, ref):
+    """{% digest_citation links ref %}: the chip of a digest's SourceRef, pinned by `links` ({SourceRef: citation})."""
+    return citation_chip((links or {}).get(ref), context.get("session_id"), ref=ref)
+
+
+@register.simple_tag(takes_context=True)
 def text_with_citations(context, text, links):
     """{% text_with_citations text links %}: the text, escaped, its SourceRefs that `links` resolves as chips."""
     resolved = links_by_ref(links)
