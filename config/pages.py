@@ -10,6 +10,7 @@ from django.template.loader import render_to_string
 from context_app.digest_view import Choice, digest_view
 from context_app.files_pane import files_pane
 from context_app.selectors import manifest_of
+from context_app.usage import session_usage
 from conversation_app.selectors import chat_pane
 from llm_platform import sourcerefs
 from research_app.api.serializers import serialize_session
@@ -41,6 +42,7 @@ def session_page(request, sid):
             "session_id": str(session.pk),
             "pane": chat_pane(session),
             "files_pane": files_pane(manifest),
+            "usage": session_usage(session.context_set),
             "digest_view_html": render_to_string(
                 "context/_digest_view.html#view",
                 digest_view(session, request.user, Choice()) if preference.ui_debug else {"choice": Choice(tab="")},
