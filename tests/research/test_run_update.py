@@ -123,7 +123,8 @@ def update(api, rid):
     return api.post(f"/api/runs/{rid}/update")
 
 
-@pytest.mark.parametrize("provider", ["offline", "anthropic"])
+# The provider changes nothing the database decides: the anthropic path runs on SQLite alone.
+@pytest.mark.parametrize("provider", ["offline", pytest.param("anthropic", marks=pytest.mark.one_database)])
 def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longer_says(api, provider, request):
     if provider == "anthropic":
         request.getfixturevalue("fake_anthropic")  # the real SDK against the fake Messages API
