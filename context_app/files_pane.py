@@ -110,8 +110,8 @@ FILES_FRAGMENTS = ("revision", "controls", "banner", "rows", "empty")
 
 
 def files_fragments(manifest: dict) -> str:
-    # No request: the forms carry no CSRF token, key or revision field; the page's script posts them.
-    context = {"files_pane": files_pane(manifest), "csrf_token": "NOTPROVIDED"}
+    # No request: the forms carry no CSRF token, key or revision field (page_form_fields); script posts them.
+    context = {"files_pane": files_pane(manifest)}
     fragments = {name: render_to_string(f"context/_files.html#{name}", context) for name in FILES_FRAGMENTS}
     fragments["rows"] = f"<table>{fragments['rows']}</table>"  # the parser drops a <tbody> outside a table
     return "".join(fragments.values())
