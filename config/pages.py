@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from context_app.digest_view import Choice, digest_view
-from context_app.files_pane import files_pane
+from context_app.files_pane import context_stamp, files_pane
 from context_app.selectors import manifest_of
 from context_app.usage import session_usage
 from conversation_app.selectors import chat_pane
@@ -29,7 +29,7 @@ def session_page(request, sid):
     manifest = manifest_of(session.context_set)
     bootstrap = {
         "session": serialize_session(session),
-        "manifest": manifest,
+        "context_stamp": context_stamp(manifest),
         "ui_debug": preference.ui_debug,
         "runs": runs,
         "sourceref_pattern": sourcerefs.BROWSER_PATTERN,

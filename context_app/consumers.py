@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 from workspaces.consumers import MemberGroupConsumer
 from workspaces.selectors import is_member, visible_session
 
-from .files_pane import files_fragments
+from .files_pane import context_stamp, files_fragments
 from .notify import context_group_name
 from .selectors import manifest_of
 
@@ -20,7 +20,7 @@ class ContextConsumer(MemberGroupConsumer):
 
 
 class FilesPaneConsumer(MemberGroupConsumer):
-    """The file list after each `context.updated` (`{"type": "fragments", "html", "manifest"}`), rendered
+    """The file list after each `context.updated` (`{"type": "fragments", "html", "manifest": <its stamp>}`), rendered
     from the manifest the update carries. Manifests are numbered in the order the server read them
     (manifest_seq): one read earlier that arrives later is older news, and is not rendered (a chip
     never moves back from Ready to Parsing)."""
@@ -44,4 +44,4 @@ class FilesPaneConsumer(MemberGroupConsumer):
             return
         self.shown_seq = manifest["manifest_seq"]
         html = await database_sync_to_async(files_fragments)(manifest)
-        await self.send_json({"type": "fragments", "html": html, "manifest": manifest})
+        await self.send_json({"type": "fragments", "html": html, "manifest": context_stamp(manifest)})

@@ -109,6 +109,12 @@ def files_pane(manifest: dict) -> FilesPane:
 FILES_FRAGMENTS = ("revision", "controls", "banner", "rows", "empty")
 
 
+def context_stamp(manifest: dict) -> dict:
+    """What the page's script needs of a manifest beside its rendered list: its order (manifest_seq),
+    the revision its mutations name (If-Match), and whether an upload starts a parse."""
+    return {key: manifest[key] for key in ("manifest_seq", "revision", "auto_parse")}
+
+
 def files_fragments(manifest: dict) -> str:
     # No request: the forms carry no CSRF token, key or revision field (page_form_fields); script posts them.
     context = {"files_pane": files_pane(manifest)}

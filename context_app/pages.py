@@ -18,7 +18,7 @@ from workspaces.selectors import parse_uuid, visible_session
 from . import provenance, selectors, services
 from .api.views import upload_of
 from .digest_view import Choice, digest_view, no_text_yet, source_context
-from .files_pane import files_fragments
+from .files_pane import context_stamp, files_fragments
 from .usage import session_usage
 
 SOURCE_FRAGMENTS = ("title", "meta", "spans")
@@ -127,7 +127,7 @@ def files_pane_fragments(request, sid):
     if session is None:
         raise Http404("session not found")
     manifest = selectors.manifest_of(session.context_set)
-    return JsonResponse({"type": "fragments", "html": files_fragments(manifest), "manifest": manifest})
+    return JsonResponse({"type": "fragments", "html": files_fragments(manifest), "manifest": context_stamp(manifest)})
 
 
 @login_required

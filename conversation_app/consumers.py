@@ -8,6 +8,7 @@ from workspaces.selectors import is_member, visible_session
 
 from .events import conversation_group_name
 from .fragments import chat_fragments
+from .selectors import message_ids
 
 
 class ConversationConsumer(MemberGroupConsumer):
@@ -19,10 +20,13 @@ class ConversationConsumer(MemberGroupConsumer):
 
 
 class ChatPaneConsumer(MemberGroupConsumer):
-    """The chat pane as it is after each event (`{"type": "fragments", "html"}`), from the templates the
-    page was rendered with; `conversation:delta` events pass as they are (the page streams them into a
-    draft). One consumer renders its events in turn, each from the rows as they are then: a later
-    fragment is never older than an earlier one."""
+    """The chat pane after each event (`{"type": "fragments", "html"}`), from the templates the page was
+    rendered with; `conversation:delta` events pass as they are (the page streams them into a draft).
+
+    A fragment shows the messages this page has been told of, in the order it was told: those there
+    when it connected and those a `conversation:message` announced since. Rendering reads the rows
+    when it runs, which on a busy server can be after later events were stored: an answer rendered
+    before its own deltas reach the page would leave them nothing to draw (the draft never shows)."""
 
     def group_for(self, user, kwargs):
         self.session = visible_session(user, kwargs["sid"])
@@ -31,13 +35,18 @@ class ChatPaneConsumer(MemberGroupConsumer):
     async def connect(self):
         await super().connect()
         if hasattr(self, "group"):
+            self.announced = await database_sync_to_async(message_ids)(self.session)
             await self.send_fragments()  # what changed while the page loaded, or while it was away
 
     async def conversation_event(self, message):
-        if message["event"]["type"] == "conversation:delta":
-            await self.send_json(message["event"])
-        else:
-            await self.send_fragments()
+        event = message["event"]
+        if event["type"] == "conversation:delta":
+            await self.send_json(event)
+            return
+        if event["type"] == "conversation:message":
+            self.announced.add(event["message"]["message_id"])
+        await self.send_fragments()
 
     async def send_fragments(self):
-        await self.send_json({"type": "fragments", "html": await database_sync_to_async(chat_fragments)(self.session)})
+        html = await database_sync_to_async(chat_fragments)(self.session, self.announced)
+        await self.send_json({"type": "fragments", "html": html})

@@ -9,8 +9,8 @@ from .selectors import chat_pane
 FRAGMENTS = ("state", "log", "requests")
 
 
-def chat_fragments(session: ResearchSession) -> str:
+def chat_fragments(session: ResearchSession, announced: set[str] | None = None) -> str:
     # No request here: the forms carry no CSRF token or Idempotency-Key field (page_form_fields); the
     # page's script posts them with its own headers.
-    context = {"pane": chat_pane(session), "session_id": str(session.pk)}
+    context = {"pane": chat_pane(session, announced), "session_id": str(session.pk)}
     return "".join(render_to_string(f"conversation/_chat.html#{name}", context) for name in FRAGMENTS)

@@ -73,12 +73,21 @@ def _sources(message: ChatMessage) -> list[MessageSource]:
     return shown
 
 
-def chat_pane(session: ResearchSession) -> ChatPane:
+def message_ids(session: ResearchSession) -> set[str]:
+    return {str(pk) for pk in ChatMessage.objects.filter(conversation__session=session).values_list("pk", flat=True)}
+
+
+def chat_pane(session: ResearchSession, announced: set[str] | None = None) -> ChatPane:
+    """The pane; with `announced`, only those messages (a live page's: what it has been told of so far)."""
     conversation = Conversation.objects.filter(session=session).first()
     files = files_of(session.context_set) if hasattr(session, "context_set") else []
     if conversation is None:
         return ChatPane(session=session, messages=[], open_requests=[], files=files)
-    messages = list(conversation.messages.select_related("author"))
+    messages = [
+        message
+        for message in conversation.messages.select_related("author")
+        if announced is None or str(message.pk) in announced
+    ]
     questions = {message.pk: message.content for message in messages}
     open_requests = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).prefetch_related("supplies")
     shown_requests = []

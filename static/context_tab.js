@@ -12,7 +12,8 @@
   const REFRESH_VIEW_MS = 200;  // a parse sends a burst of manifests: the pane is read once after it
 
   const state = {
-    manifest: boot.manifest,
+    // The newest manifest this tab knows, as far as it needs one: its order, revision and auto-parse.
+    manifest: boot.context_stamp,
     uiDebug: boot.ui_debug,
     // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
     tab: "aggregate",
@@ -153,12 +154,12 @@
   }
 
   async function openPreview(fileId, spanId) {
-    const file = fileById(fileId);
-    if (!file) return flash("That file is no longer in this context.", true);
+    const row = $("file-rows").querySelector(`tr[data-file-id="${CSS.escape(fileId)}"]`);
+    if (!row) return flash("That file is no longer in this context.", true);
     // The raw text is the user's own file, not a debug view: without the parsed-context
     // pane it opens in the page's source dialog.
     if (!state.uiDebug) {
-      return Groundwork.openSourceDialog(file.filename, async () => {
+      return Groundwork.openSourceDialog(row.dataset.filename, async () => {
         const response = await fetch(`/sessions/${sid}/context/files/${fileId}/?fragment`);
         if (!response.ok) throw new Error("That file is no longer in this context.");
         return { html: await response.text() };
@@ -169,10 +170,6 @@
   }
 
   // --- rendering ---------------------------------------------------------------
-
-  function fileById(id) {
-    return state.manifest.files.find((f) => f.file_id === id);
-  }
 
   function render() {
     $("context-tab").classList.toggle("no-digest", !state.uiDebug);
