@@ -1,11 +1,12 @@
 """Which candidates answer the question: those that could (answer_types.py), that hold enough of the
-question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning
-(`answer_scores`); the best of them are quoted (`answering_candidates`). When none does and the turn may
-not ask, the best candidates by shared terms are used instead (`best_candidates`).
+question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning, the
+two blended into one score that ranks them (`answer_scores`); the best of them are quoted
+(`answering_candidates`). When none does and the turn may not ask, the best candidates by shared terms are
+used instead (`best_candidates`).
 
 The meaning is the embedded default's (llm_platform.embeddings: the local model, or the configured
 server); with embeddings off or unavailable, terms decide alone. bench/chat_bench.py tries other values
-of ANSWER_SCORE and ANSWER_SIMILARITY on the labelled set's tuning part.
+of the constants below on the labelled set's tuning part.
 """
 
 from __future__ import annotations
@@ -24,12 +25,18 @@ from ..turn_text import sentence_key
 from .answer_types import FIGURE, WHY, holds_answer_type
 from .candidates import REF_GROUP, Candidate
 
-# Calibrated on bench/chat_quality.py's labelled set (bench/results/chat.json); see docs/decisions.md.
-ANSWER_SCORE = 0.5  # the weighted share of the question's terms a sentence must hold to answer on its own
-# With embeddings (llm_platform.embeddings) a sentence must also say something close in meaning: this cosine
-# with the question, of the sentence alone or with the one before it; the answering ones are ranked by the
-# mean of the two measures.
+# Calibrated on bench/chat_quality.py's labelled set, its tuning part alone (bench/results/chat.json); see
+# docs/decisions.md.
+ANSWER_SCORE = 0.5  # without embeddings: the weighted share of the question's terms a sentence must hold
+# With embeddings (llm_platform.embeddings) a sentence answers when it holds MEANING_SCORE of those terms, its
+# cosine with the question (of the sentence alone or with the one before it) is ANSWER_SIMILARITY, and its
+# score, MEANING_WEIGHT × that cosine + (1 − MEANING_WEIGHT) × the share, reaches ANSWER_BLEND; the
+# answering ones are ranked by that score. The tuning part chose the two floors and the mean, with no further
+# threshold on it: no blend tried beat them there (docs/decisions.md, 2026-11-27).
+MEANING_SCORE = 0.5
 ANSWER_SIMILARITY = 0.4
+MEANING_WEIGHT = 0.5
+ANSWER_BLEND = 0.0
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
 MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
@@ -70,11 +77,13 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
 
     A sentence could when it holds what the question asks for (a duration for "how long",
     a count of households for "how many households", a date for "when did", a name for
-    "who") and every figure the question names. It answers when it also holds ANSWER_SCORE
-    of the question's terms, each weighted by its rarity among the candidates (inverse
-    document frequency: a rare term the files never use, "mayor", weighs more than the
-    common ones a near miss shares), and, with embeddings, is ANSWER_SIMILARITY close to
-    the question in meaning. Its score is that share, or with embeddings the mean of the two.
+    "who") and every figure the question names. It answers when it also holds enough of the
+    question's terms, each weighted by its rarity among the candidates (inverse document
+    frequency: a rare term the files never use, "mayor", weighs more than the common ones a
+    near miss shares): ANSWER_SCORE of them without embeddings. With embeddings it holds
+    MEANING_SCORE of them, its cosine with the question is ANSWER_SIMILARITY, and the blend
+    of the two (MEANING_WEIGHT × cosine + the rest × share) reaches ANSWER_BLEND. Its score
+    is the share, or with embeddings the blend.
     """
     if not candidates or not terms:
         return []
@@ -108,10 +117,13 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
         if figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked):
             share = held / whole
-            if similarity is None and share >= ANSWER_SCORE:
-                scored.append((share, candidate))
-            elif similarity is not None and share >= ANSWER_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY:
-                scored.append(((share + similarity[id(candidate)]) / 2, candidate))
+            if similarity is None:
+                if share >= ANSWER_SCORE:
+                    scored.append((share, candidate))
+                continue
+            score = MEANING_WEIGHT * similarity[id(candidate)] + (1 - MEANING_WEIGHT) * share
+            if share >= MEANING_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY and score >= ANSWER_BLEND:
+                scored.append((score, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
 
