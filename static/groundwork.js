@@ -93,14 +93,15 @@
     target.focus({ preventScroll: true });
   }
 
-  // A websocket that comes back after a drop, with growing pauses.
+  // A websocket that comes back after a drop, with growing pauses. `path` may be a function: asked
+  // again at each connect (a pane's socket names what the page shows then).
   function liveSocket(path, { onOpen, onMessage, onState }) {
     let delay = 500;
     let closed = false;
     let socket;
     function connect() {
       const scheme = location.protocol === "https:" ? "wss" : "ws";
-      socket = new WebSocket(`${scheme}://${location.host}${path}`);
+      socket = new WebSocket(`${scheme}://${location.host}${typeof path === "function" ? path() : path}`);
       socket.onopen = () => { delay = 500; onState && onState("connected"); onOpen && onOpen(); };
       socket.onmessage = (event) => onMessage(JSON.parse(event.data));
       socket.onclose = () => {
@@ -261,12 +262,16 @@
   // A child whose id and markup are unchanged stays the same node (what is typed into it and
   // the focus stay); a changed one takes over what was typed into its fields (by id).
   // Children the page made itself ([data-client-only], a streamed draft) stay at the end.
+  // A container marked data-swap="append" brings only new children: those whose id is not shown yet
+  // are added at its end (a run's next thought-stream lines).
   function swapFragments(html) {
     const parsed = document.createElement("template");
     parsed.innerHTML = html;
-    for (const fresh of parsed.content.children) {
+    for (const fresh of [...parsed.content.children]) {
       const shown = document.getElementById(fresh.id);
-      if (shown) swapChildren(shown, fresh);
+      if (shown && fresh.dataset.swap === "append") {
+        for (const child of [...fresh.children]) if (!child.id || !document.getElementById(child.id)) shown.append(child);
+      } else if (shown) swapChildren(shown, fresh);
     }
   }
 
@@ -306,13 +311,15 @@
       const parts = field.name.split(".");
       let holder = body;
       parts.slice(0, -1).forEach((part, i) => { holder = holder[part] ??= /^\d+$/.test(parts[i + 1]) ? [] : {}; });
-      holder[parts[parts.length - 1]] = field.type === "checkbox" ? field.checked : field.value;
+      holder[parts[parts.length - 1]] = field.type === "checkbox" ? field.checked
+        : field.type === "number" ? (field.value === "" ? null : Number(field.value)) : field.value;
     }
     return body;
   }
 
   // A server-rendered form with data-api posts its JSON there (with the API's headers) instead of
   // leaving the page; what changed arrives as a live fragment. A refusal shows in the nearest alert.
+  // The answer goes to the page's script as a "groundwork:posted" event; data-keep-values keeps what was typed.
   document.addEventListener("submit", async (event) => {
     const form = event.target;
     if (!form.matches("form[data-api]")) return;
@@ -322,8 +329,9 @@
     if (alert) { alert.hidden = true; alert.textContent = ""; }
     buttons.forEach((button) => { button.disabled = true; });
     try {
-      await requestJson("POST", form.dataset.api, { body: formJson(form) });
-      form.reset();
+      const answer = await requestJson("POST", form.dataset.api, { body: formJson(form) });
+      if (!form.hasAttribute("data-keep-values")) form.reset();
+      form.dispatchEvent(new CustomEvent("groundwork:posted", { bubbles: true, detail: answer }));
     } catch (error) {
       if (alert) { alert.hidden = false; alert.textContent = error.message; }
     } finally {

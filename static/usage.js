@@ -55,18 +55,6 @@
     if (usage.unpriced_models.length) notes.push(`Not in the price table (no cost shown): ${usage.unpriced_models.join(", ")}.`);
     if (usage.spending_cap.cap !== null) notes.push(`Spending cap: ${dollars(usage.spending_cap.cap)}.`);
     $("usage-notes").textContent = notes.join(" ");
-    renderRun();
-  }
-
-  function renderRun() {
-    const select = $("run-select");
-    const runId = select && select.value;
-    const line = usage && runId ? usage.by_run.find((run) => run.run_id === runId) : null;
-    const shown = $("run-usage");
-    shown.hidden = !runId;
-    shown.textContent = !runId ? "" : line
-      ? `This run: ${number.format(line.calls)} calls · ${number.format(tokens(line))} tokens · ${dollars(line.cost)}`
-      : "This run: no model calls yet";
   }
 
   async function refresh() {
@@ -83,7 +71,6 @@
     timer = setTimeout(refresh, REFRESH_AFTER_MS);
   }
 
-  $("run-select").addEventListener("change", renderRun);
   Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, { onOpen: refreshSoon, onMessage: refreshSoon });
   Groundwork.liveSocket(`/ws/sessions/${sid}/runs/`, { onOpen: refreshSoon, onMessage: refreshSoon });
   refresh();
