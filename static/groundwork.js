@@ -331,7 +331,8 @@
     try {
       const answer = await requestJson("POST", form.dataset.api, { body: formJson(form) });
       if (!form.hasAttribute("data-keep-values")) form.reset();
-      form.dispatchEvent(new CustomEvent("groundwork:posted", { bubbles: true, detail: answer }));
+      // On the document: a live fragment may have replaced the form meanwhile.
+      document.dispatchEvent(new CustomEvent("groundwork:posted", { detail: { form, answer } }));
     } catch (error) {
       if (alert) { alert.hidden = false; alert.textContent = error.message; }
     } finally {

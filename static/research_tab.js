@@ -20,6 +20,9 @@
     const stream = $("thought-stream");
     const lines = stream.children.length;
     swapFragments(html);
+    // New options come in beside the old ones: the one marked selected is the run shown.
+    const chosen = $("run-select").querySelector("option[selected]");
+    if (chosen) chosen.selected = true;
     if (stream.children.length !== lines) stream.scrollTop = stream.scrollHeight;
     if (ACTIVE.has(before) && runStatus() === "completed") offerReport();
     tick();
@@ -75,10 +78,11 @@
 
   // A run started (or an update of a report) from this page is the one it shows next.
   document.addEventListener("groundwork:posted", (event) => {
-    const answer = event.detail || {};
+    const { form, answer } = event.detail;
+    if (!form.matches("#run-form, .update-form")) return;
     if (answer.run_id) showRun(answer.run_id);
     else if (answer.message) {
-      const alert = event.target.querySelector("[role=alert]");
+      const alert = form.querySelector("[role=alert]");
       if (alert) { alert.hidden = false; alert.textContent = `Nothing to update: ${answer.message}.`; }
     }
   });
