@@ -12,7 +12,6 @@ from llm_platform import sourcerefs
 from research_app.api.serializers import serialize_session
 from research_app.fragments import research_fragments
 from research_app.pane import research_pane, run_of
-from research_app.runs.events import serialize_run_summary
 from workspaces.selectors import visible_session
 from workspaces.services import preference_for
 
@@ -28,12 +27,10 @@ def session_page(request, sid):
     if "fragment" in request.GET:
         return HttpResponse(research_fragments(research))
     preference = preference_for(request.user)
-    runs = [serialize_run_summary(run) for run in session.runs.all()]
     bootstrap = {
         "session": serialize_session(session),
         "manifest": manifest_of(session.context_set),
         "ui_debug": preference.ui_debug,
-        "runs": runs,
         "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
     }
     return render(
@@ -44,7 +41,7 @@ def session_page(request, sid):
             "session_id": str(session.pk),
             "pane": chat_pane(session),
             "bootstrap": bootstrap,
-            "has_runs": bool(runs),
+            "has_runs": bool(research.runs),
             "research": research,
             "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,
             "run_limits": settings.GROUNDWORK_RUN_LIMITS,

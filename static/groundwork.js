@@ -151,12 +151,6 @@
     return badges;
   }
 
-  // "— from session “Pilot A”" beside a library citation of another session (null otherwise).
-  function originNote(link, sessionId) {
-    if (!link || !fromOtherSession(link.origin_session, sessionId)) return null;
-    return el("span", { class: "origin-note muted small", text: ` — from ${sessionTitle(link.origin_session)}` });
-  }
-
   async function resolveCitation(link) {
     if (!link || !link.source_url) throw new Error("This citation names no stored text version.");
     try {
@@ -165,27 +159,6 @@
       if (error.status === 404) throw new Error("This source is no longer available.");
       throw error;
     }
-  }
-
-  // A button that opens the citation in the page's source dialog; a SourceRef without
-  // a citation object is shown as plain text (it resolves to nothing).
-  function citationButton(link, sessionId, { ref, label } = {}) {
-    const shown = label || ref || (link && link.sourceref) || "";
-    if (!link || !link.source_url) {
-      return el("span", { class: "source-ref unresolved", "data-source": ref || shown, title: "No stored text version for this source", text: shown });
-    }
-    return el("button", {
-      type: "button", class: "source-link", "data-source": link.sourceref, "data-version": link.version, text: shown,
-      title: `Open ${link.sourceref}${fromOtherSession(link.origin_session, sessionId) ? ` (from ${sessionTitle(link.origin_session)})` : ""}`,
-      onclick: () => openCitation(link, sessionId),
-    });
-  }
-
-  // {sourceref: citation} of a list of citation objects.
-  function linksByRef(links) {
-    const map = {};
-    for (const link of links || []) if (link && link.sourceref && !map[link.sourceref]) map[link.sourceref] = link;
-    return map;
   }
 
   let opening = 0;
@@ -237,23 +210,6 @@
       if (!response.ok) throw new Error(`request failed (${response.status})`);
       return { html: await response.text() };
     }, sessionId);
-  }
-
-  // Text with its SourceRefs ("… (valves.md::S2)") turned into citation buttons, for the refs `links` holds.
-  function textWithCitations(text, links, sessionId) {
-    const refs = Object.keys(links).sort((a, b) => b.length - a.length);
-    if (!refs.length) return [text];
-    const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const pattern = new RegExp(`(?<![\\w.-])(${refs.map(escape).join("|")})(?![0-9])`, "g");
-    const parts = [];
-    let last = 0;
-    for (const match of text.matchAll(pattern)) {
-      if (match.index > last) parts.push(text.slice(last, match.index));
-      parts.push(citationButton(links[match[1]], sessionId, { ref: match[1] }));
-      last = match.index + match[1].length;
-    }
-    if (last < text.length) parts.push(text.slice(last));
-    return parts;
   }
 
   // --- server-rendered fragments and forms ---------------------------------------------
@@ -366,7 +322,6 @@
 
   window.Groundwork = {
     el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
-    provenanceBadges, originNote, resolveCitation, citationButton, linksByRef, openCitation, openSourceDialog,
-    textWithCitations, swapFragments,
+    provenanceBadges, resolveCitation, openCitation, openSourceDialog, swapFragments,
   };
 })();

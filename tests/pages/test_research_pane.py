@@ -6,7 +6,7 @@ import re
 import uuid
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
@@ -53,7 +53,8 @@ def test_the_page_arrives_with_the_latest_run_rendered_and_readable_without_scri
     assert f'<option value="{rid}" selected' in html
     assert '<span id="run-state" data-status="completed">Completed</span>' in html
     assert re.search(
-        r"Nodes: \d+ done · 0 open · limit 10 · \d+ model calls · [\d,]+ tokens · </span><span class=\"elapsed\">took \d",
+        r"Nodes: \d+ done · 0 open · limit 10 · \d+ model calls · [\d,]+ tokens · </span>"
+        r'<span class="elapsed">took \d',
         html,
     )
     assert html.count('<li id="event-') == run.last_seq, "every stored event narrated once"
@@ -178,3 +179,29 @@ def test_another_team_gets_404_from_the_research_pages_and_forms(finished_run):
     assert stranger.post(f"/sessions/{sid}/runs/{rid}/cancel/", {**key, "idempotency_key": "k2"}).status_code == 404
     assert stranger.post(f"/sessions/{sid}/runs/{rid}/update/", {**key, "idempotency_key": "k3"}).status_code == 404
     assert ResearchRun.objects.filter(session_id=sid).count() == 1
+
+
+def test_a_watcher_of_the_pane_gets_every_stream_line_once_in_order(api):
+    """A page showing no run follows the first one started; each event's fragment holds the stream's
+    new lines alone: put together, every stored event once, in seq order."""
+    sid = api.create_session(title="Pilot", question=QUESTION)
+    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+
+    async def watch():
+        communicator = WebsocketCommunicator(
+            application, f"/ws/sessions/{sid}/runs/pane/?run=&token={api.token}", headers=HEADERS
+        )
+        assert (await communicator.connect())[0]
+        first = await communicator.receive_json_from(timeout=10)
+        assert "No run selected." in first["html"] and '<select id="run-select" name="run"' in first["html"]
+        rid = await sync_to_async(start)(api, sid)
+        seqs, types = [], []
+        while "coverage_recorded" not in types:  # the run's last event
+            html = (await communicator.receive_json_from(timeout=60))["html"]
+            seqs += [int(seq) for seq in re.findall(r'<li id="event-(\d+)"', html)]
+            types += re.findall(r'data-type="(\w+)"', html)
+        await communicator.disconnect()
+        return rid, seqs
+
+    rid, seqs = async_to_sync(watch)()
+    assert seqs == list(range(1, ResearchRun.objects.get(pk=rid).last_seq + 1))
