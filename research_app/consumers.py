@@ -5,6 +5,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
+from context_app.notify import context_group_name
 from workspaces.consumers import MemberGroupConsumer
 from workspaces.selectors import is_member, visible_session
 
@@ -48,7 +49,9 @@ class ResearchPaneConsumer(MemberGroupConsumer):
     On connect, the whole tab with every stored event (what changed while the page loaded or was away);
     then, per event of the run, its state as of that event and the stream's lines after the last one
     sent, up to the first gap (an event still being committed; its own message comes once it is).
-    One consumer handles its messages in turn, so a line is never sent twice nor out of order.
+    When the session's files change, a finished run's report again ("Sources changed").
+    One consumer handles its messages in turn, each rendered from the rows as they are then: a line is
+    never sent twice nor out of order, and a later fragment is never older than an earlier one.
     """
 
     def group_for(self, user, kwargs):
@@ -65,11 +68,15 @@ class ResearchPaneConsumer(MemberGroupConsumer):
         self.offered = None  # a teammate's run offered while another is shown
         self.sent = 0  # the last seq the page shows
         self.heard = 0  # the highest seq announced
+        self.report_sent = ""  # the report as the last context change rendered it
+        await self.channel_layer.group_add(context_group_name(self.session.pk), self.channel_name)
         if self.run is not None:
             await self.channel_layer.group_add(run_group_name(self.run.pk), self.channel_name)
         await self.send_everything()
 
     async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(context_group_name(self.session.pk), self.channel_name)
         if getattr(self, "run", None) is not None:
             await self.channel_layer.group_discard(run_group_name(self.run.pk), self.channel_name)
         await super().disconnect(code)
@@ -95,6 +102,12 @@ class ResearchPaneConsumer(MemberGroupConsumer):
         names = None if ours else LIST_FRAGMENTS
         await self.send_fragments(await database_sync_to_async(self.render_news)(names, always=True))
 
+    async def context_updated(self, event):
+        # Any push may be the one after a file's new version is stored (the upload's own comes before
+        # it): the report is read again each time, and sent when its markup changed.
+        if self.run is not None:
+            await self.send_fragments(await database_sync_to_async(self.render_report)())
+
     async def send_everything(self):
         await self.send_fragments(await database_sync_to_async(self.render_everything)())
 
@@ -106,6 +119,17 @@ class ResearchPaneConsumer(MemberGroupConsumer):
         pane = research_pane(self.session, self.run, latest=False, offered=self.offered)
         self.sent = self.heard = max(self.heard, pane.shown.upto if pane.shown else 0)
         return research_fragments(pane)
+
+    def render_report(self) -> str | None:
+        """A finished run's report, its "Sources changed" read now (None while the run has no report)."""
+        pane = research_pane(self.session, self.run, latest=False, upto=self.heard, offered=self.offered)
+        if not (pane.shown and pane.shown.report):
+            return None
+        html = research_fragments(pane, names=("report",))
+        if html == self.report_sent:
+            return None
+        self.report_sent = html
+        return html
 
     def render_news(self, names: tuple[str, ...] | None = None, *, always: bool = False) -> str | None:
         """The tab as of the last event heard, its stream's lines after the last one sent (None when nothing is new)."""

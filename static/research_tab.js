@@ -10,7 +10,7 @@
   const sid = document.querySelector("[data-session-id]").dataset.sessionId;
   const pagePath = `/sessions/${sid}/`;
   const ACTIVE = new Set(["queued", "binding", "running", "reporting"]);
-  let socket = null; // null while another run's fragments are being fetched
+  let socket = null;
 
   const shownRun = () => $("run-select").value;
   const runStatus = () => $("run-state").dataset.status;
@@ -43,15 +43,12 @@
     });
   }
 
-  // Another run (or the same one read anew): its fragments, then a socket for it. The socket's first
-  // message is the run as it is then, never older than what the fetch showed.
+  // Another run: its fragments, then a socket for it. The socket's first message is the run as it
+  // is then, never older than what the fetch showed.
   let showing = 0;
-  async function showRun(runId, { reconnect = true } = {}) {
+  async function showRun(runId) {
     const ticket = ++showing;
-    if (reconnect && socket) {
-      socket.close();
-      socket = null;
-    }
+    if (socket) socket.close();
     try {
       const response = await fetch(`${pagePath}?${new URLSearchParams({ run: runId, fragment: "" })}`);
       if (!response.ok) throw new Error(`request failed (${response.status})`);
@@ -63,7 +60,7 @@
       $("run-error").hidden = false;
       $("run-error").textContent = error.message;
     } finally {
-      if (reconnect && ticket === showing) connect();
+      if (ticket === showing) connect();
     }
   }
 
@@ -108,18 +105,6 @@
     }
   }
   setInterval(tick, 1000);
-
-  // A file of this session changed (the Context tab says so), or the tab is shown again: a report's
-  // "Sources changed" is read anew.
-  let rereadTimer = null;
-  function rereadReport() {
-    clearTimeout(rereadTimer);
-    rereadTimer = setTimeout(() => {
-      if (socket && shownRun() && $("report-view").querySelector(".report-title")) showRun(shownRun(), { reconnect: false });
-    }, 300);
-  }
-  document.addEventListener("groundwork:context-changed", rereadReport);
-  $("tab-research").addEventListener("click", rereadReport);
 
   connect();
 })();

@@ -205,3 +205,24 @@ def test_a_watcher_of_the_pane_gets_every_stream_line_once_in_order(api):
 
     rid, seqs = async_to_sync(watch)()
     assert seqs == list(range(1, ResearchRun.objects.get(pk=rid).last_seq + 1))
+
+
+def test_a_replaced_file_brings_the_shown_reports_sources_changed_live(api, finished_run):
+    sid, rid = finished_run
+
+    async def watch():
+        communicator = WebsocketCommunicator(
+            application, f"/ws/sessions/{sid}/runs/pane/?run={rid}&token={api.token}", headers=HEADERS
+        )
+        assert (await communicator.connect())[0]
+        assert "sources-changed" not in (await communicator.receive_json_from(timeout=10))["html"]
+        file_id = await sync_to_async(api.file_id)(sid, "valves.md")
+        await sync_to_async(api.replace)(sid, file_id, "valves.md", VALVES.replace("18", "19").encode())
+        html = ""
+        while "sources-changed" not in html:
+            html = (await communicator.receive_json_from(timeout=30))["html"]
+        await communicator.disconnect()
+        return html
+
+    html = async_to_sync(watch)()
+    assert html.startswith('<div id="report-view"') and 'data-filename="valves.md" data-status="superseded"' in html
