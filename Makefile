@@ -92,7 +92,7 @@ test-fast: bootstrap
 	$(BIN)/pytest -m "not stack and not browser" $(PYTEST_ARGS)
 
 # Each prints its figures and writes bench/results/<name>.json.
-BENCHES := context search ir run grounding chat llm_scale prompt_cache embed retrieval library_scale export ocr \
+BENCHES := context search ir run grounding chat llm_scale prompt_cache embed retrieval library_scale export ocr update page \
   research_quality
 bench: bootstrap
 	@set -e; for name in $(BENCHES); do echo "== bench/$${name}_bench.py"; $(BIN)/python bench/$${name}_bench.py; done

@@ -107,7 +107,8 @@ class Stack:
                 )
             )
             print(f"  started {name}: {command}", flush=True)
-        wait_for_workers(len(self.workers))
+        # Celery beat answers no ping: wait for the lines that start a worker.
+        wait_for_workers(sum(1 for _name, command in procfile_workers() if " worker " in command))
 
     def rss_mib(self) -> float:
         """Resident memory of every worker process and its children (the worker host), MiB."""

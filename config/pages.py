@@ -5,8 +5,12 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
+from context_app.digest_view import Choice, digest_view
+from context_app.files_pane import files_pane
 from context_app.selectors import manifest_of
+from context_app.usage import session_usage
 from conversation_app.selectors import chat_pane
 from llm_platform import sourcerefs
 from research_app.api.serializers import serialize_session
@@ -27,9 +31,10 @@ def session_page(request, sid):
     if "fragment" in request.GET:
         return HttpResponse(research_fragments(research))
     preference = preference_for(request.user)
+    manifest = manifest_of(session.context_set)
     bootstrap = {
         "session": serialize_session(session),
-        "manifest": manifest_of(session.context_set),
+        "manifest": manifest,
         "ui_debug": preference.ui_debug,
         "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
     }
@@ -40,6 +45,12 @@ def session_page(request, sid):
             "session": session,
             "session_id": str(session.pk),
             "pane": chat_pane(session),
+            "files_pane": files_pane(manifest),
+            "usage": session_usage(session.context_set),
+            "digest_view_html": render_to_string(
+                "context/_digest_view.html#view",
+                digest_view(session, request.user, Choice()) if preference.ui_debug else {"choice": Choice(tab="")},
+            ),
             "bootstrap": bootstrap,
             "has_runs": bool(research.runs),
             "research": research,

@@ -149,6 +149,11 @@ def span_locators(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dic
     return found
 
 
+def digest_links(content: dict, versions: Mapping[str, str]) -> dict[str, dict]:
+    """{SourceRef: citation} for every SourceRef a digest's content cites, pinned to `versions`."""
+    return links_for(sourcerefs_in(content), versions)
+
+
 def sourcerefs_in(value) -> Iterator[str]:
     """Every SourceRef string inside a JSON value (a digest's facts' and uncertainties' sources)."""
     if isinstance(value, str):

@@ -10,7 +10,7 @@ FRAGMENTS = ("state", "log", "requests")
 
 
 def chat_fragments(session: ResearchSession) -> str:
-    # No request here: forms carry no CSRF token or Idempotency-Key field ("NOTPROVIDED" renders no
-    # token); the page's script posts them with its own headers.
-    context = {"pane": chat_pane(session), "session_id": str(session.pk), "csrf_token": "NOTPROVIDED"}
+    # No request here: the forms carry no CSRF token or Idempotency-Key field (page_form_fields); the
+    # page's script posts them with its own headers.
+    context = {"pane": chat_pane(session), "session_id": str(session.pk)}
     return "".join(render_to_string(f"conversation/_chat.html#{name}", context) for name in FRAGMENTS)

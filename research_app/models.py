@@ -54,6 +54,15 @@ class ResearchRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # At most one unfinished update of a run (runs/update.py): of two requests at once, the
+            # database lets one insert its update run; the other is refused (409), on SQLite and PostgreSQL.
+            models.UniqueConstraint(
+                fields=["updates_run"],
+                condition=models.Q(status__in=["queued", "binding", "running", "reporting"]),
+                name="one_open_update_per_run",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.question[:60]} ({self.status})"

@@ -10,7 +10,6 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -96,7 +95,7 @@ class RunView:
     report: dict | None
     coverage: dict | None
     debug: dict | None
-    usage: str
+    usage: dict  # the run's ledger in total (calls, tokens by kind, cost)
 
     @property
     def status_label(self) -> str:
@@ -220,9 +219,9 @@ def run_view(run: ResearchRun, *, upto: int | None = None, after: int = 0) -> Ru
         nodes=shown_nodes,
         progress=_progress(run, status, seen, shown_nodes),
         report=report,
-        coverage=_coverage(run.coverage, run.session_id) if run.coverage and finished else None,
+        coverage=_coverage(run.coverage, run.session_id) if run.coverage else None,
         debug=_debug(seen),
-        usage=_usage_line(run),
+        usage=run_usage(run.pk)["total"],
     )
 
 
@@ -327,31 +326,6 @@ def _debug(seen: list[RunEvent]) -> dict | None:
             title = "Full user context attached for the report"
             return {"title": title, "body": json.dumps(p, indent=2, ensure_ascii=False)}
     return None
-
-
-def dollars(amount) -> str:
-    """Cents, and four places while an amount is under one (a digest can cost a fraction of a cent)."""
-    if amount is None:
-        return "—"
-    try:
-        value = Decimal(str(amount))
-    except InvalidOperation:
-        return "—"
-    if value == 0:
-        return "$0.00"
-    return f"${value:.4f}" if abs(value) < 1 else f"${value:.2f}"
-
-
-def _usage_line(run: ResearchRun) -> str:
-    """The run's share of the ledger (issue 14), one query."""
-    total = run_usage(run.pk)["total"]
-    if not total.get("calls"):
-        return "This run: no model calls yet"
-    tokens = sum(
-        total.get(k) or 0
-        for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    )
-    return f"This run: {total['calls']:,} calls · {tokens:,} tokens · {dollars(total.get('cost'))}"
 
 
 # --- the report -------------------------------------------------------------------------------
@@ -476,7 +450,9 @@ def _coverage(coverage: dict, session_id) -> dict:
                 "origin_title": origin_title(origin, session_id),
             }
         )
-    return {"counts": " · ".join(counts), "rows": rows}
+    # A running run's record so far (`final` false) grows as its nodes end.
+    heading = "What the run has read so far" if coverage.get("final") is False else "What the run read"
+    return {"heading": heading, "counts": " · ".join(counts), "rows": rows}
 
 
 # --- a node's detail --------------------------------------------------------------------------

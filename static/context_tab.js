@@ -1,4 +1,7 @@
-// The Context tab: file list, uploads, parsing controls and the parsed-context pane.
+// The Context tab. The server renders the file list, its chips, the banner and the parse controls
+// (templates/context/_files.html), with the page and live: /ws/sessions/{sid}/context/pane/ sends
+// their fragments, rendered from every manifest. Here: uploads with their progress, Replace, the
+// forms' If-Match (one writer per tab), and the parsed-context pane.
 // Everything a user or a model wrote is put on the page with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -6,26 +9,21 @@
   const boot = JSON.parse(document.getElementById("bootstrap").textContent);
   const sid = boot.session.session_id;
   const base = `/api/sessions/${sid}/context`;
-  const KIND_ORDER = ["fact", "definition", "constraint", "analysis", "case", "lead", "conflict"];
-  const KIND_LABEL = {
-    fact: "Facts", definition: "Definitions", constraint: "Constraints", analysis: "Analyses",
-    case: "Cases", lead: "Leads", conflict: "Conflicts",
-  };
+  const REFRESH_VIEW_MS = 200;  // a parse sends a burst of manifests: the pane is read once after it
 
   const state = {
     manifest: boot.manifest,
     uiDebug: boot.ui_debug,
+    // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
     tab: "aggregate",
     selectedFileId: null,
-    aggregate: null, // {revision, digest, ...} last fetched
-    fileDigest: null,
-    preview: null, // {file_id, filename, spans}, or a resolved citation {version, filename, spans, status, …}
-    highlight: null, // span id to highlight in the preview
+    version: "", // a cited span's exact version, in the Raw preview
+    span: "", // the span to highlight there
     showJson: false,
   };
 
   const $ = (id) => document.getElementById(id);
-  const { el, ApiError } = Groundwork;
+  const { ApiError } = Groundwork;
 
   // --- API -----------------------------------------------------------------
 
@@ -76,11 +74,12 @@
     try {
       const result = await action();
       if (result && result.manifest_seq !== undefined) showManifest(result);
+      refreshPane();  // what the mutation changed, rendered (a tab deaf to the socket sees it too)
       return result;
     } catch (error) {
       if (error.status === 412) {
         flash("This context changed in another tab — refreshed");
-        await refreshManifest();
+        await refreshPane();
       } else {
         flash(error.message, true);
       }
@@ -108,51 +107,49 @@
     return true;
   }
 
-  function applyUpdate(message) {
-    const { type, ...manifest } = message;
-    if (showManifest(manifest)) refreshDigests();
+  // The file list's fragments, from the socket or a GET: shown unless the list shows a later manifest.
+  let paneSeq = -1;
+  function showPane(message) {
+    if (message.manifest.manifest_seq > paneSeq) {
+      paneSeq = message.manifest.manifest_seq;
+      Groundwork.swapFragments(message.html);
+      markSelected();
+    }
+    if (showManifest(message.manifest)) refreshDigests();
   }
 
-  async function refreshManifest() {
-    if (showManifest(await api("GET", base))) refreshDigests();
+  async function refreshPane() {
+    try {
+      showPane(await api("GET", `/sessions/${sid}/context/pane/`));
+    } catch (error) {
+      flash(error.message, true);
+    }
   }
 
-  async function refreshDigests() {
+  let viewTimer;
+  function refreshDigests() {
+    clearTimeout(viewTimer);
+    viewTimer = setTimeout(loadView, REFRESH_VIEW_MS);
+  }
+
+  // The pane as the server renders it for the reader's choice; a later choice wins over an earlier
+  // answer still on its way.
+  let viewLoads = 0;
+  async function loadView() {
     if (!state.uiDebug) return;
-    if (state.tab === "aggregate") await loadAggregate();
-    if (state.tab === "file" && state.selectedFileId) await loadFileDigest(state.selectedFileId);
-  }
-
-  async function loadAggregate() {
-    const m = state.manifest;
-    if (!m.aggregate_digest_ref) {
-      state.aggregate = null;
-      return renderDigestPane();
-    }
-    const wanted = `${m.aggregate_digest_ref}:${m.aggregate_revision}`;
-    if (state.aggregate && state.aggregateKey === wanted) return renderDigestPane();
-    try {
-      state.aggregate = await api("GET", `${base}/digest`);
-      state.aggregateKey = wanted;
-    } catch (error) {
-      state.aggregate = null;
-      state.aggregateKey = null;
-    }
-    renderDigestPane();
-  }
-
-  async function loadFileDigest(fileId) {
-    const file = fileById(fileId);
-    if (!file) return;
-    if (state.fileDigest && state.fileDigest.file_id === fileId && state.fileDigest.digest_hash === file.digest_hash) {
-      return renderDigestPane();
-    }
-    try {
-      state.fileDigest = await api("GET", file.digest_url);
-    } catch (error) {
-      state.fileDigest = { file_id: fileId, missing: error.message };
-    }
-    renderDigestPane();
+    const ticket = ++viewLoads;
+    const query = new URLSearchParams({
+      tab: state.tab, file: state.selectedFileId || "", version: state.version, span: state.span,
+      json: state.showJson ? "1" : "",
+    });
+    const response = await fetch(`/sessions/${sid}/context/view/?${query}`);
+    if (ticket !== viewLoads) return;
+    if (!response.ok) return flash(`The parsed context could not be read (${response.status}).`, true);
+    Groundwork.swapFragments(await response.text());
+    const shownFile = $("digest-view").querySelector("[data-file-id]");  // the row of a cited span's current text
+    if (shownFile) state.selectedFileId = shownFile.dataset.fileId;
+    markSelected();
+    if (state.tab === "preview") Groundwork.scrollToHighlight($("digest-view"));
   }
 
   async function openPreview(fileId, spanId) {
@@ -162,16 +159,12 @@
     // pane it opens in the page's source dialog.
     if (!state.uiDebug) {
       return Groundwork.openSourceDialog(file.filename, async () => {
-        const preview = await api("GET", file.preview_url);
-        return { title: `${preview.filename} · raw preview`, spans: preview.spans, highlight: spanId || null, empty: noTextYet(file) };
-      }, sid);
+        const response = await fetch(`/sessions/${sid}/context/files/${fileId}/?fragment`);
+        if (!response.ok) throw new Error("That file is no longer in this context.");
+        return { html: await response.text() };
+      });
     }
-    state.selectedFileId = fileId;
-    state.highlight = spanId || null;
-    if (!state.preview || state.preview.file_id !== fileId || state.preview.spans_hash !== file.spans_hash) {
-      state.preview = await api("GET", file.preview_url);
-      state.preview.spans_hash = file.spans_hash;
-    }
+    Object.assign(state, { selectedFileId: fileId, version: "", span: spanId || "" });
     selectTab("preview");
   }
 
@@ -181,129 +174,16 @@
     return state.manifest.files.find((f) => f.file_id === id);
   }
 
-
-  function chipFor(file) {
-    const diff = state.manifest.last_diff || {};
-    const touched = (diff.items || []).find((item) => item.file_id === file.file_id);
-    if (touched && touched.change === "unchanged" && file.digest_status !== "parsing") {
-      return ["unchanged", "Unchanged"];
-    }
-    const labels = { ready: "Ready", parsing: "Parsing", stale: "Stale", error: "Error" };
-    return [file.digest_status, labels[file.digest_status] || file.digest_status];
-  }
-
-  function formatSize(bytes) {
-    if (bytes < 1024) return `${bytes} B`;
-    if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-    return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  }
-
-  function formatTime(iso) {
-    const date = new Date(iso);
-    return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-  }
-
   function render() {
-    const m = state.manifest;
-    $("revision-label").textContent = `revision ${m.revision}`;
-    $("auto-parse").checked = m.auto_parse;
-    renderFiles();
-    renderBanner();
     $("context-tab").classList.toggle("no-digest", !state.uiDebug);
     $("digest-pane").hidden = !state.uiDebug;
     $("ui-debug-toggle").checked = state.uiDebug;
-    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
-    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
-    const failedAggregate = m.aggregate_digest_status === "error" && m.files.some((f) => f.digest_status === "ready");
-    $("parse-now").disabled = busy || !(pending || failedAggregate);
+    markSelected();
   }
 
-  function renderFiles() {
-    const rows = $("file-rows");
-    const files = state.manifest.files;
-    $("no-files").hidden = files.length > 0;
-    rows.closest("table").hidden = files.length === 0;
-    rows.replaceChildren(
-      ...files.map((file) => {
-        const [chipClass, chipLabel] = chipFor(file);
-        // A file without a digest offers no View digest; a failed file offers Retry only when
-        // trying again can help (the server says: a provider's outage can, an unsupported format cannot).
-        const actions = el("div", { class: "actions" },
-          file.digest_ref
-            ? el("button", { type: "button", text: "View digest", "aria-label": `View digest of ${file.filename}`, onclick: () => viewDigest(file.file_id) })
-            : null,
-          el("button", { type: "button", text: "Preview", "aria-label": `Preview ${file.filename}`, onclick: () => openPreview(file.file_id) }),
-          el("button", { type: "button", text: "Replace", "aria-label": `Replace ${file.filename}`, onclick: () => pickReplacement(file.file_id) }),
-          el("a", { class: "button", href: file.download_url, text: "Download", "aria-label": `Download ${file.filename}` }),
-          file.digest_status === "error" && file.error && file.error.retryable
-            ? el("button", { type: "button", text: "Retry", "aria-label": `Retry ${file.filename}`, onclick: () => retryFile(file.file_id) })
-            : null,
-          el("button", { type: "button", text: "Delete", "aria-label": `Delete ${file.filename}`, onclick: () => deleteFile(file) }),
-        );
-        return el("tr", { "data-file-id": file.file_id, "data-filename": file.filename, class: file.file_id === state.selectedFileId ? "selected" : null },
-          el("td", {},
-            el("div", { class: "file-name", text: file.filename }),
-            el("div", { class: "file-meta muted small" },
-              el("span", { text: formatSize(file.size_bytes) }), " · ",
-              el("time", { datetime: file.updated_at, text: formatTime(file.updated_at) })),
-            file.error ? el("div", { class: "file-error", text: file.error.message }) : null,
-            file.error && file.error.help ? el("div", { class: "file-help muted small", text: file.error.help }) : null,
-            // A chip that moves back within one parse says why (the server re-queued the file).
-            file.requeued_because && (file.digest_status === "stale" || file.digest_status === "parsing")
-              ? el("div", { class: "file-note muted small", text: `Parsing again: ${file.requeued_because}.` }) : null,
-            // What reading it has to say: "low OCR confidence on pages 3, 7", "no text on page 4".
-            ...(file.notes || []).map((note) => el("div", { class: "file-note extraction-note muted small", text: `${note[0].toUpperCase()}${note.slice(1)}.` })),
-            actions),
-          statusCell(file, chipClass, chipLabel),
-        );
-      }),
-    );
-  }
-
-  // The cell's markup is the page's (templates/research/_context_tab.html); only its values change here.
-  function statusCell(file, chipClass, chipLabel) {
-    const cell = $("file-status-template").content.firstElementChild.cloneNode(true);
-    const chip = cell.querySelector(".chip");
-    chip.classList.add(chipClass);
-    chip.dataset.status = chipClass;
-    // A long read says how it goes while it runs ("OCR page 12/80").
-    chip.textContent = file.digest_status === "parsing" && file.extraction_progress ? file.extraction_progress : chipLabel;
-    if (file.digest_detail) chip.title = file.digest_detail;
-    // Vectors are made after the file is ready; search uses the ones that exist meanwhile.
-    const meaning = cell.querySelector(".meaning-progress");
-    meaning.hidden = !(file.meaning_embedded < file.meaning_windows);
-    meaning.textContent = `indexing meaning ${file.meaning_embedded}/${file.meaning_windows}`;
-    return cell;
-  }
-
-  function renderBanner() {
-    const m = state.manifest;
-    const diff = m.last_diff || {};
-    const banner = $("banner");
-    if (!diff.revision) return banner.replaceChildren();
-    const changed = (diff.new || 0) + (diff.changed || 0) + (diff.deleted || 0);
-    const busy = m.files.some((f) => f.digest_status === "parsing") || m.aggregate_digest_status === "parsing";
-    const pending = m.files.some((f) => f.digest_status === "stale") || m.aggregate_digest_status === "stale";
-    let text;
-    if (changed === 0) {
-      text = "No changes detected — using cached digest";
-    } else {
-      // last_diff sums every change since the last parse (the server keeps it), so the
-      // counter is over those files: how many of them have their digest (or failed).
-      const counts = `+${diff.new || 0} new, ~${diff.changed || 0} changed, -${diff.deleted || 0} deleted`;
-      const failed = m.files.filter((f) => f.digest_status === "error").length;
-      const toParse = (diff.items || []).filter((item) => item.change === "new" || item.change === "changed")
-        .map((item) => fileById(item.file_id)).filter(Boolean);
-      const parsed = toParse.filter((f) => f.digest_status === "ready" || f.digest_status === "error").length;
-      if (busy) text = toParse.length ? `${counts} — parsing ${parsed}/${toParse.length}` : `${counts} — parsing…`;
-      else if (pending) text = `${counts} — press Parse now to update the digests`;
-      else if (failed) {
-        const ready = m.files.filter((f) => f.digest_status === "ready").length;
-        text = `${counts} — ${ready ? `${ready} up to date, ` : ""}${failed} ${failed === 1 ? "file" : "files"} failed to parse`;
-      }
-      else text = `${counts} — digests up to date`;
-    }
-    banner.textContent = text;
+  // The row of the file whose digest or text the parsed-context pane shows.
+  function markSelected() {
+    for (const row of $("file-rows").rows) row.classList.toggle("selected", row.dataset.fileId === state.selectedFileId);
   }
 
   function selectTab(tab) {
@@ -311,135 +191,23 @@
     for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
       button.setAttribute("aria-selected", String(button.dataset.tab === tab));
     }
-    renderFiles();
-    if (tab === "aggregate") loadAggregate();
-    else if (tab === "file" && state.selectedFileId) loadFileDigest(state.selectedFileId);
-    else renderDigestPane();
+    markSelected();
+    loadView();
   }
 
-  function renderDigestPane() {
-    const view = $("digest-view");
-    const views = { aggregate: aggregateView, file: fileDigestView, preview: previewView };
-    view.replaceChildren(...views[state.tab]().filter(Boolean));
-    if (state.tab === "preview") Groundwork.scrollToHighlight(view);
-  }
-
-  function aggregateView() {
-    const m = state.manifest;
-    const a = state.aggregate;
-    const failure = m.aggregate_digest_status === "error" && m.aggregate_error
-      ? el("p", { class: "file-error", role: "alert", text: `The aggregate digest failed: ${m.aggregate_error.message}` })
-      : null;
-    if (!a) {
-      if (failure) return [failure];
-      const why = m.files.length ? "No aggregate digest yet: press Parse now." : "Upload files to build a digest.";
-      return [el("p", { class: "empty-state", text: m.aggregate_digest_status === "parsing" ? "Building the aggregate digest…" : why })];
-    }
-    const current = a.revision === m.revision && m.aggregate_digest_status === "ready";
-    const meta = el("div", { class: "digest-meta" },
-      current
-        ? el("span", { class: "badge", text: `current · revision ${a.revision}` })
-        : el("span", { class: "badge outdated", "data-outdated": "true", text: `out of date: built for revision ${a.revision}, context is at ${m.revision}` }),
-      providerBadge(a),
-    );
-    return [failure, meta, ...digestBody(a.digest, a)];
-  }
-
-  function fileDigestView() {
-    const file = state.selectedFileId && fileById(state.selectedFileId);
-    if (!file) return [el("p", { class: "empty-state", text: "Choose View digest on a file." })];
-    const d = state.fileDigest;
-    const heading = el("h3", { text: file.filename });
-    if (!d || d.file_id !== file.file_id) return [heading, el("p", { class: "empty-state", text: "Loading…" })];
-    if (d.missing) return [heading, el("p", { class: "empty-state", text: d.missing })];
-    const current = d.digest_hash === file.digest_hash;
-    const meta = el("div", { class: "digest-meta" },
-      current ? el("span", { class: "badge", text: "current" }) : el("span", { class: "badge outdated", text: "out of date" }),
-      providerBadge(d));
-    return [heading, meta, ...digestBody(d.digest, d)];
-  }
-
-  function providerBadge(record) {
-    const offline = record.provider === "offline";
-    return el("span", { class: "badge", text: offline ? "offline extractive mode" : `${record.provider} · ${record.model}` });
-  }
-
-  function digestBody(digest, record) {
-    const toggle = el("button", {
-      type: "button", class: "json-toggle", "aria-pressed": String(state.showJson),
-      text: state.showJson ? "Show cards" : "Show JSON",
-      onclick: () => { state.showJson = !state.showJson; renderDigestPane(); },
-    });
-    if (state.showJson) return [toggle, el("pre", { class: "json-view", text: JSON.stringify(digest, null, 2) })];
-    const parts = [toggle, el("p", { class: "digest-summary", text: digest.summary })];
-    const byKind = {};
-    for (const fact of digest.facts || []) (byKind[fact.kind || "fact"] ||= []).push(fact);
-    for (const kind of KIND_ORDER.filter((k) => byKind[k])) {
-      parts.push(el("section", { class: "fact-group", "data-kind": kind },
-        el("h3", { text: `${KIND_LABEL[kind]} (${byKind[kind].length})` }),
-        ...byKind[kind].map((fact) => el("article", { class: "fact" },
-          el("p", { text: fact.claim }),
-          el("div", { class: "sources" },
-            fact.reliability ? el("span", { class: `badge ${fact.reliability}`, title: fact.reliability_note || "", text: `${fact.reliability} reliability` }) : null,
-            ...fact.sources.map((ref) => sourceLink(ref, record)))))));
-    }
-    if ((digest.uncertainties || []).length) {
-      parts.push(el("section", { class: "fact-group", "data-kind": "uncertainties" },
-        el("h3", { text: `Uncertainties (${digest.uncertainties.length})` }),
-        ...digest.uncertainties.map((u) => el("article", { class: "fact" },
-          el("p", { text: u.text }), el("div", { class: "sources" }, ...(u.sources || []).map((ref) => sourceLink(ref, record)))))));
-    }
-    if (record.dropped && record.dropped.length) {
-      parts.push(el("p", { class: "muted small", text: `Validation removed ${record.dropped.length} unsupported item(s).` }));
-    }
-    return parts;
-  }
-
-  // A digest's SourceRef opens the version the digest was built from (its source_links),
-  // in the Raw preview, never whatever file now has that name.
-  function sourceLink(ref, record) {
-    const link = (record.source_links || {})[ref];
-    if (!link || !link.source_url) {
-      return el("span", { class: "source-ref unresolved", "data-source": ref, title: "No stored text version for this source", text: ref });
-    }
-    return el("button", {
-      type: "button", class: "source-link", "data-source": ref, "data-version": link.version, text: ref,
-      title: `Open ${ref}`, onclick: () => openCitation(link),
-    });
-  }
-
-  let opening = 0;
-  async function openCitation(link) {
-    const ticket = ++opening;
-    try {
-      const source = await Groundwork.resolveCitation(link);
-      if (ticket !== opening) return;
-      // The row of the file whose current text this is (none for an older or deleted version).
-      const file = source.status === "current" && source.origin_session.id === sid
-        && state.manifest.files.find((f) => f.filename === source.filename && f.extracted_text_hash === source.extracted_text_hash);
-      state.selectedFileId = file ? file.file_id : state.selectedFileId;
-      state.preview = { ...source, file_id: file ? file.file_id : null, resolved: true };
-      state.highlight = source.span_id;
+  // A digest's SourceRef opens the version the digest was built from in the Raw preview, never
+  // whatever file now has that name; Show JSON / Show cards.
+  $("digest-view").addEventListener("click", (event) => {
+    const chip = event.target.closest("a.source-link");
+    if (chip) {
+      event.preventDefault();
+      Object.assign(state, { version: chip.dataset.version, span: chip.dataset.span });
       selectTab("preview");
-    } catch (error) {
-      if (ticket === opening) flash(error.message, true);
+    } else if (event.target.closest(".json-toggle")) {
+      state.showJson = !state.showJson;
+      loadView();
     }
-  }
-
-  function previewView() {
-    const p = state.preview;
-    if (!p) return [el("p", { class: "empty-state", text: "Choose Preview on a file, or click a source." })];
-    const meta = p.resolved ? el("div", { class: "source-meta provenance", "data-status": p.status }, ...Groundwork.provenanceBadges(p, sid)) : null;
-    const spans = p.spans.length ? Groundwork.spanList(p.spans, state.highlight)
-      : [el("p", { class: "empty-state", text: noTextYet(fileById(p.file_id)) })];
-    return [el("h3", { text: p.filename }), meta, ...spans];
-  }
-
-  // A preview with no text says why, rather than show a title over nothing.
-  function noTextYet(file) {
-    if (file && file.error) return [file.error.message, file.error.help].filter(Boolean).join(". ");
-    return "No text has been read from this file yet: it shows here once it is parsed.";
-  }
+  });
 
   let flashTimer;
   function flash(message, isError) {
@@ -453,18 +221,35 @@
 
   // --- actions -----------------------------------------------------------------
 
+  // A row of #upload-progress, from the page's template: the file's name, and its progress bar.
+  function uploadRow(label, name) {
+    const row = $("upload-row-template").content.firstElementChild.cloneNode(true);
+    row.dataset.upload = name;
+    row.querySelector(".name").textContent = label;
+    row.querySelector("progress").setAttribute("aria-label", label === name ? `Uploading ${name}` : label);
+    $("upload-progress").append(row);
+    return row;
+  }
+
+  // An upload that failed keeps its row, saying why, until it is dismissed.
+  function showUploadFailed(row, message) {
+    const name = row.dataset.upload;
+    const failed = $("upload-failed-template").content.cloneNode(true);
+    failed.querySelector(".dismiss").setAttribute("aria-label", `Dismiss ${name}`);
+    failed.querySelector(".dismiss").addEventListener("click", () => row.remove());
+    failed.querySelector(".failed").textContent = `${name}: ${message}`;
+    row.querySelector("progress").replaceWith(failed);
+  }
+
   async function uploadFiles(fileList) {
     const files = Array.from(fileList);
     if (!files.length) return;
-    const list = $("upload-progress");
     // One request for the whole selection (one revision, one diff in the banner);
     // multipart sends the files in order, so sent bytes tell each file's progress.
     let offset = 0;
     const bars = files.map((file) => {
-      const bar = el("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` });
-      const row = el("li", { "data-upload": file.name }, el("span", { text: file.name }), bar);
-      list.append(row);
-      const entry = { bar, row, start: offset, size: Math.max(file.size, 1) };
+      const row = uploadRow(file.name, file.name);
+      const entry = { bar: row.querySelector("progress"), row, start: offset, size: Math.max(file.size, 1) };
       offset += file.size;
       return entry;
     });
@@ -476,19 +261,16 @@
       const result = await uploadWithProgress("POST", `${base}/files`, "files", files, onProgress);
       for (const b of bars) b.bar.value = 1;
       showManifest(result);
+      refreshPane();
       if (state.manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
       setTimeout(() => bars.forEach((b) => b.row.remove()), 1200);
     } catch (error) {
       if (error.status === 412) {
-        await refreshManifest();
+        await refreshPane();
         flash("This context changed in another tab — refreshed");
       }
       const message = error.status === 412 ? "not uploaded: upload again" : error.message;
-      for (const b of bars) {
-        const name = b.row.dataset.upload;
-        b.bar.replaceWith(el("button", { type: "button", class: "dismiss", text: "Dismiss", "aria-label": `Dismiss ${name}`, onclick: () => b.row.remove() }));
-        b.row.append(el("span", { class: "failed", role: "alert", text: `${name}: ${message}` }));
-      }
+      for (const b of bars) showUploadFailed(b.row, message);
     }
   }
 
@@ -499,25 +281,10 @@
   }
 
   async function replaceFile(fileId, file) {
-    const list = $("upload-progress");
-    const bar = el("progress", { max: "1", value: "0", "aria-label": `Replacing with ${file.name}` });
-    const row = el("li", {}, el("span", { text: `Replacing with ${file.name}` }), bar);
-    list.append(row);
-    await mutate(async () => {
-      const result = await uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; });
-      return result;
-    });
+    const row = uploadRow(`Replacing with ${file.name}`, file.name);
+    const bar = row.querySelector("progress");
+    await mutate(() => uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; }));
     row.remove();
-  }
-
-  async function deleteFile(file) {
-    if (!window.confirm(`Delete ${file.filename} from this context?`)) return;
-    if (state.selectedFileId === file.file_id) state.selectedFileId = null;
-    await mutate(() => api("DELETE", `${base}/files/${file.file_id}`));
-  }
-
-  async function retryFile(fileId) {
-    await mutate(() => api("POST", `${base}/files/${fileId}/retry`));
   }
 
   function viewDigest(fileId) {
@@ -526,13 +293,40 @@
     selectTab("file");
   }
 
+  // A row's buttons; its Retry and Delete are forms (below).
+  $("file-rows").addEventListener("click", (event) => {
+    const action = event.target.closest("[data-action]");
+    if (!action) return;
+    const fileId = action.closest("tr").dataset.fileId;
+    if (action.dataset.action === "digest") viewDigest(fileId);
+    else if (action.dataset.action === "replace") pickReplacement(fileId);
+    else if (action.dataset.action === "preview") {
+      event.preventDefault();  // without script it is a link to the file's text
+      openPreview(fileId);
+    }
+  });
+
+  // The file list's forms ("METHOD /context/…" in data-context-api) go through the tab's one writer,
+  // with the newest revision as If-Match; without script they post to the page (context_app.pages).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-context-api]")) return;
+    event.preventDefault();
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+    const [method, path] = form.dataset.contextApi.split(" ");
+    const body = Groundwork.formJson(form);
+    delete body.revision;
+    const fileRow = form.closest("tr");
+    if (method === "DELETE" && fileRow && fileRow.dataset.fileId === state.selectedFileId) state.selectedFileId = null;
+    mutate(() => api(method, `/api/sessions/${sid}${path}`, Object.keys(body).length ? body : undefined));
+  });
+
   // --- live updates --------------------------------------------------------------
 
   function connect() {
-    Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, {
-      onOpen: refreshManifest,
+    Groundwork.liveSocket(`/ws/sessions/${sid}/context/pane/`, {
       onState: (live) => { document.body.dataset.live = live; },
-      onMessage: (message) => message.type === "context.updated" && applyUpdate(message),
+      onMessage: showPane,
     });
   }
 
@@ -558,10 +352,6 @@
   zone.addEventListener("keydown", (event) => {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); $("file-input").click(); }
   });
-  $("auto-parse").addEventListener("change", (event) => {
-    mutate(() => api("PATCH", base, { auto_parse: event.target.checked }));
-  });
-  $("parse-now").addEventListener("click", () => mutate(() => api("POST", `${base}/parse`)));
   $("ui-debug-toggle").addEventListener("change", async (event) => {
     const wanted = event.target.checked;
     try {

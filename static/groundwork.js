@@ -1,5 +1,6 @@
-// What every page script shares: building elements safely, JSON requests with
-// the API's headers, the span list of a file's raw preview, and citations.
+// What every page script shares: JSON requests with the API's headers, live sockets, server-rendered
+// fragments and forms, the source dialog, and (until the Research tab is server-rendered) building
+// elements safely and its citations.
 // Everything a user or a model wrote goes in with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -55,28 +56,6 @@
     return data;
   }
 
-  // A file's spans, the one given highlighted (the target of a source click). A CSV's
-  // rows spans show the header's column names above their rows, so a cited run of
-  // rows reads as a table wherever it is scrolled to.
-  function spanList(spans, highlight) {
-    const header = spans.find((span) => span.locator === "header");
-    return spans.map((span) => el("div", {
-      class: `preview-span${span.span_id === highlight ? " highlight" : ""}`,
-      id: `span-${span.span_id}`, "data-span-id": span.span_id, tabindex: "-1",
-    },
-    el("span", { class: "span-id", text: span.span_id }),
-    span.locator ? el("span", { class: "span-locator", text: span.locator }) : null,
-    span.read_by === "ocr" ? ocrBadge(span) : null,
-    header && /^rows /.test(span.locator || "") ? el("p", { class: "span-columns", text: header.text }) : null,
-    el("p", { class: "span-text", text: span.text })));
-  }
-
-  // "read by OCR" (with its page's mean word confidence) on a span, or a source, read from a scan.
-  function ocrBadge(span) {
-    const confidence = typeof span.confidence === "number" ? ` (confidence ${span.confidence}%)` : "";
-    return el("span", { class: "badge ocr", "data-read-by": "ocr", text: `read by OCR${confidence}` });
-  }
-
   function scrollToHighlight(container) {
     const target = container.querySelector(".preview-span.highlight");
     if (!target) return;
@@ -121,79 +100,27 @@
   // its source_url (GET /api/sources/{version}/{span}), never by file name: a file of
   // the same name in this session, or a newer upload, is other text.
 
-  function formatDate(iso) {
-    return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
-  }
-
-  const sessionTitle = (origin) => `session “${(origin && origin.title) || "untitled"}”`;
-
-  // Another session's page, found in the team library (the session being viewed is `sessionId`).
-  function fromOtherSession(origin, sessionId) {
-    return Boolean(origin && origin.id && origin.id !== sessionId);
-  }
-
-  // What the user is looking at: the version's status, and where it comes from when not from this session.
-  function provenanceBadges(source, sessionId) {
-    const other = fromOtherSession(source.origin_session, sessionId);
-    const badges = [];
-    if (source.status === "superseded") {
-      badges.push(el("span", { class: "badge outdated", "data-provenance": "superseded", text: `superseded by a newer upload (${formatDate(source.superseded_at)})` }));
-    } else if (source.status === "deleted") {
-      badges.push(el("span", { class: "badge outdated", "data-provenance": "deleted", text: `deleted from ${other ? "its session" : "this session"} (${formatDate(source.deleted_at)})` }));
-    } else {
-      badges.push(el("span", { class: "badge current", "data-provenance": "current", text: "current" }));
-    }
-    if (other) {
-      badges.push(el("span", { class: "badge library", "data-provenance": "library", text: `from the team library: ${sessionTitle(source.origin_session)}` }));
-    }
-    // The cited page was a scan: its text is what OCR read, which may hold misread words.
-    if (source.read_by === "ocr") badges.push(ocrBadge(source));
-    return badges;
-  }
-
-  async function resolveCitation(link) {
-    if (!link || !link.source_url) throw new Error("This citation names no stored text version.");
-    try {
-      return await requestJson("GET", link.source_url);
-    } catch (error) {
-      if (error.status === 404) throw new Error("This source is no longer available.");
-      throw error;
-    }
-  }
-
   let opening = 0;
-  // The page's source dialog: `heading` at once, then what `load` resolves to
-  // ({title, source?, spans, highlight}), the highlighted span in view.
-  async function openSourceDialog(heading, load, sessionId) {
+  // The page's source dialog: `heading` at once, then the server-rendered title, provenance and
+  // spans `load` resolves to ({html}: context/_source.html's fragments), the highlighted span in view.
+  async function openSourceDialog(heading, load) {
     const dialog = document.getElementById("source-dialog");
-    const title = document.getElementById("source-dialog-title");
-    const meta = document.getElementById("source-dialog-meta");
     const spans = document.getElementById("source-dialog-spans");
     const ticket = ++opening;
-    title.textContent = heading;
-    meta.replaceChildren();
-    delete meta.dataset.status;
-    spans.replaceChildren(el("p", { class: "empty-state", text: "Loading…" }));
+    document.getElementById("source-dialog-title").textContent = heading;
+    document.getElementById("source-dialog-meta").replaceChildren();
+    spans.replaceChildren(document.getElementById("source-loading-template").content.cloneNode(true));
     if (!dialog.open) dialog.showModal();
     try {
       const shown = await load();
       if (ticket !== opening) return;
-      if (shown.html) {
-        swapFragments(shown.html);
-        scrollToHighlight(spans);
-        return;
-      }
-      title.textContent = shown.title;
-      if (shown.source) {
-        meta.replaceChildren(...provenanceBadges(shown.source, sessionId));
-        meta.dataset.status = shown.source.status;
-      }
-      spans.replaceChildren(...(shown.spans.length ? spanList(shown.spans, shown.highlight)
-        : [el("p", { class: "empty-state", text: shown.empty || "This version holds no text." })]));
+      swapFragments(shown.html);
       scrollToHighlight(spans);
     } catch (error) {
       if (ticket !== opening) return;
-      spans.replaceChildren(el("p", { class: "file-error", role: "alert", text: error.message }));
+      const failed = document.getElementById("source-failed-template").content.cloneNode(true);
+      failed.firstElementChild.textContent = error.message;
+      spans.replaceChildren(failed);
     }
   }
 
@@ -209,7 +136,7 @@
       if (response.status === 404) throw new Error("This source is no longer available.");
       if (!response.ok) throw new Error(`request failed (${response.status})`);
       return { html: await response.text() };
-    }, sessionId);
+    });
   }
 
   // --- server-rendered fragments and forms ---------------------------------------------
@@ -223,7 +150,10 @@
   function swapFragments(html) {
     const parsed = document.createElement("template");
     parsed.innerHTML = html;
-    for (const fresh of [...parsed.content.children]) {
+    // The outermost elements with an id; a wrapper without one is looked through (a table's body
+    // travels inside a <table>: the parser drops a <tbody> anywhere else).
+    for (const fresh of parsed.content.querySelectorAll("[id]")) {
+      if (fresh.parentElement && fresh.parentElement.closest("[id]")) continue;
       const shown = document.getElementById(fresh.id);
       if (shown && fresh.dataset.swap === "append") {
         for (const child of [...fresh.children]) if (!child.id || !document.getElementById(child.id)) shown.append(child);
@@ -297,7 +227,7 @@
   });
   document.addEventListener("change", (event) => {
     const form = event.target.form;
-    if (form && form.hasAttribute("data-submit-on-change") && event.target.value) form.requestSubmit();
+    if (form && event.target.closest("[data-submit-on-change]") && event.target.value) form.requestSubmit();
   });
 
   function nearestAlert(form) {
@@ -311,7 +241,7 @@
   // A server-rendered citation chip carries its citation object in data attributes.
   document.addEventListener("click", (event) => {
     const chip = event.target.closest("a.source-link");
-    if (!chip) return;
+    if (!chip || event.defaultPrevented) return;
     event.preventDefault();
     const { source: sourceref, version, span } = chip.dataset;
     openCitation({ sourceref, version, span }, document.querySelector("[data-session-id]")?.dataset.sessionId);
@@ -321,7 +251,7 @@
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
   window.Groundwork = {
-    el, ApiError, mutationHeaders, requestJson, spanList, scrollToHighlight, liveSocket, formatDate,
-    provenanceBadges, resolveCitation, openCitation, openSourceDialog, swapFragments,
+    el, ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket,
+    openCitation, openSourceDialog, swapFragments, formJson,
   };
 })();

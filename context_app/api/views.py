@@ -69,7 +69,7 @@ def context(request, session, expected_revision, body=None):
 @with_session
 @with_revision
 def context_files(request, session, expected_revision):
-    uploads = [_upload(f) for f in request.FILES.getlist("files")]
+    uploads = [upload_of(f) for f in request.FILES.getlist("files")]
     result = services.upload_files(session.context_set, uploads, expected_revision=expected_revision)
     return _mutation_response(result, status=201)
 
@@ -86,7 +86,7 @@ def context_file(request, session, fid, expected_revision):
         upload = request.FILES.get("file")
         if upload is None:
             return error("multipart field 'file' is required", 400)
-        result = services.replace_file(context_set, fid, _upload(upload), expected_revision=expected_revision)
+        result = services.replace_file(context_set, fid, upload_of(upload), expected_revision=expected_revision)
         return _mutation_response(result)
     if request.method == "DELETE":
         result = services.delete_file(context_set, fid, expected_revision=expected_revision)
@@ -185,7 +185,7 @@ def context_digest(request, session):
 # --- helpers -----------------------------------------------------------------
 
 
-def _upload(uploaded) -> services.Upload:
+def upload_of(uploaded) -> services.Upload:
     # The file object, not its bytes: Django spooled a large one to disk, and it goes to storage in chunks.
     return services.Upload(filename=uploaded.name, data=uploaded, content_type=uploaded.content_type)
 
@@ -204,7 +204,7 @@ def _digest_fields(digest: StoredDigest) -> dict:
 
 def _source_links(digest: StoredDigest, versions: dict[str, str]) -> dict:
     """{SourceRef: citation object} for every SourceRef the digest cites, pinned to `versions` ({filename: version})."""
-    return provenance.links_for(provenance.sourcerefs_in(digest.content), versions)
+    return provenance.digest_links(digest.content, versions)
 
 
 def _mutation_response(result: services.MutationResult, status: int = 200) -> Response:

@@ -8,15 +8,16 @@ from context_app.provenance, the one resolver; a SourceRef without one is shown 
 import re
 
 from django import template
-from django.template.loader import render_to_string
-from django.utils.html import conditional_escape
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from llm_platform import sourcerefs
 
 register = template.Library()
 
-CHIP_TEMPLATE = "context/_citation.html#chip"
+# The source page (context_app.pages.source_page), its URL written out: reverse() per chip is most of a chip's cost.
+SOURCE_PAGE = "/sources/{version}/{span}/"
+UNRESOLVED = "No stored text version for this source"
 
 
 def links_by_ref(links: list[dict] | None) -> dict[str, dict]:
@@ -45,20 +46,41 @@ def _openable(link: dict | None) -> dict | None:
 
 
 def citation_chip(link: dict | None, session_id, *, ref: str = "", label: str = "") -> SafeString:
-    context = {
-        "link": _openable(link),
-        "shown": label or ref or (link or {}).get("sourceref", ""),
-        "ref": ref or (link or {}).get("sourceref", ""),
-        "origin_title": _origin_title(link, session_id),
-        "session_id": session_id,
-    }
-    return render_to_string(CHIP_TEMPLATE, context)
+    """A SourceRef chip (SPEC §6.4): a link to the cited span of the exact version it was made from (the
+    source page; in the page's source dialog when script runs, groundwork.js), or plain text when the
+    SourceRef names no stored text version. Built here rather than from a template: a digest or a report
+    shows hundreds, and a template render each made the session page several times slower."""
+    openable = _openable(link)
+    shown = label or ref or (link or {}).get("sourceref", "")
+    if openable is None:
+        return format_html(
+            '<span class="source-ref unresolved" data-source="{}" title="{}">{}</span>', ref or shown, UNRESOLVED, shown
+        )
+    origin = _origin_title(link, session_id)
+    href = SOURCE_PAGE.format(version=openable["version"], span=openable["span"])
+    return format_html(
+        '<a class="source-link" href="{}{}" data-source="{}" data-version="{}" data-span="{}" title="Open {}{}">{}</a>',
+        href,
+        f"?session={session_id}" if session_id else "",
+        openable["sourceref"],
+        openable["version"],
+        openable["span"],
+        openable["sourceref"],
+        f" (from session “{origin}”)" if origin else "",
+        shown,
+    )
 
 
 @register.simple_tag(takes_context=True)
 def citation(context, link, ref="", label=""):
     """{% citation link %}: the chip of one citation object (the page's session from `session_id`)."""
     return citation_chip(link, context.get("session_id"), ref=ref, label=label)
+
+
+@register.simple_tag(takes_context=True)
+def digest_citation(context, links, ref):
+    """{% digest_citation links ref %}: the chip of a digest's SourceRef, pinned by `links` ({SourceRef: citation})."""
+    return citation_chip((links or {}).get(ref), context.get("session_id"), ref=ref)
 
 
 @register.simple_tag(takes_context=True)

@@ -1,7 +1,10 @@
 """What a run looked at (issue 25): for every file of its session, cited, read, or never reached.
 
-Written once the run has explored, from what it stored: when its report is written, and when
-it ends without one (failed, cancelled, stopped at a limit) after binding its context.
+Written as the run goes, from what it stored: a record so far (`final` false) when the run has bound
+its context and each time one of its nodes ends, in the transaction that stores the node's end; the
+final record (`final` true) when its report is written, and when it ends without one (failed,
+cancelled, stopped at a limit) after binding its context. A record so far counts the nodes' findings
+as the report's citations, as the record of a run that ended without a report does.
 
     cited        the report's text cites it: a paragraph's [n] that is one of its pages, or one of
                  its SourceRefs (a run that ended without a report: a node's finding cites it)
@@ -50,19 +53,36 @@ Places = dict[str, dict | None]
 logger = logging.getLogger(__name__)
 
 
-def recorded(run: ResearchRun, report: dict | None = None) -> dict | None:
+def recorded(run: ResearchRun, report: dict | None = None, *, final: bool = True) -> dict | None:
     """`coverage_record`, never in the way of the run's end: a record that cannot be made is
     logged and left out (the report is stored, the failure told), never a run left open."""
     try:
         with transaction.atomic():  # a savepoint: the caller's transaction goes on after a database error
-            return coverage_record(run, report)
+            return coverage_record(run, report, final=final)
     except Exception:
         logger.exception("the coverage record of run %s could not be made", run.pk)
         return None
 
 
-def coverage_record(run: ResearchRun, report: dict | None = None) -> dict | None:
-    """The run's coverage record, or None for a run that never bound its context (nothing to cover)."""
+def record_so_far(run_id) -> None:
+    """Store the record so far of a running run (GET /api/runs/{rid} shows it grow), without an event:
+    the thought stream's coverage line stays the run's last, told once with the final record.
+
+    Called inside the transaction that stores a node's end, after its event: the event's UPDATE of
+    the run's row holds that row until the commit, so nodes ending together write their records one
+    after the other, each made from every node stored before it (a later record never lacks what an
+    earlier one had). Only while the run is running: the final record is never written over.
+    Six queries whatever the run's size: the run, its nodes, the spans' locators, the UPDATE and the
+    savepoint's two."""
+    run = ResearchRun.objects.only("id", "session_id", "context_bundle").get(pk=run_id)
+    record = recorded(run, final=False)
+    if record is not None:
+        ResearchRun.objects.filter(pk=run_id, status=ResearchRun.Status.RUNNING).update(coverage=record)
+
+
+def coverage_record(run: ResearchRun, report: dict | None = None, *, final: bool = True) -> dict | None:
+    """The run's coverage record, or None for a run that never bound its context (nothing to cover).
+    `final` False: a record so far of a running run, whose files not reached may be reached yet."""
     bundle = run.context_bundle
     if not bundle:
         return None
@@ -109,6 +129,7 @@ def coverage_record(run: ResearchRun, report: dict | None = None) -> dict | None
         "counts": {state: sum(1 for e in entries if e["state"] == state) for state in STATES},
         "session_files": len(files),
         "recorded_at": timezone.now().isoformat(),
+        "final": final,
     }
     record["summary"] = summary_text(record)
     return record
@@ -119,10 +140,12 @@ def summary_text(record: dict) -> str:
     own = [e for e in record["files"] if e["origin_session"] is None]
     others = [e for e in record["files"] if e["origin_session"] is not None]
     of_state = {state: [e["filename"] for e in own if e["state"] == state] for state in STATES}
-    parts = [f"cited {len(of_state[CITED])} of {_plural(len(own), 'file')}"]
+    final = record.get("final", True)
+    parts = [f"cited {len(of_state[CITED])} of {_plural(len(own), 'file')}{'' if final else ' so far'}"]
     if of_state[READ]:
         parts.append(f"{len(of_state[READ])} read without being cited")
-    for state, said in ((NOT_REACHED, "never reached"), (ERROR, "in error"), (PARSING, "still parsing at run start")):
+    not_reached = "never reached" if final else "not reached yet"
+    for state, said in ((NOT_REACHED, not_reached), (ERROR, "in error"), (PARSING, "still parsing at run start")):
         if of_state[state]:
             parts.append(f"{len(of_state[state])} {said}: {_names(of_state[state])}")
     if others:

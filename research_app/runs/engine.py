@@ -26,7 +26,7 @@ from workspaces.services import team_cache_scope
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from ..search.providers import SearchResult, deduplicate_results, providers_for_scope, search_all
-from . import jobs, model_tasks
+from . import coverage, jobs, model_tasks
 from .bundle import compact_items, context_bundle, processing_summary
 from .events import RunStopped, announce, emit, ensure_status
 from .evidence import RESULT_TEXT_CHARS, cited_findings, evidence, result_json
@@ -198,6 +198,8 @@ def begin_exploration(run_id) -> None:
             selected_items=items,
             bundle_revision=bundle["revision"],
         )
+        # Every file of the bundle listed from the start (none reached yet); it grows as nodes end.
+        coverage.record_so_far(run_id)
         transaction.on_commit(lambda: jobs.enqueue(jobs.EXPLORE_NODE, root.pk))
 
 
@@ -488,6 +490,8 @@ def _finish_node(node: ResearchNode, status: str, then: tuple[str, dict] | None 
             emit(node.run_id, "node_completed", while_status=Status.RUNNING, node=node.path, status=status, usage=usage)
         if then is not None:
             emit(node.run_id, then[0], while_status=Status.RUNNING, node=node.path, **then[1])
+        # What the run has looked at so far, with this node's slice, results and findings in it.
+        coverage.record_so_far(node.run_id)
 
 
 def report_when_done(run_id) -> None:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from context_app import provenance
@@ -31,7 +31,7 @@ from llm_platform.models import LLMCall
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
-from . import jobs
+from . import coverage, jobs
 from .engine import report_when_done
 from .events import announce, emit
 from .evidence import citation_of
@@ -56,6 +56,7 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
         raise ApplicationError(f"the run is {run.status}; update it once it has finished", 409)
     if run.report is None:
         raise ApplicationError(f"the run has no report to update (status: {run.status})", 409)
+    _refuse_while_updating(run)  # before the re-check: a refused request does no work
     changed = changed_sources(run)
     if not changed:
         return None
@@ -73,7 +74,42 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
         "draft": draft,
         **counts,
     }
-    now = timezone.now()
+    try:
+        return _create_update_run(run, user, old_nodes, again, summary, _bundle_now(run.context_bundle, successors))
+    except IntegrityError:
+        # Another request made its update run between our check and our insert: the database's
+        # constraint (one_open_update_per_run) let only one in. Refused as the check refuses.
+        _refuse_while_updating(run)
+        raise
+
+
+def open_update(run: ResearchRun) -> ResearchRun | None:
+    """The update of `run` that has not finished yet, if any (at most one: one_open_update_per_run)."""
+    return ResearchRun.objects.filter(updates_run=run).exclude(status__in=ResearchRun.FINISHED).first()
+
+
+def _refuse_while_updating(run: ResearchRun) -> None:
+    """409 naming the update run of `run` still under way: a second update would redo its work."""
+    running = open_update(run)
+    if running is not None:
+        raise ApplicationError(
+            f"an update of this run is already {running.status} (run {running.pk}); wait for it to finish",
+            409,
+            update_run_id=str(running.pk),
+        )
+
+
+def _create_update_run(
+    run: ResearchRun,
+    user: AbstractBaseUser,
+    old_nodes: list[ResearchNode],
+    again: set[int],
+    summary: dict,
+    bundle: dict | None,
+) -> ResearchRun:
+    """The update run with its copied nodes and first events, in one transaction; the nodes to explore
+    again are queued once it commits. IntegrityError when another open update of `run` exists."""
+    counts = {k: summary[k] for k in ("changed", "withdrawn", "unchanged")}
     with transaction.atomic():
         new = ResearchRun.objects.create(
             session_id=run.session_id,
@@ -85,8 +121,8 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
             max_nodes=max(1, len(old_nodes)),
             token_budget=run.token_budget,
             status=Status.RUNNING,
-            started_at=now,
-            context_bundle=_bundle_now(run.context_bundle, successors),
+            started_at=timezone.now(),
+            context_bundle=bundle,
             context_processing=run.context_processing,
             updates_run=run,
             update_summary=summary,
@@ -95,6 +131,7 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
         emit(new.pk, "run_queued", question=run.question, limits=limits, updates_run=str(run.pk))
         announce(new.pk, "run.created")
         pending = _copy_nodes(old_nodes, new, again)
+        coverage.record_so_far(new.pk)  # the copied nodes' reach, before a node is explored again
         emit(
             new.pk,
             "update_checked",

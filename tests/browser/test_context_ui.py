@@ -348,7 +348,8 @@ def test_a_stale_tab_gets_412_and_refreshes_instead_of_overwriting(
     page.route_web_socket(re.compile(r"/ws/"), lambda socket: None)
     open_session(page, live_server_url, session_id)
     upload(page, {"alpha.txt": ALPHA})
-    wait_status(page, "alpha.txt", "parsing")  # the upload's answer; deaf to the socket, it hears no more
+    # Deaf to the socket, the tab reads its own change after it (GET /sessions/{sid}/context/pane/) and hears no more.
+    page.wait_for_selector('#file-rows tr[data-filename="alpha.txt"]')
     context_set = ContextSet.objects.get(session_id=session_id)
     services.upload_files(context_set, [services.Upload("beta.md", BETA.encode())])  # "another tab"
     page.click('button[aria-label="Delete alpha.txt"]')
@@ -545,6 +546,6 @@ def test_a_file_that_cannot_parse_says_why_and_what_would_help_and_offers_no_ret
     page.wait_for_function(
         "document.getElementById('banner').textContent.endsWith('1 up to date, 1 file failed to parse')"
     )
-    page.click('button[aria-label="Preview blob.bin"]')  # the parsed-context pane's preview, or the dialog
+    page.click('[aria-label="Preview blob.bin"]')  # the parsed-context pane's preview, or the dialog
     page.locator(".empty-state:visible", has_text="unsupported format").wait_for()
     page.screenshot(path=str(artifacts / "context-tab-unsupported.png"), full_page=True)

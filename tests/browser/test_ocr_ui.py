@@ -36,7 +36,7 @@ def test_a_scan_shows_its_ocr_pages_its_notes_and_read_by_ocr(browser, live_serv
     row = page.locator('#file-rows tr[data-filename="minutes.pdf"]')
     assert row.locator(".extraction-note").all_inner_texts() == ["No text on page 4."]
 
-    page.click('button[aria-label="Preview minutes.pdf"]')  # the parsed-context pane's preview, or the dialog
+    page.click('[aria-label="Preview minutes.pdf"]')  # the parsed-context pane's preview, or the dialog
     spans = page.locator(".preview-span:visible")
     spans.first.wait_for()
     badges = page.locator(".preview-span:visible .badge.ocr").all_inner_texts()

@@ -112,3 +112,41 @@ def test_another_team_gets_404_from_every_page_and_form(session_with_chat):
     assert not ChatMessage.objects.filter(content="hi").exists()
     request.refresh_from_db()
     assert request.status == "open"
+
+
+# --- the Context tab's file list --------------------------------------------------------------------
+
+
+def test_the_file_list_arrives_rendered_and_its_forms_work_without_script(browser_client, member):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from context_app.models import ContextSet
+
+    sid = ContextApi(member).create_session(title="Files")
+    key = lambda: str(uuid.uuid4())  # noqa: E731
+    upload = SimpleUploadedFile("R&D \"notes\".txt", b"The pump was replaced in May.", content_type="text/plain")
+    response = browser_client.post(f"/sessions/{sid}/context/files/", {"files": upload, "idempotency_key": key(), "revision": 0})
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{sid}/#context-tab"
+    page = browser_client.get(f"/sessions/{sid}/").content.decode()
+    assert 'data-filename="R&amp;D &quot;notes&quot;.txt"' in page and 'R&D "notes"' not in page
+    assert 'data-status="parsing"' in page or 'data-status="stale"' in page
+    assert "+1 new, ~0 changed, -0 deleted" in page
+
+    # A form made at revision 0 acts on what the page showed: the context moved on, so it is refused.
+    file_id = ContextSet.objects.get(session_id=sid).files.get().pk
+    stale = browser_client.post(f"/sessions/{sid}/context/files/{file_id}/delete/", {"idempotency_key": key(), "revision": 0}, follow=True)
+    assert "revision" in stale.content.decode().split('class="messages"')[1][:300]
+    assert ContextSet.objects.get(session_id=sid).files.count() == 1
+
+    browser_client.post(f"/sessions/{sid}/context/files/{file_id}/delete/", {"idempotency_key": key(), "revision": 1})
+    assert ContextSet.objects.get(session_id=sid).files.count() == 0
+
+
+def test_the_file_list_fragments_answer_only_members(browser_client, member):
+    sid = ContextApi(member).create_session(title="Files")
+    body = browser_client.get(f"/sessions/{sid}/context/pane/").json()
+    assert body["type"] == "fragments" and 'id="file-rows"' in body["html"] and body["manifest"]["revision"] == 0
+    stranger = Client()
+    stranger.force_login(make_member()[0])
+    assert stranger.get(f"/sessions/{sid}/context/pane/").status_code == 404
+    assert stranger.post(f"/sessions/{sid}/context/parse/", {"idempotency_key": "k"}).status_code == 404

@@ -7,7 +7,9 @@ from django.test.utils import CaptureQueriesContext
 
 from llm_platform.sourcerefs import split_ref
 from research_app.models import NodeContextSlice, ResearchNode, ResearchRun, RunEvent
+from research_app.runs import coverage, engine, jobs
 from research_app.runs.coverage import STATES, coverage_record
+from research_app.tasks import write_report
 from tests.factories import ContextApi, make_member
 
 from .test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start
@@ -158,3 +160,62 @@ def test_a_run_that_has_not_bound_its_context_has_no_record(api):
     )
     assert coverage_record(queued) is None
     assert api.get(f"/api/runs/{queued.pk}").json()["coverage"] is None
+
+
+def test_a_running_run_shows_what_it_has_read_so_far(
+    api, small_node_budget, monkeypatch, django_assert_max_num_queries
+):
+    """The record is written as the run goes: here the run's steps are driven one by one in this
+    thread (the node and report jobs they queue are kept, not sent), so each assertion sees the run
+    between two steps, with no worker to race."""
+    files = {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode(), "sourdough.md": SOURDOUGH.encode()}
+    sid = session_with_files(api, files, question=QUESTION)
+    # A first run parses the files (in the worker): the run below binds them as they are.
+    assert finished(api, start(api, sid, max_depth=0))["status"] == "completed"
+    kept: list[tuple[str, str]] = []
+
+    def keep(job, object_id):
+        if job in (jobs.EXPLORE_NODE, jobs.WRITE_REPORT):  # the steps this test drives itself
+            kept.append((job, str(object_id)))
+
+    monkeypatch.setattr(jobs, "enqueue", keep)
+    rid = start(api, sid, max_depth=1)
+    engine.bind_run(rid)
+    engine.begin_exploration(rid)
+
+    # Bound: every file listed, none reached yet, and no coverage line told before the run's end.
+    snapshot = api.get(f"/api/runs/{rid}").json()
+    assert snapshot["status"] == "running", snapshot["status"]
+    record = snapshot["coverage"]
+    assert record["final"] is False and sorted(e["filename"] for e in record["files"]) == sorted(files)
+    assert {e["state"] for e in record["files"]} == {"not_reached"}
+    assert record["summary"].startswith("cited 0 of 3 files so far; 3 not reached yet: "), record["summary"]
+
+    # The root explored: what it read and cited is on the run before the run completes.
+    assert kept[0][0] == jobs.EXPLORE_NODE
+    engine.explore_node(kept.pop(0)[1])
+    snapshot = api.get(f"/api/runs/{rid}").json()
+    assert snapshot["status"] in ("running", "reporting") and snapshot["report"] is None, snapshot["status"]
+    record = snapshot["coverage"]
+    states = {e["filename"]: e["state"] for e in record["files"]}
+    assert record["final"] is False and states["valves.md"] == "cited" and states["sourdough.md"] == "not_reached"
+    root = ResearchNode.objects.get(run_id=rid, path="1")
+    cited_by_root = {r["file_id"] for r in root.results for f in root.findings if r["n"] in f["citations"]}
+    assert {e["file_id"] for e in record["files"] if e["state"] == "cited"} == cited_by_root
+    assert "coverage_recorded" not in [e["type"] for e in events_of(api, rid)]
+
+    # The record so far costs the same few queries whatever the run's size (no query per node or file).
+    ResearchRun.objects.filter(pk=rid).update(status=ResearchRun.Status.RUNNING)
+    with django_assert_max_num_queries(6):
+        coverage.record_so_far(rid)
+    ResearchRun.objects.filter(pk=rid).update(status=snapshot["status"])
+
+    # The rest of the run, step by step: the final record replaces the record so far, told once, last.
+    while kept:
+        job, object_id = kept.pop(0)
+        (engine.explore_node if job == jobs.EXPLORE_NODE else write_report)(object_id)
+    snapshot = api.get(f"/api/runs/{rid}").json()
+    assert snapshot["status"] == "completed" and snapshot["coverage"]["final"] is True, snapshot["status"]
+    assert "never reached" in snapshot["coverage"]["summary"] or snapshot["coverage"]["counts"]["not_reached"] == 0
+    types = [e["type"] for e in events_of(api, rid)]
+    assert types.count("coverage_recorded") == 1 and types[-1] == "coverage_recorded"

@@ -1,10 +1,16 @@
 """Update report (issue 25): a new run re-checks the claims that cite a replaced or deleted file."""
 
+import threading
+import uuid
+
 import pytest
+from django.db import connection
+from rest_framework.test import APIClient
 
 from llm_platform import grounding
 from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
+from research_app.runs import update as run_update
 from tests.factories import ContextApi, extract_uploads, make_member
 
 from .test_research_runs import SURVEY, VALVES, events_of, finished, start
@@ -117,7 +123,8 @@ def update(api, rid):
     return api.post(f"/api/runs/{rid}/update")
 
 
-@pytest.mark.parametrize("provider", ["offline", "anthropic"])
+# The provider changes nothing the database decides: the anthropic path runs on SQLite alone.
+@pytest.mark.parametrize("provider", ["offline", pytest.param("anthropic", marks=pytest.mark.one_database)])
 def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longer_says(api, provider, request):
     if provider == "anthropic":
         request.getfixturevalue("fake_anthropic")  # the real SDK against the fake Messages API
@@ -213,13 +220,19 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     assert LLMCall.objects.count() == llm_calls
 
 
-def test_a_deleted_file_withdraws_its_claims_without_a_citation_to_it(api):
+def with_survey_deleted(api) -> str:
+    """A completed run whose report cites survey.txt, deleted since: an update of it has work to do."""
     sid = api.create_session(title="Pilot", question="Did the valve programme reduce water losses in district 3?")
     api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
     rid = start(api, sid, max_depth=0)
     old = finished(api, rid)["report"]
     assert any("survey.txt" in ref for p in paragraphs(old) for ref in p["sources"]), paragraphs(old)
     assert api.delete(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'survey.txt')}").status_code == 200
+    return rid
+
+
+def test_a_deleted_file_withdraws_its_claims_without_a_citation_to_it(api):
+    rid = with_survey_deleted(api)
     response = update(api, rid)
     assert response.status_code == 202, response.content
     report = finished(api, response.json()["run_id"])["report"]
@@ -250,3 +263,62 @@ def test_nothing_changed_answers_200_and_calls_no_model(api):
     other = ContextApi(make_member()[0])
     response = other.post(f"/api/runs/{rid}/update")
     assert response.status_code == 404 and response.json()["error"] == "run not found"
+
+
+def test_a_second_update_while_one_is_open_answers_409_naming_it(api):
+    rid = with_survey_deleted(api)
+    first = update(api, rid)
+    assert first.status_code == 202, first.content
+    first_id = first.json()["run_id"]
+    assert finished(api, first_id)["status"] == "completed"
+    # The update open again (as while a worker is on it), without racing the worker to see it so.
+    ResearchRun.objects.filter(pk=first_id).update(status=ResearchRun.Status.RUNNING)
+    runs, llm_calls = ResearchRun.objects.count(), LLMCall.objects.count()
+    response = update(api, rid)  # another Idempotency-Key: another request, not a replay
+    assert response.status_code == 409, response.content
+    assert response.json()["update_run_id"] == first_id and first_id in response.json()["error"], response.json()
+    assert ResearchRun.objects.count() == runs and LLMCall.objects.count() == llm_calls
+
+    # Once that update has finished, the run may be updated again.
+    ResearchRun.objects.filter(pk=first_id).update(status=ResearchRun.Status.COMPLETED)
+    again = update(api, rid)
+    assert again.status_code == 202, again.content
+    assert finished(api, again.json()["run_id"])["status"] == "completed"
+
+
+def test_two_updates_requested_at_once_start_one(api, monkeypatch):
+    """Both requests pass the check for an open update before either has made its run: the database's
+    constraint lets one in, and the other answers 409 naming it."""
+    rid = with_survey_deleted(api)
+    both_checked = threading.Barrier(2, timeout=30)
+    recheck = run_update.recheck
+
+    def recheck_then_wait(*args):
+        result = recheck(*args)
+        both_checked.wait()  # both requests are past the check, neither has inserted its run yet
+        return result
+
+    monkeypatch.setattr(run_update, "recheck", recheck_then_wait)
+    responses = []
+
+    def request():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {api.token}")
+        try:
+            responses.append(client.post(f"/api/runs/{rid}/update", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex))
+        finally:
+            connection.close()  # this thread's own connection
+
+    threads = [threading.Thread(target=request) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(r.status_code for r in responses) == [202, 409], [r.content for r in responses]
+    made = next(r.json() for r in responses if r.status_code == 202)
+    refused = next(r.json() for r in responses if r.status_code == 409)
+    assert refused["update_run_id"] == made["run_id"], refused
+    assert list(ResearchRun.objects.filter(updates_run_id=rid).values_list("pk", flat=True)) == [
+        uuid.UUID(made["run_id"])
+    ]
+    assert finished(api, made["run_id"])["status"] == "completed"
