@@ -3,7 +3,7 @@ Context tab (context_app), composed here at the top of the stack, where every ap
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
@@ -14,7 +14,8 @@ from context_app.usage import session_usage
 from conversation_app.selectors import chat_pane
 from llm_platform import sourcerefs
 from research_app.api.serializers import serialize_session
-from research_app.runs.events import serialize_run_summary
+from research_app.fragments import research_fragments
+from research_app.pane import research_pane, run_of
 from workspaces.selectors import visible_session
 from workspaces.services import preference_for
 
@@ -24,14 +25,17 @@ def session_page(request, sid):
     session = visible_session(request.user, sid)
     if session is None:
         raise Http404("session not found")
+    # The Research tab shows the run ?run= names (another session's, or none: the latest); with
+    # ?fragment, its fragments alone (research_tab.js shows another run without leaving the page).
+    research = research_pane(session, run_of(session, request.GET.get("run")))
+    if "fragment" in request.GET:
+        return HttpResponse(research_fragments(research))
     preference = preference_for(request.user)
-    runs = [serialize_run_summary(run) for run in session.runs.all()]
     manifest = manifest_of(session.context_set)
     bootstrap = {
         "session": serialize_session(session),
         "context_stamp": context_stamp(manifest),
         "ui_debug": preference.ui_debug,
-        "runs": runs,
         "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
     }
     return render(
@@ -48,7 +52,8 @@ def session_page(request, sid):
                 digest_view(session, request.user, Choice()) if preference.ui_debug else {"choice": Choice(tab="")},
             ),
             "bootstrap": bootstrap,
-            "has_runs": bool(runs),
+            "has_runs": bool(research.runs),
+            "research": research,
             "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,
             "run_limits": settings.GROUNDWORK_RUN_LIMITS,
         },

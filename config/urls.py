@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 
 from context_app import pages as context_pages
 from conversation_app import pages as chat_pages
+from research_app import pages as research_pages
 from workspaces.api.errors import unknown_endpoint
 
 from . import pages
@@ -23,6 +24,9 @@ urlpatterns = [
     path("sessions/<str:sid>/", pages.session_page, name="session-page"),
     path("sessions/<str:sid>/chat/", chat_pages.ask, name="chat-ask"),
     path("sessions/<str:sid>/chat/supply/", chat_pages.supply, name="chat-supply"),
+    path("sessions/<str:sid>/runs/", research_pages.start, name="research-start"),
+    path("sessions/<str:sid>/runs/<str:rid>/cancel/", research_pages.cancel, name="research-cancel"),
+    path("sessions/<str:sid>/runs/<str:rid>/update/", research_pages.update_report, name="research-update"),
     path("sources/<str:version>/<str:span>/", context_pages.source_page, name="source-page"),
     path("sessions/<str:sid>/context/files/", context_pages.upload_page, name="context-upload-page"),
     path("sessions/<str:sid>/context/options/", context_pages.options_page, name="context-options-page"),

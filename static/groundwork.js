@@ -72,14 +72,15 @@
     target.focus({ preventScroll: true });
   }
 
-  // A websocket that comes back after a drop, with growing pauses.
+  // A websocket that comes back after a drop, with growing pauses. `path` may be a function: asked
+  // again at each connect (a pane's socket names what the page shows then).
   function liveSocket(path, { onOpen, onMessage, onState }) {
     let delay = 500;
     let closed = false;
     let socket;
     function connect() {
       const scheme = location.protocol === "https:" ? "wss" : "ws";
-      socket = new WebSocket(`${scheme}://${location.host}${path}`);
+      socket = new WebSocket(`${scheme}://${location.host}${typeof path === "function" ? path() : path}`);
       socket.onopen = () => { delay = 500; onState && onState("connected"); onOpen && onOpen(); };
       socket.onmessage = (event) => onMessage(JSON.parse(event.data));
       socket.onclose = () => {
@@ -98,44 +99,6 @@
   // from_library} names the exact extracted version it was made from. It opens through
   // its source_url (GET /api/sources/{version}/{span}), never by file name: a file of
   // the same name in this session, or a newer upload, is other text.
-
-  function formatDate(iso) {
-    return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
-  }
-
-  const sessionTitle = (origin) => `session “${(origin && origin.title) || "untitled"}”`;
-
-  // Another session's page, found in the team library (the session being viewed is `sessionId`).
-  function fromOtherSession(origin, sessionId) {
-    return Boolean(origin && origin.id && origin.id !== sessionId);
-  }
-
-  // "— from session “Pilot A”" beside a library citation of another session (null otherwise).
-  function originNote(link, sessionId) {
-    if (!link || !fromOtherSession(link.origin_session, sessionId)) return null;
-    return el("span", { class: "origin-note muted small", text: ` — from ${sessionTitle(link.origin_session)}` });
-  }
-
-  // A button that opens the citation in the page's source dialog; a SourceRef without
-  // a citation object is shown as plain text (it resolves to nothing).
-  function citationButton(link, sessionId, { ref, label } = {}) {
-    const shown = label || ref || (link && link.sourceref) || "";
-    if (!link || !link.source_url) {
-      return el("span", { class: "source-ref unresolved", "data-source": ref || shown, title: "No stored text version for this source", text: shown });
-    }
-    return el("button", {
-      type: "button", class: "source-link", "data-source": link.sourceref, "data-version": link.version, text: shown,
-      title: `Open ${link.sourceref}${fromOtherSession(link.origin_session, sessionId) ? ` (from ${sessionTitle(link.origin_session)})` : ""}`,
-      onclick: () => openCitation(link, sessionId),
-    });
-  }
-
-  // {sourceref: citation} of a list of citation objects.
-  function linksByRef(links) {
-    const map = {};
-    for (const link of links || []) if (link && link.sourceref && !map[link.sourceref]) map[link.sourceref] = link;
-    return map;
-  }
 
   let opening = 0;
   // The page's source dialog: `heading` at once, then the server-rendered title, provenance and
@@ -176,29 +139,14 @@
     });
   }
 
-  // Text with its SourceRefs ("… (valves.md::S2)") turned into citation buttons, for the refs `links` holds.
-  function textWithCitations(text, links, sessionId) {
-    const refs = Object.keys(links).sort((a, b) => b.length - a.length);
-    if (!refs.length) return [text];
-    const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const pattern = new RegExp(`(?<![\\w.-])(${refs.map(escape).join("|")})(?![0-9])`, "g");
-    const parts = [];
-    let last = 0;
-    for (const match of text.matchAll(pattern)) {
-      if (match.index > last) parts.push(text.slice(last, match.index));
-      parts.push(citationButton(links[match[1]], sessionId, { ref: match[1] }));
-      last = match.index + match[1].length;
-    }
-    if (last < text.length) parts.push(text.slice(last));
-    return parts;
-  }
-
   // --- server-rendered fragments and forms ---------------------------------------------
   // A live fragment (HTML a consumer rendered from the page's own partials) is a list of
   // containers named by id; each one's children take the place of the shown container's.
   // A child whose id and markup are unchanged stays the same node (what is typed into it and
   // the focus stay); a changed one takes over what was typed into its fields (by id).
   // Children the page made itself ([data-client-only], a streamed draft) stay at the end.
+  // A container marked data-swap="append" brings only new children: those whose id is not shown yet
+  // are added at its end (a run's next thought-stream lines).
   function swapFragments(html) {
     const parsed = document.createElement("template");
     parsed.innerHTML = html;
@@ -207,7 +155,9 @@
     for (const fresh of parsed.content.querySelectorAll("[id]")) {
       if (fresh.parentElement && fresh.parentElement.closest("[id]")) continue;
       const shown = document.getElementById(fresh.id);
-      if (shown) swapChildren(shown, fresh);
+      if (shown && fresh.dataset.swap === "append") {
+        for (const child of [...fresh.children]) if (!child.id || !document.getElementById(child.id)) shown.append(child);
+      } else if (shown) swapChildren(shown, fresh);
     }
   }
 
@@ -247,13 +197,15 @@
       const parts = field.name.split(".");
       let holder = body;
       parts.slice(0, -1).forEach((part, i) => { holder = holder[part] ??= /^\d+$/.test(parts[i + 1]) ? [] : {}; });
-      holder[parts[parts.length - 1]] = field.type === "checkbox" ? field.checked : field.value;
+      holder[parts[parts.length - 1]] = field.type === "checkbox" ? field.checked
+        : field.type === "number" ? (field.value === "" ? null : Number(field.value)) : field.value;
     }
     return body;
   }
 
   // A server-rendered form with data-api posts its JSON there (with the API's headers) instead of
   // leaving the page; what changed arrives as a live fragment. A refusal shows in the nearest alert.
+  // The answer goes to the page's script as a "groundwork:posted" event; data-keep-values keeps what was typed.
   document.addEventListener("submit", async (event) => {
     const form = event.target;
     if (!form.matches("form[data-api]")) return;
@@ -263,8 +215,10 @@
     if (alert) { alert.hidden = true; alert.textContent = ""; }
     buttons.forEach((button) => { button.disabled = true; });
     try {
-      await requestJson("POST", form.dataset.api, { body: formJson(form) });
-      form.reset();
+      const answer = await requestJson("POST", form.dataset.api, { body: formJson(form) });
+      if (!form.hasAttribute("data-keep-values")) form.reset();
+      // On the document: a live fragment may have replaced the form meanwhile.
+      document.dispatchEvent(new CustomEvent("groundwork:posted", { detail: { form, answer } }));
     } catch (error) {
       if (alert) { alert.hidden = false; alert.textContent = error.message; }
     } finally {
@@ -297,8 +251,7 @@
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
   window.Groundwork = {
-    el, ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket, formatDate,
-    originNote, citationButton, linksByRef, openCitation, openSourceDialog,
-    textWithCitations, swapFragments, formJson,
+    el, ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket,
+    openCitation, openSourceDialog, swapFragments, formJson,
   };
 })();

@@ -1,7 +1,7 @@
 // The usage panel (issue 14): the server renders it (templates/context/_usage.html), with the page
 // and again after each parse update (the context socket) and run change (the runs socket):
-// GET /sessions/{sid}/usage/ gives its fragments. Here: when to read it, and the Research tab's
-// "This run: …" line for the run chosen there (the server lists every run's line).
+// GET /sessions/{sid}/usage/ gives its fragments. Here: when to read it (the Research tab's
+// "This run: …" line is rendered with that tab: templates/research/_run_usage.html).
 (function () {
   "use strict";
 
@@ -17,7 +17,6 @@
       return;
     }
     Groundwork.swapFragments(await response.text());
-    showRunUsage();
   }
 
   function refreshSoon() {
@@ -25,15 +24,6 @@
     timer = setTimeout(refresh, REFRESH_AFTER_MS);
   }
 
-  function showRunUsage() {
-    const runId = $("run-select") && $("run-select").value;
-    const line = runId && $("usage-by-run").querySelector(`[data-run-id="${CSS.escape(runId)}"]`);
-    $("run-usage").hidden = !runId;
-    $("run-usage").textContent = !runId ? "" : line ? line.textContent : "This run: no model calls yet";
-  }
-
-  $("run-select").addEventListener("change", showRunUsage);
   Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, { onOpen: refreshSoon, onMessage: refreshSoon });
   Groundwork.liveSocket(`/ws/sessions/${sid}/runs/`, { onOpen: refreshSoon, onMessage: refreshSoon });
-  showRunUsage();
 })();

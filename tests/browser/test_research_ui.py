@@ -6,9 +6,10 @@ import pytest
 
 from context_app import services as context_services
 from context_app.models import ContextSet
+from research_app.models import ResearchRun
 from research_app.services import create_session
 from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
-from tests.factories import make_member
+from tests.factories import make_member, wait_until
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -212,3 +213,39 @@ def test_the_chat_asks_for_missing_context_with_a_card_and_answers_once_given(
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat-log li').length === 6")
     assert page.locator(".request-card").count() == 0
+
+
+def test_the_research_tab_works_with_javascript_disabled(browser, live_server_url, member, session_id):
+    """Issue 23: the tab arrives rendered with its run; Start research is a real form post (303 back to
+    the page showing the new run); a node's link opens its detail (:target); another run is a GET form."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server_url}/accounts/login/")
+    page.fill("#id_username", member.username)
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server_url}/sessions/{session_id}/")
+    assert page.locator("#run-select option").count() == 0
+    page.click(".limits summary")
+    page.fill("#limit-depth", "0")
+    page.click("#start-run")
+    first = ResearchRun.objects.get(session_id=session_id)
+    assert page.url.endswith(f"?run={first.pk}#research-tab")
+    wait_until(lambda: ResearchRun.objects.get(pk=first.pk).status == "completed", message="the run")
+    page.reload()
+    assert page.locator("#run-state").get_attribute("data-status") == "completed"
+    assert page.locator("#report-view .report-title").inner_text() == QUESTION
+    assert page.locator("#thought-stream li").count() == ResearchRun.objects.get(pk=first.pk).last_seq
+    assert not page.locator("#node-detail").is_visible()
+    page.click('#node-tree li[data-node="1"] > .node')
+    page.locator("#node-detail h3", has_text="1 · ").wait_for()
+
+    page.fill("#run-question", "How much did the valve programme cost?")
+    page.click("#start-run")
+    second = ResearchRun.objects.exclude(pk=first.pk).get(session_id=session_id)
+    wait_until(lambda: ResearchRun.objects.get(pk=second.pk).is_finished, message="the second run")
+    page.select_option("#run-select", str(first.pk))
+    page.click("#run-choice button")  # the <noscript> button of the GET form
+    assert page.url.split("#")[0].endswith(f"?run={first.pk}")
+    assert page.locator("#report-view .report-title").inner_text() == QUESTION
+    context.close()
