@@ -18,7 +18,12 @@ from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, finished, start
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
+# What a page shows is rendered from rows the API and stack tests already check on both databases.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("celery_worker_thread"),
+    pytest.mark.one_database,
+]
 
 HOSTILE = "<script>alert(1)</script> did the valves & <b>pipes</b> reduce water losses?"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; did the valves &amp; &lt;b&gt;pipes&lt;/b&gt; reduce water losses?"

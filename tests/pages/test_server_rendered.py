@@ -11,7 +11,9 @@ from conversation_app.models import ChatMessage, ContextRequest, Conversation
 from tests.factories import ContextApi, make_member
 from tests.research.test_research_runs import VALVES
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# What a page shows is rendered from rows the API and stack tests already check on both databases (the
+# Idempotency-Key's replay too: tests/context/test_api_contract.py).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]
 
 HOSTILE = "<script>alert(1)</script> & <b>bold</b>"
 
