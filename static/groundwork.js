@@ -1,27 +1,10 @@
 // What every page script shares: JSON requests with the API's headers, live sockets, server-rendered
-// fragments and forms, the source dialog, and (until the Research tab is server-rendered) building
-// elements safely and its citations.
-// Everything a user or a model wrote goes in with textContent, never innerHTML.
+// fragments and forms, and the source dialog. No HTML is built here: it comes rendered from the
+// server (Django's autoescaping), and the little text script sets goes in with textContent.
 (function () {
   "use strict";
 
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
 
   class ApiError extends Error {
     constructor(status, body) {
@@ -251,7 +234,7 @@
   if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
 
   window.Groundwork = {
-    el, ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket,
+    ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket,
     openCitation, openSourceDialog, swapFragments, formJson,
   };
 })();
