@@ -92,6 +92,11 @@ def no_text_yet(file: ContextFile | None) -> str:
     return "No text has been read from this file yet: it shows here once it is parsed."
 
 
+def header_span(spans: list[dict]) -> dict | None:
+    """A CSV's header span: its column names head every run of rows the preview shows."""
+    return next((span for span in spans if span["locator"] == "header"), None)
+
+
 def source_context(source: dict, viewing_session_id: str | None) -> dict:
     """The template context of a resolved source (templates/context/_source.html)."""
     spans = source.get("spans", [])
@@ -100,7 +105,7 @@ def source_context(source: dict, viewing_session_id: str | None) -> dict:
         "source": source,
         "spans": spans,
         "highlight": source["span_id"],
-        "header": next((span for span in spans if span["locator"] == "header"), None),
+        "header": header_span(spans),
         "from_other_session": bool(origin and origin != viewing_session_id),
     }
 
@@ -144,6 +149,6 @@ def _preview(session: ResearchSession, user, file: ContextFile | None, choice: C
         "spans": spans,
         "filename": file.filename,
         "highlight": choice.span,
-        "header": next((span for span in spans if span["locator"] == "header"), None),
+        "header": header_span(spans),
         "empty": no_text_yet(file),
     }

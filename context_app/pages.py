@@ -17,7 +17,7 @@ from workspaces.selectors import parse_uuid, visible_session
 
 from . import provenance, selectors, services
 from .api.views import upload_of
-from .digest_view import Choice, digest_view, no_text_yet, source_context
+from .digest_view import Choice, digest_view, header_span, no_text_yet, source_context
 from .files_pane import context_stamp, files_fragments
 from .usage import session_usage
 
@@ -50,7 +50,7 @@ def file_preview_page(request, sid, fid):
         "raw_preview": file.filename,
         "spans": spans,
         "highlight": request.GET.get("span"),
-        "header": next((span for span in spans if span["locator"] == "header"), None),
+        "header": header_span(spans),
         "empty": no_text_yet(file),
     }
     if "fragment" in request.GET:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from context_app import provenance
+from context_app.templatetags.citations import origin_title
 from llm_platform.ledger import run_usage
 from workspaces.models import ResearchSession
 from workspaces.selectors import parse_uuid
@@ -329,14 +330,6 @@ def _debug(seen: list[RunEvent]) -> dict | None:
 
 
 # --- the report -------------------------------------------------------------------------------
-
-
-def origin_title(link: dict | None, session_id) -> str | None:
-    """The other session's title when a citation is a library page of another session."""
-    origin = (link or {}).get("origin_session") or {}
-    if origin.get("id") and str(origin["id"]) != str(session_id):
-        return origin.get("title") or "untitled"
-    return None
 
 
 def _reference(reference: dict, session_id) -> dict:

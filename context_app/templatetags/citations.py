@@ -29,7 +29,7 @@ def links_by_ref(links: list[dict] | None) -> dict[str, dict]:
     return found
 
 
-def _origin_title(link: dict | None, session_id) -> str | None:
+def origin_title(link: dict | None, session_id) -> str | None:
     """The other session's title when the citation is a library page of another session."""
     origin = (link or {}).get("origin_session") or {}
     if origin.get("id") and str(origin["id"]) != str(session_id):
@@ -56,7 +56,7 @@ def citation_chip(link: dict | None, session_id, *, ref: str = "", label: str = 
         return format_html(
             '<span class="source-ref unresolved" data-source="{}" title="{}">{}</span>', ref or shown, UNRESOLVED, shown
         )
-    origin = _origin_title(link, session_id)
+    origin = origin_title(link, session_id)
     href = SOURCE_PAGE.format(version=openable["version"], span=openable["span"])
     return format_html(
         '<a class="source-link" href="{}{}" data-source="{}" data-version="{}" data-span="{}" title="Open {}{}">{}</a>',

@@ -6,6 +6,7 @@ import pytest
 
 from conversation_app import jobs
 from conversation_app.models import ChatMessage, ContextRequest
+from tests.browser.test_context_ui import login_without_script
 from tests.browser.test_provenance_ui import open_chat
 from tests.factories import make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES
@@ -105,12 +106,8 @@ def test_the_chat_is_on_the_page_and_answers_its_forms_with_javascript_disabled(
     page.locator("#chat-log li.assistant", has_text="1.2 million euros").wait_for()
     page.context.close()
 
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(f"{live_server_url}/accounts/login/")
-    page.fill("#id_username", member.username)
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
+    page = login_without_script(browser, live_server_url, member)
+    context = page.context
     page.goto(f"{live_server_url}/sessions/{sid}/")
     answer = page.locator("#chat-log li.assistant", has_text="1.2 million euros")
     assert answer.is_visible()
@@ -125,8 +122,8 @@ def test_the_chat_is_on_the_page_and_answers_its_forms_with_javascript_disabled(
     card = page.locator(".request-card")
     card.locator("textarea").fill("The workshop went from 6 to 4 maintenance staff in 2022.")
     card.locator("button", has_text="Attach note").click()
-    wait_until(lambda: ChatMessage.objects.filter(content__contains="6 to 4 maintenance staff", role="assistant").exists(),
-               message="the resumed answer")
+    resumed = ChatMessage.objects.filter(content__contains="6 to 4 maintenance staff", role="assistant")
+    wait_until(resumed.exists, message="the resumed answer")
     page.reload()
     assert page.locator(".request-card").count() == 0
     assert page.locator("#chat-log li.assistant", has_text="6 to 4 maintenance staff").is_visible()

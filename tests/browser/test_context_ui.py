@@ -47,6 +47,16 @@ def login(browser, live_server_url, user):
     return page
 
 
+def login_without_script(browser, live_server_url, user):
+    """A page of a browser with JavaScript disabled, logged in as `user` (the login form posts as is)."""
+    page = browser.new_context(java_script_enabled=False).new_page()
+    page.goto(f"{live_server_url}/accounts/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    return page
+
+
 def open_session(page, live_server_url, sid):
     page.goto(f"{live_server_url}/sessions/{sid}/")
     page.wait_for_function("document.body.dataset.live === 'connected'")

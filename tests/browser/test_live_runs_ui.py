@@ -49,7 +49,7 @@ def test_a_teammate_sees_a_run_appear_and_its_tree_grow_without_reloading(browse
 
     run_to_completion(starter)
     watcher.wait_for_function("document.getElementById('run-state').dataset.status === 'completed'", timeout=30_000)
-    watcher.wait_for_selector("#report-view .report-section:not(.coverage)")  # the report's, not the coverage record a running run shows
+    watcher.wait_for_selector("#report-view .report-section:not(.coverage)")  # not the coverage record of a running run
     assert watcher.evaluate("window.stillThisPage") is True, "the page was not reloaded"
     assert watcher.locator("#run-select option").count() == 1
     assert QUESTION[:40] in watcher.locator("#run-select option").first.inner_text()
@@ -90,7 +90,7 @@ def test_a_teammates_new_run_is_offered_not_forced_on_a_page_showing_another(bro
     watcher = login(browser, live_server_url, bob)
     open_research(watcher, live_server_url, sid)
     watcher.wait_for_function("document.getElementById('run-select').dataset.live === 'connected'")
-    watcher.wait_for_selector("#report-view .report-section:not(.coverage)")  # the report's, not the coverage record a running run shows
+    watcher.wait_for_selector("#report-view .report-section:not(.coverage)")  # not the coverage record of a running run
     first = watcher.locator("#run-select").input_value()
 
     starter.fill("#run-question", "How much did the valve programme cost?")

@@ -8,7 +8,7 @@ from context_app import services as context_services
 from context_app.models import ContextSet
 from research_app.models import ResearchRun
 from research_app.services import create_session
-from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, preview_spans
+from tests.browser.test_context_ui import assert_no_horizontal_scroll, login, login_without_script, preview_spans
 from tests.factories import make_member, wait_until
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES
 
@@ -41,7 +41,7 @@ def open_research(page, live_server_url, sid):
 def run_to_completion(page):
     page.click("#start-run")
     page.wait_for_function("document.getElementById('run-state').dataset.status === 'completed'", timeout=60_000)
-    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # the report's, not the coverage record a running run shows
+    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # not the coverage record of a running run
 
 
 def stream_text(page) -> str:
@@ -218,12 +218,8 @@ def test_the_chat_asks_for_missing_context_with_a_card_and_answers_once_given(
 def test_the_research_tab_works_with_javascript_disabled(browser, live_server_url, member, session_id):
     """Issue 23: the tab arrives rendered with its run; Start research is a real form post (303 back to
     the page showing the new run); a node's link opens its detail (:target); another run is a GET form."""
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(f"{live_server_url}/accounts/login/")
-    page.fill("#id_username", member.username)
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
+    page = login_without_script(browser, live_server_url, member)
+    context = page.context
     page.goto(f"{live_server_url}/sessions/{session_id}/")
     assert page.locator("#run-select option").count() == 0
     page.click(".limits summary")

@@ -277,7 +277,7 @@ def test_a_run_shows_its_progress_as_it_goes(browser, live_server_url, member, a
     page.evaluate(PROGRESS_RECORDER)
     page.click("#start-run")
     wait_run_status(page, "completed")
-    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # the report's, not the coverage record a running run shows
+    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # not the coverage record of a running run
     progress = page.evaluate("window.__progress")
     counters = [text for text in progress if text.startswith("Parsing context: ")]
     assert any(re.match(r"Parsing context: [12]/2 files · \d+:\d\d elapsed", text) for text in counters), progress
@@ -363,7 +363,7 @@ def test_report_and_chat_are_one_tap_away_at_every_width(browser, live_server_ur
         page.screenshot(path=str(artifacts / f"session-{width}px-during-run.png"))
     page.set_viewport_size({"width": 1400, "height": 900})
     wait_run_status(page, "completed")
-    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # the report's, not the coverage record a running run shows
+    page.wait_for_selector("#report-view .report-section:not(.coverage)")  # not the coverage record of a running run
     nodes = page.locator("#node-tree li[data-node]").count()
     assert nodes >= 3, nodes
     # A narrow select cuts its text's end: the run's status comes first, its question last.
