@@ -24,7 +24,6 @@ class ContextSetAdmin(admin.ModelAdmin):
         "updated_at",
     )
     list_filter = ("aggregate_digest_status", "auto_parse", "batch_ingest")
-    list_select_related = ("session",)
     readonly_fields = ("id", "aggregate_digest", "aggregate_inputs_hash", "last_diff", "updated_at")
     inlines = [ContextFileInline]
 
@@ -84,7 +83,6 @@ class LibraryRecordAdmin(admin.ModelAdmin):
     list_display = ("file", "position", "page", "section_path", "first_span", "last_span", "length", "scope")
     list_filter = ("scope", "file__format")
     search_fields = ("file__filename", "section_path", "text")
-    list_select_related = ("file",)
     readonly_fields = [f.name for f in LibraryRecord._meta.fields]
 
     def has_add_permission(self, request):

@@ -3,16 +3,15 @@ the fragment the source dialog shows (`?fragment`), a file's raw text as a page,
 posted without JavaScript (each calls the service its JSON endpoint calls, with the revision the page showed
 as If-Match, then returns to the page). With JavaScript the same forms post to the JSON API."""
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.parsers import FormParser, MultiPartParser
 
 from workspaces.api.decorators import idempotent, limit_upload_size, with_session
-from workspaces.errors import ApplicationError
+from workspaces.page_forms import back_to_page, page_form
 from workspaces.selectors import parse_uuid, visible_session
 
 from . import provenance, selectors, services
@@ -60,14 +59,15 @@ def file_preview_page(request, sid, fid):
     return render(request, "context/source_page.html", context)
 
 
-def _back_to_files(request, session, service, *args, **kwargs):
+def _on_files(request, session, service, *args, **kwargs):
     """Calls `service(context_set, *args, expected_revision=<the revision the page showed>)`, then returns to
-    the page, with the refusal's message when there is one."""
-    try:
-        service(session.context_set, *args, expected_revision=_shown_revision(request), **kwargs)
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    return redirect(f"/sessions/{session.pk}/#context-tab")
+    the file list."""
+    revision = _shown_revision(request)
+    return back_to_page(
+        request,
+        lambda: service(session.context_set, *args, expected_revision=revision, **kwargs),
+        f"/sessions/{session.pk}/#context-tab",
+    )
 
 
 def _shown_revision(request) -> int | None:
@@ -81,11 +81,9 @@ def _shown_revision(request) -> int | None:
 def _file_form(service):
     """A page form acting on one file of the session: `service(context_set, file_id, expected_revision=…)`."""
 
-    @api_view(["POST"])
-    @idempotent
-    @with_session
+    @page_form
     def view(request, session, fid):
-        return _back_to_files(request, session, service, fid)
+        return _on_files(request, session, service, fid)
 
     return view
 
@@ -97,22 +95,18 @@ def _file_form(service):
 @with_session
 def upload_page(request, session):
     uploads = [upload_of(f) for f in request.FILES.getlist("files")]
-    return _back_to_files(request, session, services.upload_files, uploads)
+    return _on_files(request, session, services.upload_files, uploads)
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def options_page(request, session):
     auto_parse = request.POST.getlist("auto_parse")[-1:] == ["true"]  # the checkbox after its hidden "false"
-    return _back_to_files(request, session, services.set_options, auto_parse=auto_parse)
+    return _on_files(request, session, services.set_options, auto_parse=auto_parse)
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def parse_page(request, session):
-    return _back_to_files(request, session, services.request_parse)
+    return _on_files(request, session, services.request_parse)
 
 
 retry_page = _file_form(services.retry_file)

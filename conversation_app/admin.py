@@ -13,7 +13,6 @@ class ChatMessageInline(ReadOnlyTabularInline):
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
     list_display = ("session", "created_at")
-    list_select_related = ("session",)
     inlines = [ChatMessageInline]
 
 
@@ -22,7 +21,6 @@ class ChatMessageAdmin(admin.ModelAdmin):
     list_display = ("content", "role", "status", "author", "created_at")
     list_filter = ("role", "status")
     search_fields = ("content",)
-    list_select_related = ("author",)
     raw_id_fields = ("conversation", "reply_to")
 
 
@@ -36,7 +34,6 @@ class ContextSupplyInline(admin.StackedInline):
 class ContextRequestAdmin(admin.ModelAdmin):
     list_display = ("message", "status", "deadline", "created_at")
     list_filter = ("status",)
-    list_select_related = ("message",)
     raw_id_fields = ("conversation", "message")
     inlines = [ContextSupplyInline]
 
@@ -45,5 +42,4 @@ class ContextRequestAdmin(admin.ModelAdmin):
 class ContextSupplyAdmin(admin.ModelAdmin):
     list_display = ("request", "slot", "kind", "supplied_by", "supplied_at")
     list_filter = ("kind",)
-    list_select_related = ("request", "supplied_by")
     raw_id_fields = ("request", "supplied_by")

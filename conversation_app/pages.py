@@ -1,45 +1,29 @@
-"""The chat's forms posted without JavaScript: each calls the service its JSON endpoint calls, then
-returns to the session page (303), with the refusal's message shown there. With JavaScript the same
-forms post to the JSON API instead (groundwork.js enhanceForms)."""
-
-from django.contrib import messages
-from django.shortcuts import redirect
-from rest_framework.decorators import api_view
+"""The chat's forms posted without JavaScript (workspaces.page_forms): each calls the service its JSON
+endpoint calls, then returns to the chat."""
 
 from workspaces.api.bodies import form_json
-from workspaces.api.decorators import idempotent, with_session
-from workspaces.errors import ApplicationError
+from workspaces.page_forms import back_to_page, page_form
 
 from . import services
 
 
-def _back_to_chat(request, session, action) -> object:
-    try:
-        action()
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    return redirect(f"/sessions/{session.pk}/#chat-pane", permanent=False)
+def _chat(session) -> str:
+    return f"/sessions/{session.pk}/#chat-pane"
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def ask(request, session):
     body = form_json(request.POST)
-    return _back_to_chat(
-        request,
-        session,
-        lambda: services.post_message(session, request.user, body.get("message", ""), force=bool(body.get("force"))),
+    message, force = body.get("message", ""), bool(body.get("force"))
+    return back_to_page(
+        request, lambda: services.post_message(session, request.user, message, force=force), _chat(session)
     )
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def supply(request, session):
     body = form_json(request.POST)
-    return _back_to_chat(
-        request,
-        session,
-        lambda: services.supply_context(session, request.user, body.get("request_id"), body.get("payloads")),
+    request_id, payloads = body.get("request_id"), body.get("payloads")
+    return back_to_page(
+        request, lambda: services.supply_context(session, request.user, request_id, payloads), _chat(session)
     )

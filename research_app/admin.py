@@ -16,7 +16,6 @@ class ResearchRunAdmin(admin.ModelAdmin):
     list_display = ("question", "session", "status", "tokens_used", "created_at", "finished_at")
     list_filter = ("status",)
     search_fields = ("question", "session__title")
-    list_select_related = ("session",)
     readonly_fields = ("id", "last_seq", "created_at", "started_at", "finished_at")
     inlines = [ResearchNodeInline]
 
@@ -32,7 +31,6 @@ class ResearchNodeAdmin(admin.ModelAdmin):
     list_display = ("path", "question", "run", "status", "depth")
     list_filter = ("status", "depth")
     search_fields = ("question",)
-    list_select_related = ("run",)
     raw_id_fields = ("run", "parent")
     inlines = [NodeContextSliceInline]
 
@@ -41,7 +39,6 @@ class ResearchNodeAdmin(admin.ModelAdmin):
 class NodeContextSliceAdmin(admin.ModelAdmin):
     list_display = ("node", "mode", "bundle_revision")
     list_filter = ("mode",)
-    list_select_related = ("node",)
     raw_id_fields = ("node",)
 
 
@@ -49,5 +46,4 @@ class NodeContextSliceAdmin(admin.ModelAdmin):
 class RunEventAdmin(admin.ModelAdmin):
     list_display = ("run", "seq", "type", "created_at")
     list_filter = ("type",)
-    list_select_related = ("run",)
     raw_id_fields = ("run",)

@@ -1,18 +1,12 @@
-"""The Research tab's forms posted without JavaScript: each calls the service its JSON endpoint calls
-(start, cancel, update a run), then returns to the session page showing the run (303), with a refusal's
-message shown there. With JavaScript the same forms post to the JSON API instead (groundwork.js)."""
-
-from collections.abc import Callable
+"""The Research tab's forms posted without JavaScript (workspaces.page_forms): each calls the service its
+JSON endpoint calls (start, cancel, update a run), then returns to the session page showing the run."""
 
 from django.contrib import messages
 from django.http import Http404
-from django.shortcuts import redirect
-from rest_framework.decorators import api_view
 
 from workspaces.api.bodies import form_json
-from workspaces.api.decorators import idempotent, with_session
-from workspaces.errors import ApplicationError
 from workspaces.models import ResearchSession
+from workspaces.page_forms import back_to_page, page_form
 
 from .models import ResearchRun
 from .pane import run_of
@@ -21,18 +15,15 @@ from .runs import ending, engine, update
 LIMITS = ("max_depth", "max_children", "max_nodes", "token_budget")
 
 
-def _back_to_run(
-    request, session: ResearchSession, action: Callable[[], ResearchRun | None], shown: ResearchRun | None
-):
-    """Does `action`; the page then shows the run it started (or `shown`), its refusal as a message."""
-    try:
-        started = action()
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-        started = None
-    run = started or shown
-    query = f"?run={run.pk}" if run else ""
-    return redirect(f"/sessions/{session.pk}/{query}#research-tab", permanent=False)
+def _showing_run(session: ResearchSession, shown: ResearchRun | None = None):
+    """The page to return to: the session's Research tab showing the run the form started (or `shown`)."""
+
+    def page(started: ResearchRun | None) -> str:
+        run = started or shown
+        query = f"?run={run.pk}" if run else ""
+        return f"/sessions/{session.pk}/{query}#research-tab"
+
+    return page
 
 
 def _limit(value):
@@ -50,31 +41,25 @@ def _run_of(session, rid) -> ResearchRun:
     return run
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def start(request, session):
     body = form_json(request.POST)
     limits = {name: _limit(body.get(name)) for name in LIMITS}
-    return _back_to_run(
+    question = body.get("question")
+    return back_to_page(
         request,
-        session,
-        lambda: engine.start_run(session, request.user, question=body.get("question"), limits=limits),
-        None,
+        lambda: engine.start_run(session, request.user, question=question, limits=limits),
+        _showing_run(session),
     )
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def cancel(request, session, rid):
     run = _run_of(session, rid)
-    return _back_to_run(request, session, lambda: ending.cancel_run(run), run)
+    return back_to_page(request, lambda: ending.cancel_run(run), _showing_run(session, run))
 
 
-@api_view(["POST"])
-@idempotent
-@with_session
+@page_form
 def update_report(request, session, rid):
     run = _run_of(session, rid)
 
@@ -84,4 +69,4 @@ def update_report(request, session, rid):
             messages.info(request, f"Nothing to update: {update.UNCHANGED_MESSAGE}.")
         return new
 
-    return _back_to_run(request, session, start_update, run)
+    return back_to_page(request, start_update, _showing_run(session, run))

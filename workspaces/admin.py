@@ -29,7 +29,6 @@ class ResearchSessionAdmin(admin.ModelAdmin):
     list_display = ("title", "team", "spending_cap_usd", "created_by", "created_at")
     list_filter = ("team",)
     search_fields = ("title", "question")
-    list_select_related = ("team", "created_by")
     readonly_fields = ("id", "created_at", "updated_at")
 
 
