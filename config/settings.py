@@ -212,7 +212,7 @@ GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES",
 GROUNDWORK_MAX_XML_BYTES = env.int("GROUNDWORK_MAX_XML_BYTES", default=16 * 1024 * 1024)
 # Every file is extracted in the worker, in a child process killed after this long and
 # refused more address space than this (context_app/isolation.py); over either, the file
-# is in error naming the limit. 60 s: pypdf needs ~20 ms a page, 2000 pages (the page limit) 40 s.
+# is in error naming the limit. 60 s: OCR reads a scanned page in seconds (a text layer takes PDFium ~4 ms a page).
 GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=60.0)
 GROUNDWORK_EXTRACT_MEMORY_BYTES = env.int("GROUNDWORK_EXTRACT_MEMORY_BYTES", default=1024 * 1024 * 1024)
 # Scanned documents (context_app/extraction/ocr.py): a PDF page without a text layer that holds

@@ -1,5 +1,5 @@
-"""Readers of the binary formats from the file's bytes: PDF (pypdf; pypdfium2 renders its scanned pages
-for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
+"""Readers of the binary formats from the file's bytes: PDF (pypdfium2 reads its text layer and renders
+its scanned pages for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 
 import io
 import re
@@ -16,41 +16,33 @@ Read = tuple[list[Block], int, list[str]]  # a paginated reader's blocks, page c
 def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = None) -> Read:
     """(blocks in page order, the page count, notes for the file).
 
-    Each page's text layer is read by pypdf; a page whose layer is empty or nearly so and
+    Each page's text layer is read by PDFium; a page whose layer is empty or nearly so and
     that holds an image is a scan: it is rendered and read by OCR instead (extraction.ocr).
     Every page keeps its place and its "p. N"; a page that yields no text is named in a note.
     """
-    # Lazy: pypdf loads only when a PDF comes (in the extraction child, context_app.isolation).
-    import pypdf
-    from pypdf.errors import PdfReadError
+    # Lazy: pdfium loads only when a PDF comes (in the extraction child, context_app.isolation).
+    import pypdfium2 as pdfium
 
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            raise ExtractionError("encrypted", "PDF is encrypted")
-        pages = reader.pages
-        page_count = len(pages)
-    except (ExtractionError, MemoryError):
-        raise
-    except (PdfReadError, Exception) as exc:  # pypdf raises many types on broken files
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if exc.err_code == pdfium.raw.FPDF_ERR_PASSWORD:
+            raise ExtractionError("encrypted", "PDF is encrypted") from None
         raise ExtractionError("corrupt", f"not a valid PDF: {_short(exc)}") from None
+    page_count = len(document)
     texts: list[str] = []
     for number in range(min(page_count, budget.limits.max_pages)):
         budget.check_time()
-        try:
-            texts.append(normalise_text(pages[number].extract_text() or ""))
-        except MemoryError:
-            raise
-        except Exception as exc:  # one bad page must not lose the document
-            raise ExtractionError("corrupt", f"PDF page {number + 1} could not be read: {_short(exc)}") from None
+        texts.append(normalise_text(_page_text(document, number)))
     if page_count > budget.limits.max_pages:
         budget.truncated = True
     texts = without_page_furniture(texts)  # running headers and footers would glue onto the sentences they cut
+    texts = [_joined_across_hyphens(text) for text in texts]
     notes: list[str] = []
     read: dict[int, ocr.OcrPage] = {}
     unread: set[int] = set()  # scans OCR could not read, named in a note already
     nearly_empty = [n for n, text in enumerate(texts, start=1) if _visible_chars(text) < NEARLY_EMPTY_CHARS]
-    scans = _scanned_pages(data, nearly_empty, texts, budget, notes) if nearly_empty else {}
+    scans = _scanned_pages(document, nearly_empty, texts, budget) if nearly_empty else {}
     if scans:
         reason = ocr.unavailable_reason(budget.limits.ocr, budget.limits.ocr_languages)
         if reason is not None:
@@ -74,6 +66,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
         blocks.extend(page_blocks)
     if silent and blocks:
         notes.append(f"no text on {ocr.pages_phrase(silent)}")
+    document.close()
     return blocks, page_count, notes
 
 
@@ -85,20 +78,44 @@ NEARLY_EMPTY_CHARS = 20
 SCAN_COVERAGE = 0.5
 
 
+# PDFium joins a word hyphenated at a line's end and marks the join with U+FFFE, dropping the line
+# break: "in\ufffesecure". Kept as a soft hyphen and its line break until the page's running header and
+# footer are gone (a page's last word may be joined to its footer: "neces\ufffeBSD November 28, 2022").
+LINE_END_HYPHEN = "\u00ad\n"
+
+
+def _page_text(document, index: int) -> str:
+    """A page's text layer in reading order. PDFium places words by their glyphs' positions, where
+    pypdf's reading of a TJ array's kerning split groff's and TeX's words ("cop y the public k ey")."""
+    page = document[index]
+    try:
+        text_page = page.get_textpage()
+        try:
+            return text_page.get_text_range().replace("\ufffe", LINE_END_HYPHEN)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad page must not lose the document
+            raise ExtractionError("corrupt", f"PDF page {index + 1} could not be read: {_short(exc)}") from None
+        finally:
+            text_page.close()
+    finally:
+        page.close()
+
+
+def _joined_across_hyphens(text: str) -> str:
+    """A word hyphenated at a line's end is one word again; at the page's end it keeps its hyphen."""
+    return text.replace(LINE_END_HYPHEN, "").replace(LINE_END_HYPHEN[0], "-")
+
+
 def _visible_chars(text: str) -> int:
     return len("".join(text.split()))  # in C: a text page's check costs microseconds
 
 
-def _scanned_pages(data: bytes, candidates: list[int], texts: list[str], budget: _Budget, notes: list[str]) -> dict:
+def _scanned_pages(document, candidates: list[int], texts: list[str], budget: _Budget) -> dict:
     """{page number: its pdfium page} of the candidates (pages with little or no text layer)
     that hold an image: those OCR reads. An image over the pixel limit ends the file."""
     import pypdfium2 as pdfium
 
-    try:
-        document = pdfium.PdfDocument(data)
-    except Exception as exc:  # noqa: BLE001 - pdfium refuses what pypdf read: the text layer stands alone
-        notes.append(f"{ocr.pages_phrase(candidates)} could not be checked for scanned images ({_short(exc)})")
-        return {}
     limit = budget.limits.max_image_pixels
     scans = {}
     for number in candidates:
