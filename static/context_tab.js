@@ -159,11 +159,8 @@
     // The raw text is the user's own file, not a debug view: without the parsed-context
     // pane it opens in the page's source dialog.
     if (!state.uiDebug) {
-      return Groundwork.openSourceDialog(row.dataset.filename, async () => {
-        const response = await fetch(`/sessions/${sid}/context/files/${fileId}/?fragment`);
-        if (!response.ok) throw new Error("That file is no longer in this context.");
-        return { html: await response.text() };
-      });
+      const path = `/sessions/${sid}/context/files/${fileId}/?fragment`;
+      return Groundwork.openSource(row.dataset.filename, path, "That file is no longer in this context.");
     }
     Object.assign(state, { selectedFileId: fileId, version: "", span: spanId || "" });
     selectTab("preview");
