@@ -31,10 +31,6 @@
   function enhance(list) {
     const current = tabsOf(list).find((t) => t.getAttribute("aria-selected") === "true") || tabsOf(list)[0];
     if (current) select(list, current);
-    // Keeps the roving tabindex right when a page script selects a tab itself.
-    new MutationObserver(() => {
-      for (const tab of tabsOf(list)) tab.tabIndex = tab.getAttribute("aria-selected") === "true" ? 0 : -1;
-    }).observe(list, { attributes: true, subtree: true, attributeFilter: ["aria-selected"] });
     list.addEventListener("click", (event) => {
       const tab = event.target.closest('[role="tab"]');
       if (tab && list.contains(tab)) select(list, tab);
