@@ -11,7 +11,7 @@
   const sid = document.querySelector("[data-session-id]").dataset.sessionId;
   const debugOn = () => $("ui-debug-toggle").checked;
   // The newest manifest this tab knows, as far as it needs one: its order, revision and auto-parse.
-  let manifest = JSON.parse($("bootstrap").textContent).context_stamp;
+  let manifest = JSON.parse($("context-stamp").textContent);
   let paneSeq = -1;  // the manifest the file list shows
   // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
   const view = new URLSearchParams({ tab: "aggregate", file: "", version: "", span: "", json: "" });
