@@ -12,8 +12,6 @@ from context_app.files_pane import context_stamp, files_pane
 from context_app.selectors import manifest_of
 from context_app.usage import session_usage
 from conversation_app.selectors import chat_pane
-from llm_platform import sourcerefs
-from research_app.api.serializers import serialize_session
 from research_app.fragments import research_fragments
 from research_app.pane import research_pane, run_of
 from workspaces.selectors import visible_session
@@ -32,12 +30,6 @@ def session_page(request, sid):
         return HttpResponse(research_fragments(research))
     preference = preference_for(request.user)
     manifest = manifest_of(session.context_set)
-    bootstrap = {
-        "session": serialize_session(session),
-        "context_stamp": context_stamp(manifest),
-        "ui_debug": preference.ui_debug,
-        "sourceref_pattern": sourcerefs.BROWSER_PATTERN,
-    }
     return render(
         request,
         "research/session_page.html",
@@ -51,7 +43,8 @@ def session_page(request, sid):
                 "context/_digest_view.html#view",
                 digest_view(session, request.user, Choice()) if preference.ui_debug else {"choice": Choice(tab="")},
             ),
-            "bootstrap": bootstrap,
+            "context_stamp": context_stamp(manifest),  # the newest manifest context_tab.js knows at first
+            "ui_debug": preference.ui_debug,
             "has_runs": bool(research.runs),
             "research": research,
             "run_defaults": settings.GROUNDWORK_RUN_DEFAULTS,

@@ -10,9 +10,6 @@ import re
 FILENAME = r"(?:[^:\n]|:(?!:))+:?"
 SPAN = r"S[1-9][0-9]*"
 SOURCE_REF = re.compile(rf"(?P<file>{FILENAME})::(?P<span>{SPAN})(?:::(?P<hint>[^\n]*))?")
-# The same grammar without group names, as a JavaScript RegExp source (the session page hands it to
-# the browser, which tells a SourceRef citation from an artifact key with it).
-BROWSER_PATTERN = rf"{FILENAME}::{SPAN}(?:::[^\n]*)?"
 # A SourceRef inside prose, up to a space, "(", "[" or "," before it (the hint is not read).
 IN_TEXT = re.compile(rf"[^\s(\[,]+::{SPAN}")
 

@@ -1,306 +1,215 @@
 // The Context tab. The server renders the file list, its chips, the banner and the parse controls
 // (templates/context/_files.html), with the page and live: /ws/sessions/{sid}/context/pane/ sends
-// their fragments, rendered from every manifest. Here: uploads with their progress, Replace, the
-// forms' If-Match (one writer per tab), and the parsed-context pane.
-// Everything a user or a model wrote is put on the page with textContent, never innerHTML.
+// their fragments, rendered from every manifest; and the parsed-context pane (_digest_view.html,
+// GET /sessions/{sid}/context/view/?tab=&file=&version=&span=&json=). Here: uploads with their
+// progress, Replace, the forms' If-Match (one writer per tab), and which view the pane shows.
 (function () {
   "use strict";
 
-  const boot = JSON.parse(document.getElementById("bootstrap").textContent);
-  const sid = boot.session.session_id;
-  const base = `/api/sessions/${sid}/context`;
-  const REFRESH_VIEW_MS = 200;  // a parse sends a burst of manifests: the pane is read once after it
-
-  const state = {
-    // The newest manifest this tab knows, as far as it needs one: its order, revision and auto-parse.
-    manifest: boot.context_stamp,
-    uiDebug: boot.ui_debug,
-    // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
-    tab: "aggregate",
-    selectedFileId: null,
-    version: "", // a cited span's exact version, in the Raw preview
-    span: "", // the span to highlight there
-    showJson: false,
-  };
-
+  const { ApiError, requestJson, swapFragments } = Groundwork;
   const $ = (id) => document.getElementById(id);
-  const { ApiError } = Groundwork;
+  const sid = document.querySelector("[data-session-id]").dataset.sessionId;
+  const debugOn = () => $("ui-debug-toggle").checked;
+  // The newest manifest this tab knows, as far as it needs one: its order, revision and auto-parse.
+  let manifest = JSON.parse($("context-stamp").textContent);
+  let paneSeq = -1;  // the manifest the file list shows
+  // What the parsed-context pane shows (context_app.digest_view.Choice): the server renders it.
+  const view = new URLSearchParams({ tab: "aggregate", file: "", version: "", span: "", json: "" });
 
-  // --- API -----------------------------------------------------------------
-
-  // Context mutations name the revision they were made against (412 when it moved on).
-  const ifMatch = () => ({ "If-Match": `"${state.manifest.revision}"` });
-
-  // One writer per tab: mutations run one after another, each with the newest
-  // revision in If-Match, so a tab never trips over its own earlier upload.
+  // One writer per tab: mutations run one after another, each with the newest revision as If-Match
+  // (412 when it moved on), so a tab never trips over its own earlier upload.
   let writes = Promise.resolve();
   function serialised(task) {
     const run = writes.then(task, task);
     writes = run.catch(() => {});
     return run;
   }
-
-  function api(method, path, body) {
-    return method === "GET" ? request(method, path) : serialised(() => request(method, path, body));
-  }
-
-  function request(method, path, body) {
-    return Groundwork.requestJson(method, path, { body, headers: ifMatch() });
-  }
+  const ifMatch = () => ({ "If-Match": `"${manifest.revision}"` });
 
   // XHR, not fetch: only XHR reports upload progress.
-  function uploadWithProgress(method, path, field, file, onProgress) {
-    return serialised(() => new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open(method, path);
-      const headers = Groundwork.mutationHeaders({ ...ifMatch(), Accept: "application/json" });
-      for (const [name, value] of Object.entries(headers)) {
-        xhr.setRequestHeader(name, value);
-      }
-      xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
-      xhr.onload = () => {
-        let data = null;
-        try { data = JSON.parse(xhr.responseText); } catch (e) { /* not JSON */ }
-        if (xhr.status >= 200 && xhr.status < 300) resolve(data);
-        else reject(new ApiError(xhr.status, data));
-      };
-      xhr.onerror = () => reject(new ApiError(0, { error: "network error: the upload did not reach the server" }));
-      const form = new FormData();
-      for (const one of [].concat(file)) form.append(field, one, one.name);
-      xhr.send(form);
-    }));
-  }
-
-  async function mutate(action) {
-    try {
-      const result = await action();
-      if (result && result.manifest_seq !== undefined) showManifest(result);
-      refreshPane();  // what the mutation changed, rendered (a tab deaf to the socket sees it too)
-      return result;
-    } catch (error) {
-      if (error.status === 412) {
-        flash("This context changed in another tab — refreshed");
-        await refreshPane();
-      } else {
-        flash(error.message, true);
-      }
-      return null;
+  const upload = (method, path, field, files, onProgress) => serialised(() => new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, `/api/sessions/${sid}/context${path}`);
+    for (const [name, value] of Object.entries(Groundwork.mutationHeaders({ ...ifMatch(), Accept: "application/json" }))) {
+      xhr.setRequestHeader(name, value);
     }
-  }
+    xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+    xhr.onload = () => {
+      let data = null;
+      try { data = JSON.parse(xhr.responseText); } catch (e) { /* not JSON */ }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+      else reject(new ApiError(xhr.status, data));
+    };
+    xhr.onerror = () => reject(new ApiError(0, { error: "network error: the upload did not reach the server" }));
+    const form = new FormData();
+    for (const file of files) form.append(field, file, file.name);
+    xhr.send(form);
+  }));
 
-  // --- state updates ---------------------------------------------------------
-
-  // The session's files changed: what else the page shows from them (a report's
-  // "Sources changed") is read anew by whoever listens.
-  function announceChange(before) {
-    if (state.manifest.revision > before) document.dispatchEvent(new CustomEvent("groundwork:context-changed"));
-  }
-
-  // Every manifest (a mutation's answer, a push, a GET) is numbered in the order the
-  // server read it (manifest_seq): one read earlier but arriving later is older news,
-  // and showing it would move a chip backwards (Ready → Parsing → Ready).
-  function showManifest(manifest) {
-    if (manifest.manifest_seq <= state.manifest.manifest_seq) return false;
-    const before = state.manifest.revision;
-    state.manifest = manifest;
-    render();
-    announceChange(before);
+  // Every manifest (a mutation's answer, a push, a GET) is numbered in the order the server read it
+  // (manifest_seq): one read earlier but arriving later is older news, and showing it would move a
+  // chip backwards (Ready → Parsing → Ready).
+  function showManifest(newer) {
+    if (!newer || newer.manifest_seq === undefined || newer.manifest_seq <= manifest.manifest_seq) return false;
+    manifest = newer;
     return true;
   }
 
   // The file list's fragments, from the socket or a GET: shown unless the list shows a later manifest.
-  let paneSeq = -1;
   function showPane(message) {
     if (message.manifest.manifest_seq > paneSeq) {
       paneSeq = message.manifest.manifest_seq;
-      Groundwork.swapFragments(message.html);
+      swapFragments(message.html);
       markSelected();
     }
-    if (showManifest(message.manifest)) refreshDigests();
+    if (showManifest(message.manifest)) refreshView();
   }
 
-  async function refreshPane() {
-    try {
-      showPane(await api("GET", `/sessions/${sid}/context/pane/`));
-    } catch (error) {
-      flash(error.message, true);
-    }
-  }
-
-  let viewTimer;
-  function refreshDigests() {
+  let viewTimer;  // a parse sends a burst of manifests: the pane is read once after it
+  function refreshView() {
     clearTimeout(viewTimer);
-    viewTimer = setTimeout(loadView, REFRESH_VIEW_MS);
+    viewTimer = setTimeout(loadView, 200);
   }
 
-  // The pane as the server renders it for the reader's choice; a later choice wins over an earlier
-  // answer still on its way.
-  let viewLoads = 0;
-  async function loadView() {
-    if (!state.uiDebug) return;
-    const ticket = ++viewLoads;
-    const query = new URLSearchParams({
-      tab: state.tab, file: state.selectedFileId || "", version: state.version, span: state.span,
-      json: state.showJson ? "1" : "",
-    });
-    const response = await fetch(`/sessions/${sid}/context/view/?${query}`);
-    if (ticket !== viewLoads) return;
-    if (!response.ok) return flash(`The parsed context could not be read (${response.status}).`, true);
-    Groundwork.swapFragments(await response.text());
-    const shownFile = $("digest-view").querySelector("[data-file-id]");  // the row of a cited span's current text
-    if (shownFile) state.selectedFileId = shownFile.dataset.fileId;
-    markSelected();
-    if (state.tab === "preview") Groundwork.scrollToHighlight($("digest-view"));
-  }
+  // What the tab's own mutation changed, rendered (a tab deaf to the socket sees it too).
+  const refreshPane = () => requestJson("GET", `/sessions/${sid}/context/pane/`).then(showPane, (error) => flash(error.message, true));
 
-  async function openPreview(fileId, spanId) {
-    const row = $("file-rows").querySelector(`tr[data-file-id="${CSS.escape(fileId)}"]`);
-    if (!row) return flash("That file is no longer in this context.", true);
-    // The raw text is the user's own file, not a debug view: without the parsed-context
-    // pane it opens in the page's source dialog.
-    if (!state.uiDebug) {
-      return Groundwork.openSourceDialog(row.dataset.filename, async () => {
-        const response = await fetch(`/sessions/${sid}/context/files/${fileId}/?fragment`);
-        if (!response.ok) throw new Error("That file is no longer in this context.");
-        return { html: await response.text() };
-      });
+  async function mutate(action) {
+    try {
+      showManifest(await action());
+      refreshPane();
+    } catch (error) {
+      if (error.status !== 412) return flash(error.message, true);
+      flash("This context changed in another tab — refreshed");
+      await refreshPane();
     }
-    Object.assign(state, { selectedFileId: fileId, version: "", span: spanId || "" });
-    selectTab("preview");
   }
 
-  // --- rendering ---------------------------------------------------------------
-
-  function render() {
-    $("context-tab").classList.toggle("no-digest", !state.uiDebug);
-    $("digest-pane").hidden = !state.uiDebug;
-    $("ui-debug-toggle").checked = state.uiDebug;
+  // The pane as the server renders it for the reader's choice (a later choice wins).
+  async function loadView() {
     markSelected();
+    if (!debugOn()) return;
+    try {
+      if (!(await Groundwork.load(`/sessions/${sid}/context/view/?${view}`, "digest-view"))) return;
+    } catch (error) {
+      if (error.status) flash(`The parsed context could not be read (${error.status}).`, true);
+      return;
+    }
+    const shownFile = $("digest-view").querySelector("[data-file-id]");  // the row of a cited span's current text
+    if (shownFile) view.set("file", shownFile.dataset.fileId);
+    markSelected();
+    if (view.get("tab") === "preview") Groundwork.scrollToHighlight($("digest-view"));
   }
 
   // The row of the file whose digest or text the parsed-context pane shows.
   function markSelected() {
-    for (const row of $("file-rows").rows) row.classList.toggle("selected", row.dataset.fileId === state.selectedFileId);
+    for (const row of $("file-rows").rows) row.classList.toggle("selected", row.dataset.fileId === view.get("file"));
   }
 
-  function selectTab(tab) {
-    state.tab = tab;
-    for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
-      button.setAttribute("aria-selected", String(button.dataset.tab === tab));
-    }
-    markSelected();
-    loadView();
+  // A view's tab (tablist.js selects it and gives the tabs their keyboard); a digest's SourceRef opens the
+  // version the digest was built from in the Raw preview, never whatever file now has that name.
+  for (const tab of document.querySelectorAll(".digest-pane [role=tab]")) {
+    tab.addEventListener("click", () => { view.set("tab", tab.dataset.tab); loadView(); });
   }
-
-  // A digest's SourceRef opens the version the digest was built from in the Raw preview, never
-  // whatever file now has that name; Show JSON / Show cards.
   $("digest-view").addEventListener("click", (event) => {
     const chip = event.target.closest("a.source-link");
     if (chip) {
       event.preventDefault();
-      Object.assign(state, { version: chip.dataset.version, span: chip.dataset.span });
-      selectTab("preview");
+      view.set("version", chip.dataset.version);
+      view.set("span", chip.dataset.span);
+      $("dtab-preview").click();
     } else if (event.target.closest(".json-toggle")) {
-      state.showJson = !state.showJson;
+      view.set("json", view.get("json") ? "" : "1");
       loadView();
     }
   });
 
   let flashTimer;
   function flash(message, isError) {
-    const box = $("flash");
-    box.textContent = message;
-    box.classList.toggle("error", Boolean(isError));
-    box.hidden = false;
+    $("flash").textContent = message;
+    $("flash").classList.toggle("error", Boolean(isError));
+    $("flash").hidden = false;
     clearTimeout(flashTimer);
-    flashTimer = setTimeout(() => { box.hidden = true; }, 8000);
+    flashTimer = setTimeout(() => { $("flash").hidden = true; }, 8000);
   }
 
-  // --- actions -----------------------------------------------------------------
+  // --- uploads -------------------------------------------------------------------
 
-  // A row of #upload-progress, from the page's template: the file's name, and its progress bar.
+  // A row of #upload-progress, from the page's template: the file's name, and its progress bar. An
+  // upload that failed keeps its row, saying why, until it is dismissed.
   function uploadRow(label, name) {
     const row = $("upload-row-template").content.firstElementChild.cloneNode(true);
-    row.dataset.upload = name;
     row.querySelector(".name").textContent = label;
     row.querySelector("progress").setAttribute("aria-label", label === name ? `Uploading ${name}` : label);
-    $("upload-progress").append(row);
-    return row;
+    row.failed = (message) => {
+      const failed = $("upload-failed-template").content.cloneNode(true);
+      failed.querySelector(".dismiss").setAttribute("aria-label", `Dismiss ${name}`);
+      failed.querySelector(".dismiss").addEventListener("click", () => row.remove());
+      failed.querySelector(".failed").textContent = `${name}: ${message}`;
+      row.querySelector("progress").replaceWith(failed);
+    };
+    return $("upload-progress").appendChild(row);
   }
 
-  // An upload that failed keeps its row, saying why, until it is dismissed.
-  function showUploadFailed(row, message) {
-    const name = row.dataset.upload;
-    const failed = $("upload-failed-template").content.cloneNode(true);
-    failed.querySelector(".dismiss").setAttribute("aria-label", `Dismiss ${name}`);
-    failed.querySelector(".dismiss").addEventListener("click", () => row.remove());
-    failed.querySelector(".failed").textContent = `${name}: ${message}`;
-    row.querySelector("progress").replaceWith(failed);
-  }
-
+  // One request for the whole selection (one revision, one diff in the banner); multipart sends the
+  // files in order, so sent bytes tell each file's progress.
   async function uploadFiles(fileList) {
-    const files = Array.from(fileList);
-    if (!files.length) return;
-    // One request for the whole selection (one revision, one diff in the banner);
-    // multipart sends the files in order, so sent bytes tell each file's progress.
+    const files = [...fileList];  // before the input is cleared
     let offset = 0;
     const bars = files.map((file) => {
       const row = uploadRow(file.name, file.name);
-      const entry = { bar: row.querySelector("progress"), row, start: offset, size: Math.max(file.size, 1) };
+      const entry = { row, bar: row.querySelector("progress"), start: offset, size: Math.max(file.size, 1) };
       offset += file.size;
       return entry;
     });
-    const onProgress = (share) => {
-      const sent = share * offset;
-      for (const b of bars) b.bar.value = Math.min(1, Math.max(0, (sent - b.start) / b.size));
-    };
+    const onProgress = (share) => bars.forEach((b) => { b.bar.value = Math.min(1, Math.max(0, (share * offset - b.start) / b.size)); });
     try {
-      const result = await uploadWithProgress("POST", `${base}/files`, "files", files, onProgress);
-      for (const b of bars) b.bar.value = 1;
-      showManifest(result);
+      showManifest(await upload("POST", "/files", "files", files, onProgress));
+      bars.forEach((b) => { b.bar.value = 1; });
       refreshPane();
-      if (state.manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
+      if (manifest.auto_parse) flash("Uploaded; parsing starts automatically.");
       setTimeout(() => bars.forEach((b) => b.row.remove()), 1200);
     } catch (error) {
       if (error.status === 412) {
         await refreshPane();
         flash("This context changed in another tab — refreshed");
       }
-      const message = error.status === 412 ? "not uploaded: upload again" : error.message;
-      for (const b of bars) showUploadFailed(b.row, message);
+      bars.forEach((b) => b.row.failed(error.status === 412 ? "not uploaded: upload again" : error.message));
     }
   }
 
   let replaceTarget = null;
-  function pickReplacement(fileId) {
-    replaceTarget = fileId;
-    $("replace-input").click();
-  }
-
-  async function replaceFile(fileId, file) {
+  $("replace-input").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";
+    if (!file || !replaceTarget) return;
     const row = uploadRow(`Replacing with ${file.name}`, file.name);
     const bar = row.querySelector("progress");
-    await mutate(() => uploadWithProgress("PUT", `${base}/files/${fileId}`, "file", file, (s) => { bar.value = s; }));
+    await mutate(() => upload("PUT", `/files/${replaceTarget}`, "file", [file], (share) => { bar.value = share; }));
     row.remove();
-  }
+  });
 
-  function viewDigest(fileId) {
-    state.selectedFileId = fileId;
-    if (!state.uiDebug) return flash("Turn on “Show parsed context” to see digests.");
-    selectTab("file");
-  }
-
-  // A row's buttons; its Retry and Delete are forms (below).
+  // A row's buttons; its Retry and Delete are forms (below). Its Preview is a link to the file's text
+  // (without script; and the raw text is the user's own file: without the parsed-context pane it opens
+  // in the page's source dialog).
   $("file-rows").addEventListener("click", (event) => {
     const action = event.target.closest("[data-action]");
     if (!action) return;
-    const fileId = action.closest("tr").dataset.fileId;
-    if (action.dataset.action === "digest") viewDigest(fileId);
-    else if (action.dataset.action === "replace") pickReplacement(fileId);
-    else if (action.dataset.action === "preview") {
-      event.preventDefault();  // without script it is a link to the file's text
-      openPreview(fileId);
+    const { action: what } = action.dataset;
+    const row = action.closest("tr");
+    if (what === "replace") {
+      replaceTarget = row.dataset.fileId;
+      return $("replace-input").click();
     }
+    if (what === "preview") event.preventDefault();
+    if (what === "preview" && !debugOn()) {
+      return Groundwork.openSource(row.dataset.filename, `${action.getAttribute("href")}?fragment`, "That file is no longer in this context.");
+    }
+    view.set("file", row.dataset.fileId);
+    if (what === "preview") ["version", "span"].forEach((name) => view.set(name, ""));
+    if (debugOn()) return $(what === "preview" ? "dtab-preview" : "dtab-file").click();
+    markSelected();
+    flash("Turn on “Show parsed context” to see digests.");
   });
 
   // The file list's forms ("METHOD /context/…" in data-context-api) go through the tab's one writer,
@@ -311,31 +220,13 @@
     event.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     const [method, path] = form.dataset.contextApi.split(" ");
-    const body = Groundwork.formJson(form);
-    delete body.revision;
-    const fileRow = form.closest("tr");
-    if (method === "DELETE" && fileRow && fileRow.dataset.fileId === state.selectedFileId) state.selectedFileId = null;
-    mutate(() => api(method, `/api/sessions/${sid}${path}`, Object.keys(body).length ? body : undefined));
+    const { revision, ...body } = Groundwork.formJson(form);
+    const options = () => ({ body: Object.keys(body).length ? body : undefined, headers: ifMatch() });
+    mutate(() => serialised(() => requestJson(method, `/api/sessions/${sid}${path}`, options())));
   });
-
-  // --- live updates --------------------------------------------------------------
-
-  function connect() {
-    Groundwork.liveSocket(`/ws/sessions/${sid}/context/pane/`, {
-      onState: (live) => { document.body.dataset.live = live; },
-      onMessage: showPane,
-    });
-  }
-
-  // --- wiring --------------------------------------------------------------------
 
   $("file-input").addEventListener("change", (event) => {
-    uploadFiles(event.target.files);
-    event.target.value = "";
-  });
-  $("replace-input").addEventListener("change", (event) => {
-    const file = event.target.files[0];
-    if (file && replaceTarget) replaceFile(replaceTarget, file);
+    if (event.target.files.length) uploadFiles(event.target.files);
     event.target.value = "";
   });
   const zone = $("dropzone");
@@ -349,22 +240,19 @@
   zone.addEventListener("keydown", (event) => {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); $("file-input").click(); }
   });
+  // The parsed-context pane shows while the toggle is on (groundwork.css); the preference is the user's.
   $("ui-debug-toggle").addEventListener("change", async (event) => {
-    const wanted = event.target.checked;
     try {
-      const result = await api("PATCH", "/api/me/preferences", { ui_debug: wanted });
-      state.uiDebug = result.ui_debug;
+      event.target.checked = (await requestJson("PATCH", "/api/me/preferences", { body: { ui_debug: event.target.checked } })).ui_debug;
     } catch (error) {
+      event.target.checked = !event.target.checked;
       flash(error.message, true);
     }
-    render();
-    refreshDigests();
+    refreshView();
   });
-  for (const button of document.querySelectorAll(".digest-pane [role=tab]")) {
-    button.addEventListener("click", () => selectTab(button.dataset.tab));
-  }
 
-  render();
-  selectTab("aggregate");
-  connect();
+  Groundwork.liveSocket(`/ws/sessions/${sid}/context/pane/`, {
+    onState: (live) => { document.body.dataset.live = live; },
+    onMessage: showPane,
+  });
 })();

@@ -5,38 +5,44 @@
   "use strict";
 
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const $ = (id) => document.getElementById(id);
 
   class ApiError extends Error {
     constructor(status, body) {
       super((body && body.error) || `request failed (${status})`);
       this.status = status;
-      this.body = body;
     }
-  }
-
-  function idempotencyKey() {
-    return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random();
   }
 
   // Every mutation carries the CSRF token and a fresh Idempotency-Key (SPEC §2.6).
   function mutationHeaders(extra) {
-    return Object.assign({ "X-CSRFToken": csrf, "Idempotency-Key": idempotencyKey() }, extra || {});
+    const key = crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random();
+    return Object.assign({ "X-CSRFToken": csrf, "Idempotency-Key": key }, extra);
   }
 
   async function requestJson(method, path, { body, headers } = {}) {
-    const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+    const options = { method, headers: { Accept: "application/json" } };
     if (method !== "GET") {
-      Object.assign(options.headers, mutationHeaders(headers));
-      if (body instanceof FormData) options.body = body;
-      else if (body !== undefined) {
-        options.headers["Content-Type"] = "application/json";
-        options.body = JSON.stringify(body);
-      }
+      Object.assign(options.headers, mutationHeaders(headers), body === undefined ? {} : { "Content-Type": "application/json" });
+      options.body = body === undefined ? undefined : JSON.stringify(body);
     }
     const response = await fetch(path, options);
     const data = await response.json().catch(() => null);
     if (!response.ok) throw new ApiError(response.status, data);
     return data;
+  }
+
+  // The server-rendered fragments a GET of `path` answers, given to `show` (swapped in) unless a later
+  // load with the same `key` started meanwhile: the reader's later choice wins over an earlier answer.
+  const latest = {};
+  async function load(path, key = path, show = swapFragments) {
+    const ticket = (latest[key] = (latest[key] || 0) + 1);
+    const response = await fetch(path);
+    const html = response.ok ? await response.text() : null;
+    if (ticket !== latest[key]) return false;
+    if (!response.ok) throw new ApiError(response.status, null);
+    show(html);
+    return true;
   }
 
   function scrollToHighlight(container) {
@@ -77,49 +83,30 @@
     return { close() { closed = true; socket.close(); } };
   }
 
-  // --- citations ---------------------------------------------------------------------
-  // A citation object {sourceref, version, span, source_url, + library: origin_session,
-  // from_library} names the exact extracted version it was made from. It opens through
-  // its source_url (GET /api/sources/{version}/{span}), never by file name: a file of
-  // the same name in this session, or a newer upload, is other text.
-
-  let opening = 0;
-  // The page's source dialog: `heading` at once, then the server-rendered title, provenance and
-  // spans `load` resolves to ({html}: context/_source.html's fragments), the highlighted span in view.
-  async function openSourceDialog(heading, load) {
-    const dialog = document.getElementById("source-dialog");
-    const spans = document.getElementById("source-dialog-spans");
-    const ticket = ++opening;
-    document.getElementById("source-dialog-title").textContent = heading;
-    document.getElementById("source-dialog-meta").replaceChildren();
-    spans.replaceChildren(document.getElementById("source-loading-template").content.cloneNode(true));
-    if (!dialog.open) dialog.showModal();
+  // --- the source dialog ---------------------------------------------------------------
+  // `heading` at once, then the server-rendered title, provenance and spans `path` answers
+  // (context/_source.html's fragments), the highlighted span in view. A citation opens its exact
+  // version (/sources/{version}/{span}/), never a file by name: a newer upload of that name is other text.
+  async function openSource(heading, path, gone) {
+    const spans = $("source-dialog-spans");
+    $("source-dialog-title").textContent = heading;
+    $("source-dialog-meta").replaceChildren();
+    spans.replaceChildren($("source-loading-template").content.cloneNode(true));
+    if (!$("source-dialog").open) $("source-dialog").showModal();
     try {
-      const shown = await load();
-      if (ticket !== opening) return;
-      swapFragments(shown.html);
-      scrollToHighlight(spans);
+      if (await load(path, "source-dialog")) scrollToHighlight(spans);
     } catch (error) {
-      if (ticket !== opening) return;
-      const failed = document.getElementById("source-failed-template").content.cloneNode(true);
-      failed.firstElementChild.textContent = error.message;
+      const failed = $("source-failed-template").content.cloneNode(true);
+      failed.firstElementChild.textContent = error.status === 404 ? gone : error.message;
       spans.replaceChildren(failed);
     }
   }
 
-  // The cited version's spans in the page's source dialog, the cited span highlighted and in view:
-  // the server renders them (context/_source.html, the page /sources/{version}/{span}/ as fragments).
-  function openCitation(link, sessionId) {
-    const heading = link && link.sourceref ? link.sourceref.replace("::", " · ") : "Source";
-    return openSourceDialog(heading, async () => {
-      const span = link && (link.span || (link.sourceref || "").split("::")[1]);
-      if (!link || !link.version || !span) throw new Error("This citation names no stored text version.");
-      const query = new URLSearchParams({ fragment: "", session: sessionId || "" });
-      const response = await fetch(`/sources/${encodeURIComponent(link.version)}/${encodeURIComponent(span)}/?${query}`);
-      if (response.status === 404) throw new Error("This source is no longer available.");
-      if (!response.ok) throw new Error(`request failed (${response.status})`);
-      return { html: await response.text() };
-    });
+  // A citation's data attributes ({source, version, span}: a chip, a report's [n]) in the dialog.
+  function openCitation({ source, version, span }) {
+    const query = new URLSearchParams({ fragment: "", session: document.querySelector("[data-session-id]")?.dataset.sessionId || "" });
+    const path = `/sources/${encodeURIComponent(version)}/${encodeURIComponent(span)}/?${query}`;
+    return openSource(source ? source.replace("::", " · ") : "Source", path, "This source is no longer available.");
   }
 
   // --- server-rendered fragments and forms ---------------------------------------------
@@ -137,9 +124,9 @@
     // travels inside a <table>: the parser drops a <tbody> anywhere else).
     for (const fresh of parsed.content.querySelectorAll("[id]")) {
       if (fresh.parentElement && fresh.parentElement.closest("[id]")) continue;
-      const shown = document.getElementById(fresh.id);
+      const shown = $(fresh.id);
       if (shown && fresh.dataset.swap === "append") {
-        for (const child of [...fresh.children]) if (!child.id || !document.getElementById(child.id)) shown.append(child);
+        for (const child of [...fresh.children]) if (!child.id || !$(child.id)) shown.append(child);
       } else if (shown) swapChildren(shown, fresh);
     }
   }
@@ -161,7 +148,7 @@
     const focused = shown.contains(document.activeElement) ? document.activeElement.id : "";
     next.forEach((child, i) => { if (shown.children[i] !== child) shown.insertBefore(child, shown.children[i] || null); });
     while (shown.children.length > next.length) shown.lastElementChild.remove();
-    if (focused && !shown.contains(document.activeElement)) document.getElementById(focused)?.focus();
+    if (focused && !shown.contains(document.activeElement)) $(focused)?.focus();
   }
 
   function carryTyped(old, fresh) {
@@ -194,7 +181,8 @@
     if (!form.matches("form[data-api]")) return;
     event.preventDefault();
     const buttons = form.querySelectorAll("button");
-    const alert = nearestAlert(form);
+    let alert = null;
+    for (let node = form; node && !alert; node = node.parentElement) alert = node.querySelector(":scope > [role=alert]");
     if (alert) { alert.hidden = true; alert.textContent = ""; }
     buttons.forEach((button) => { button.disabled = true; });
     try {
@@ -213,28 +201,17 @@
     if (form && event.target.closest("[data-submit-on-change]") && event.target.value) form.requestSubmit();
   });
 
-  function nearestAlert(form) {
-    for (let node = form; node; node = node.parentElement) {
-      const alert = node.querySelector(":scope > [role=alert]");
-      if (alert) return alert;
-    }
-    return null;
-  }
-
-  // A server-rendered citation chip carries its citation object in data attributes.
+  // A server-rendered citation chip, or a report's [n] of stored text, opens in the source dialog.
   document.addEventListener("click", (event) => {
-    const chip = event.target.closest("a.source-link");
+    const chip = event.target.closest("a.source-link, a.citation[data-version]");
     if (!chip || event.defaultPrevented) return;
     event.preventDefault();
-    const { source: sourceref, version, span } = chip.dataset;
-    openCitation({ sourceref, version, span }, document.querySelector("[data-session-id]")?.dataset.sessionId);
+    openCitation(chip.dataset);
   });
-
-  const closeButton = document.getElementById("source-dialog-close");
-  if (closeButton) closeButton.addEventListener("click", () => document.getElementById("source-dialog").close());
+  $("source-dialog-close")?.addEventListener("click", () => $("source-dialog").close());
 
   window.Groundwork = {
-    ApiError, mutationHeaders, requestJson, scrollToHighlight, liveSocket,
-    openCitation, openSourceDialog, swapFragments, formJson,
+    ApiError, mutationHeaders, requestJson, load, scrollToHighlight, liveSocket,
+    openSource, swapFragments, formJson,
   };
 })();

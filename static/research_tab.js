@@ -1,40 +1,32 @@
 // The Research tab. The server renders it (templates/research/_research_tab.html), with the page and
 // live: /ws/sessions/{sid}/runs/pane/?run=<shown run> sends its fragments after each of the run's events.
-// Here: showing another run without leaving the page, the elapsed-time clock, an [n] opening the text
-// it cites, and the phone view turning to a report that has just been written.
+// Here: showing another run without leaving the page, the elapsed-time clock, an [n] marking its
+// reference (groundwork.js opens the text it cites), and the phone view turning to a report just written.
 (function () {
   "use strict";
 
-  const { liveSocket, swapFragments, openCitation } = Groundwork;
   const $ = (id) => document.getElementById(id);
-  const sid = document.querySelector("[data-session-id]").dataset.sessionId;
-  const pagePath = `/sessions/${sid}/`;
+  const pagePath = `/sessions/${document.querySelector("[data-session-id]").dataset.sessionId}/`;
   const ACTIVE = new Set(["queued", "binding", "running", "reporting"]);
   let socket = null;
 
-  const shownRun = () => $("run-select").value;
-  const runStatus = () => $("run-state").dataset.status;
-
   function show(html) {
-    const before = runStatus();
-    const stream = $("thought-stream");
-    const lines = stream.children.length;
-    swapFragments(html);
+    const before = $("run-state").dataset.status;
+    const lines = $("thought-stream").children.length;
+    Groundwork.swapFragments(html);
     // New options come in beside the old ones: the one marked selected is the run shown.
     const chosen = $("run-select").querySelector("option[selected]");
     if (chosen) chosen.selected = true;
-    if (stream.children.length !== lines) stream.scrollTop = stream.scrollHeight;
-    if (ACTIVE.has(before) && runStatus() === "completed") offerReport();
+    if ($("thought-stream").children.length !== lines) $("thought-stream").scrollTop = $("thought-stream").scrollHeight;
+    // Below 1200 px one view shows at a time: a run that finishes while its tree is shown opens its report.
+    const finished = ACTIVE.has(before) && $("run-state").dataset.status === "completed";
+    if (finished && $("research-tab").dataset.view === "tree" && getComputedStyle($("research-views")).display !== "none") $("view-report").click();
     tick();
   }
 
-  // Below 1200 px one view shows at a time: a run that finishes while its tree is shown opens its report.
-  function offerReport() {
-    if ($("research-tab").dataset.view === "tree" && getComputedStyle($("research-views")).display !== "none") $("view-report").click();
-  }
-
   function connect() {
-    socket = liveSocket(() => `/ws${pagePath}runs/pane/?run=${encodeURIComponent(shownRun())}`, {
+    if (socket) socket.close();
+    socket = Groundwork.liveSocket(() => `/ws${pagePath}runs/pane/?run=${encodeURIComponent($("run-select").value)}`, {
       onMessage: (message) => message.type === "fragments" && show(message.html),
       onState: (state) => {
         $("research-tab").dataset.live = state;
@@ -45,31 +37,23 @@
 
   // Another run: its fragments, then a socket for it. The socket's first message is the run as it
   // is then, never older than what the fetch showed.
-  let showing = 0;
   async function showRun(runId) {
-    const ticket = ++showing;
-    if (socket) socket.close();
+    socket.close();
     try {
-      const response = await fetch(`${pagePath}?${new URLSearchParams({ run: runId, fragment: "" })}`);
-      if (!response.ok) throw new Error(`request failed (${response.status})`);
-      const html = await response.text();
-      if (ticket !== showing) return;
-      show(html);
+      if (!(await Groundwork.load(`${pagePath}?${new URLSearchParams({ run: runId, fragment: "" })}`, "run", show))) return;
       history.replaceState(null, "", `${pagePath}?run=${encodeURIComponent(runId)}${location.hash}`);
     } catch (error) {
       $("run-error").hidden = false;
       $("run-error").textContent = error.message;
-    } finally {
-      if (ticket === showing) connect();
     }
+    connect();
   }
 
   // "Run", "Show it", "the earlier report": GET forms of ?run=, shown here without leaving the page.
   document.addEventListener("submit", (event) => {
-    const form = event.target;
-    if (!form.matches("form[data-show-run]")) return;
+    if (!event.target.matches("form[data-show-run]")) return;
     event.preventDefault();
-    const runId = new FormData(form).get("run");
+    const runId = new FormData(event.target).get("run");
     if (runId) showRun(runId);
   });
 
@@ -84,17 +68,13 @@
     }
   });
 
-  // An [n] opens the text it cites (its pinned version) and marks its reference; a web reference (no
-  // stored text) is scrolled to by the link itself.
+  // An [n] marks its reference; one of stored text opens it in the source dialog (groundwork.js), a web
+  // reference is scrolled to by the link itself.
   $("report-view").addEventListener("click", (event) => {
     const mark = event.target.closest("a.citation");
     if (!mark) return;
     for (const item of $("report-view").querySelectorAll(".references li.targeted")) item.classList.remove("targeted");
     $(mark.getAttribute("href").slice(1))?.classList.add("targeted");
-    if (!mark.dataset.version) return;
-    event.preventDefault();
-    const { source: sourceref, version, span } = mark.dataset;
-    openCitation({ sourceref, version, span }, sid);
   });
 
   // The elapsed time of a run under way counts on between fragments.

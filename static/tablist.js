@@ -1,9 +1,10 @@
 // WAI-ARIA tabs for every [role=tablist] on the page: the selected tab is the one
 // Tab stop (roving tabindex), arrow keys / Home / End move between tabs and select
 // them. A tab list whose tabs each control their own panel switches the panels
-// here; one whose tabs share a panel (the digest views), or that says
-// data-switch="page", leaves that to its page script, which listens to the tabs'
-// click events as usual.
+// here; one whose tabs share a panel (the digest views) leaves that to its page
+// script, which listens to the tabs' click events as usual. One that says
+// data-switch="page" (the Research views below 1200 px: all shown when wide) names
+// the view on its parent (data-view), whose CSS shows that view's pane.
 (function () {
   "use strict";
 
@@ -11,9 +12,8 @@
     return Array.from(list.querySelectorAll('[role="tab"]'));
   }
 
-  function select(list, tab, { focus = false } = {}) {
+  function select(list, tab) {
     const tabs = tabsOf(list);
-    // data-switch="page": the page script shows the panels (the Research views, all shown when wide).
     const ownPanels = list.dataset.switch !== "page"
       && new Set(tabs.map((t) => t.getAttribute("aria-controls"))).size === tabs.length;
     for (const other of tabs) {
@@ -25,16 +25,12 @@
         if (panel) panel.hidden = !selected;
       }
     }
-    if (focus) tab.focus();
+    if (list.dataset.switch === "page") list.parentElement.dataset.view = tab.dataset.view;
   }
 
   function enhance(list) {
     const current = tabsOf(list).find((t) => t.getAttribute("aria-selected") === "true") || tabsOf(list)[0];
     if (current) select(list, current);
-    // Keeps the roving tabindex right when a page script selects a tab itself.
-    new MutationObserver(() => {
-      for (const tab of tabsOf(list)) tab.tabIndex = tab.getAttribute("aria-selected") === "true" ? 0 : -1;
-    }).observe(list, { attributes: true, subtree: true, attributeFilter: ["aria-selected"] });
     list.addEventListener("click", (event) => {
       const tab = event.target.closest('[role="tab"]');
       if (tab && list.contains(tab)) select(list, tab);

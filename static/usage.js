@@ -5,23 +5,15 @@
 (function () {
   "use strict";
 
-  const $ = (id) => document.getElementById(id);
   const sid = document.querySelector("[data-session-id]").dataset.sessionId;
-  const REFRESH_AFTER_MS = 400; // a parse sends a burst of updates: one read after it settles
   let timer = null;
 
-  async function refresh() {
-    const response = await fetch(`/sessions/${sid}/usage/`);
-    if (!response.ok) {
-      $("usage-summary").textContent = `usage unavailable (${response.status})`;
-      return;
-    }
-    Groundwork.swapFragments(await response.text());
-  }
-
+  // A parse sends a burst of updates: one read after it settles.
   function refreshSoon() {
     clearTimeout(timer);
-    timer = setTimeout(refresh, REFRESH_AFTER_MS);
+    timer = setTimeout(() => Groundwork.load(`/sessions/${sid}/usage/`).catch((error) => {
+      if (error.status) document.getElementById("usage-summary").textContent = `usage unavailable (${error.status})`;
+    }), 400);
   }
 
   Groundwork.liveSocket(`/ws/sessions/${sid}/context/`, { onOpen: refreshSoon, onMessage: refreshSoon });
