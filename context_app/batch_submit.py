@@ -32,7 +32,7 @@ def waits_for_extraction(context_set_id) -> bool:
     """A set that sends its parses as batches claims nothing while files are still being extracted:
     uploads are extracted one by one in the worker, and a parse dispatched meanwhile would send
     them a few at a time, each too few for a batch. Its parse is requested, so the last
-    extraction dispatches it again (pipeline.after_change)."""
+    extraction dispatches it again (pipeline.dispatch.after_extraction)."""
     if settings.GROUNDWORK_LLM_BATCH_MIN_FILES <= 0:
         return False
     return ContextFile.objects.filter(

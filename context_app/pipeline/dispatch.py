@@ -11,7 +11,7 @@ from .. import signals
 from ..batch_submit import submit_if_due, waits_for_extraction
 from ..digest_cache import file_cache_key
 from ..models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus
-from ..notify import notify_context_changed
+from ..notify import notify_context_changed, notify_context_changed_soon
 from . import jobs
 from .aggregate_state import refresh_aggregate_state
 from .recovery import recover_unheld_jobs
@@ -20,10 +20,22 @@ logger = logging.getLogger(__name__)
 
 
 def after_change(context_set_id) -> None:
-    """After a committed mutation: tell the watchers, and parse if the set wants it."""
+    """After a committed mutation: tell the watchers at once, and parse if the set wants it."""
     notify_context_changed(context_set_id)
+    _parse_if_wanted(context_set_id)
+
+
+def after_extraction(context_set_id) -> None:
+    """After a file's text is written: tell the watchers at the paced rate (an upload of a thousand
+    files ends a thousand extractions, and each push is the manifest of every file), and parse if the
+    set wants it."""
+    notify_context_changed_soon(context_set_id)
+    _parse_if_wanted(context_set_id)
+
+
+def _parse_if_wanted(context_set_id) -> None:
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
-    if context_set and (context_set.auto_parse or context_set.parse_requested):
+    if context_set and parsing_wanted(context_set):
         jobs.enqueue_parse(context_set_id)
 
 
@@ -38,7 +50,7 @@ def dispatch_parse(context_set_id, requeue_unheld: bool = False) -> None:
         return
     restale_outdated_digests(context_set_id)
     if waits_for_extraction(context_set_id):
-        return  # the batch takes the whole parse: the last extraction's after_change dispatches again
+        return  # the batch takes the whole parse: the last extraction's after_extraction dispatches again
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.
     claimed = _claim_stale_files(context_set_id)
     claimed = submit_if_due(context_set_id, claimed)  # a large parse's Task A may go as one batch

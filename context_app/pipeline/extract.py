@@ -16,7 +16,7 @@ from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText
 from ..notify import notify_context_changed_soon
 from . import jobs
 from .aggregate_state import refresh_aggregate_state
-from .dispatch import after_change
+from .dispatch import after_extraction
 
 logger = logging.getLogger(__name__)
 
@@ -150,4 +150,4 @@ def _extract_held_file(file_id, content_hash: str) -> None:
     if version is not None:
         library.index_file(current, version)
         jobs.enqueue_embedding(current.pk)
-    after_change(current.context_set_id)
+    after_extraction(current.context_set_id)
