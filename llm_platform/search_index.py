@@ -12,7 +12,8 @@ and kept until the library changes (context_app.library_index loads them):
   of the vectors' sign bits (48 bytes a window) picks the candidates, which are then
   scored from their int8 rows ("binary quantisation with rescoring"). A record scores as
   its best window, so a long page is found by its one passage that answers.
-- fuse_scores: a hybrid ranking from a keyword one and a meaning one (relative score fusion).
+- fuse_scores: a hybrid ranking from a keyword one and a meaning one (each ranking's scores in units of
+  their standard deviation, weighted and summed).
 
 Rows carry a record id and a group code (a session's context set), so one index serves
 a team's library and each session's part of it.
@@ -28,7 +29,8 @@ import numpy as np
 from llm_platform.terms import BM25_B, BM25_K1
 
 # BM25's share of a hybrid score; meaning has the rest. Chosen on the tune half of the man-page
-# questions (bench/retrieval_bench.py; 0.2 to 0.5 tried, and reciprocal rank fusion, which was lower).
+# questions (bench/retrieval_bench.py; 0.2 to 0.5 tried, and reciprocal rank fusion, which was lower),
+# and checked again when the scores became standard deviations (fuse_scores): 0.25 and 0.35 were lower.
 KEYWORD_WEIGHT = 0.3
 # Above this many windows the sign-bit pass chooses which to score; below, all are.
 EXACT_WINDOWS = 50_000
@@ -180,16 +182,26 @@ def fuse_scores(
     *,
     keyword_weight: float = KEYWORD_WEIGHT,
 ) -> list[tuple[int, float]]:
-    """Relative score fusion: each ranking's scores scaled to 0..1 over its own results (BM25 by its
-    best; cosine from its last to its best), then weighted and summed per id; best first, ties by id."""
+    """Distribution-based score fusion: each ranking's scores measured from its last result in units of
+    their standard deviation over its own results (`spread_scores`), then weighted and summed per id; an
+    id absent from a ranking gets nothing from it. Best first, ties by id."""
     fused: dict[int, float] = {}
-    if keyword:
-        best = keyword[0][1] or 1.0
-        for item, score in keyword:
-            fused[item] = keyword_weight * score / best
-    if meaning:
-        high, low = meaning[0][1], meaning[-1][1]
-        for item, score in meaning:
-            share = (score - low) / (high - low) if high > low else 1.0
-            fused[item] = fused.get(item, 0.0) + (1 - keyword_weight) * share
+    for ranking, weight in ((keyword, keyword_weight), (meaning, 1 - keyword_weight)):
+        for item, share in spread_scores(ranking).items():
+            fused[item] = fused.get(item, 0.0) + weight * share
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+def spread_scores(ranking: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """(score - the ranking's lowest) / the ranking's standard deviation, by id; 1.0 each when the scores
+    are all equal (a single result). Scaled to its range, every ranking's best scored 1 however little it
+    stood out; in standard deviations, a best result far above the rest of its ranking (a confident
+    match) outweighs the best of a ranking whose scores lie close together."""
+    if not ranking:
+        return {}
+    scores = np.array([score for _item, score in ranking], dtype=np.float64)
+    deviation = float(scores.std())
+    if deviation <= 0:
+        return {item: 1.0 for item, _score in ranking}
+    shares = (scores - scores.min()) / deviation
+    return {item: float(share) for (item, _score), share in zip(ranking, shares, strict=True)}

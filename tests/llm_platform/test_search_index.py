@@ -70,10 +70,25 @@ def test_bm25_of_a_group_counts_that_group_as_the_collection():
     assert index.rank(["pump"], 5, group="c") == [] and index.rank(["absent"], 5) == []
 
 
-def test_fused_scores_weigh_each_ranking_on_its_own_scale():
-    keyword = [(1, 12.0), (2, 6.0), (3, 3.0)]  # BM25: scaled by its best
-    meaning = [(3, 0.9), (4, 0.7), (1, 0.5)]  # cosine: scaled from its last to its best
+def test_fused_scores_weigh_each_ranking_in_its_own_standard_deviations():
+    keyword = [(1, 12.0), (2, 6.0), (3, 3.0)]  # BM25: from its last, over its standard deviation
+    meaning = [(3, 0.9), (4, 0.7), (1, 0.5)]  # cosine: the same
+    keyword_sd, meaning_sd = np.std([12.0, 6.0, 3.0]), np.std([0.9, 0.7, 0.5])
     fused = dict(fuse_scores(keyword, meaning, keyword_weight=0.4))
-    assert fused == pytest.approx({1: 0.4, 2: 0.2, 3: 0.1 + 0.6, 4: 0.6 * 0.5})
+    assert fused == pytest.approx(
+        {1: 0.4 * 9 / keyword_sd, 2: 0.4 * 3 / keyword_sd, 3: 0.6 * 0.4 / meaning_sd, 4: 0.6 * 0.2 / meaning_sd}
+    )
     assert [item for item, _s in fuse_scores(keyword, meaning, keyword_weight=0.4)] == [3, 1, 4, 2]
     assert fuse_scores([], meaning)[0][0] == 3 and fuse_scores(keyword, [])[0][0] == 1
+    assert fuse_scores([(7, 2.5)], []) == [(7, pytest.approx(0.3))]  # a lone result counts in full
+
+
+def test_a_keyword_match_that_stands_out_outweighs_a_meaning_best_that_barely_leads():
+    """Record 1 alone holds the question's rare term (BM25 far above the 29 records that share a
+    common one) and is 15th of a close run by meaning, which record 2 leads by a shade. Scaled to each
+    ranking's range, both bests counted 1 and meaning's larger share put record 2 first; in standard
+    deviations, how far record 1 stands out of its ranking counts."""
+    keyword = [(1, 9.0)] + [(100 + i, 1.0) for i in range(29)]
+    meaning = [(2, 0.6)] + [(200 + i, 0.6 - 0.005 * i) for i in range(1, 14)] + [(1, 0.53)]
+    meaning += [(200 + i, 0.6 - 0.005 * i) for i in range(15, 31)]
+    assert [item for item, _s in fuse_scores(keyword, meaning, keyword_weight=0.3)][:2] == [1, 2]

@@ -2,10 +2,11 @@
 
 A colleague asks in their own words ("where do I put a colleague's key so they can log in?")
 and the files answer in theirs ("add it to ~/.ssh/authorized_keys"): terms alone miss that
-answer, meaning alone takes a sentence on the same subject for one. So both count, fused as
-library search fuses them (context_app.library): BM25 over its best, the cosine over its range
-among the candidates, KEYWORD_WEIGHT and 1 - KEYWORD_WEIGHT. A statement is relevant when it
-shares a weighted term with the question or is MEANING_FLOOR close to it in meaning.
+answer, meaning alone takes a sentence on the same subject for one. So both count, each on its
+own scale: BM25 over its best, the cosine over its range among the candidates (library search
+measures its rankings in standard deviations since 2026-11-27; this was not re-tuned), KEYWORD_WEIGHT
+and 1 - KEYWORD_WEIGHT. A statement is relevant when it shares a weighted term with the question or
+is MEANING_FLOOR close to it in meaning.
 """
 
 from __future__ import annotations
