@@ -34,7 +34,8 @@ from llm_platform.terms import BM25_B, BM25_K1
 KEYWORD_WEIGHT = 0.3
 # Above this many windows the sign-bit pass chooses which to score; below, all are.
 EXACT_WINDOWS = 50_000
-CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for (at least 2,000)
+CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for,
+MIN_CANDIDATES = 2_000  # and at least this many
 
 
 def _top(scores: np.ndarray, ids: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -153,13 +154,11 @@ class VectorIndex:
             return []
         if group is not None and str(group) not in self.group_codes:
             return []
-        rows = np.arange(len(self.record_ids))
-        if group is not None:
-            rows = np.flatnonzero(self.groups == self.group_codes[str(group)])
-        if len(rows) > EXACT_WINDOWS:
-            distance = np.bitwise_count(self.signs[rows] ^ _sign_bits(query[None, :])).sum(axis=1, dtype=np.int32)
-            keep = max(2_000, limit * CANDIDATES_PER_RESULT)
-            rows = rows[np.argpartition(distance, keep - 1)[:keep]]
+        in_group = self.groups == self.group_codes[str(group)] if group is not None else None
+        if (len(self.record_ids) if in_group is None else np.count_nonzero(in_group)) > EXACT_WINDOWS:
+            rows = self._first_pass(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), in_group)
+        else:
+            rows = np.arange(len(self.record_ids)) if in_group is None else np.flatnonzero(in_group)
         cosines = (self.quantised[rows].astype(np.float32) @ query.astype(np.float32)) / self.scales[rows]
         # A record's score is its best window's: the windows best first, each record kept once.
         best: dict[int, float] = {}
@@ -168,6 +167,20 @@ class VectorIndex:
             if len(best) == limit:
                 break
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+    def _first_pass(self, query: np.ndarray, keep: int, in_group: np.ndarray | None) -> np.ndarray:
+        """The `keep` windows (of the group) whose sign bits differ least from the query's. Computed over
+        every window in place, the other groups' set out of reach after: copying a group's rows out
+        first cost more than the pass itself (22 MB of sign bits at 474,000 windows)."""
+        differing = np.bitwise_count(self.signs ^ _sign_bits(query[None, :]))  # uint8, a count per 64 bits
+        distance = differing[:, 0].astype(np.int16)
+        for column in range(1, differing.shape[1]):  # column by column: sum(axis=1) of 6 is slower
+            distance += differing[:, column]
+        if in_group is not None:
+            distance[~in_group] = np.iinfo(np.int16).max
+        keep = min(keep, len(distance))
+        rows = np.argpartition(distance, keep - 1)[:keep]
+        return rows if in_group is None else rows[in_group[rows]]
 
 
 def _sign_bits(vectors: np.ndarray) -> np.ndarray:

@@ -29,20 +29,40 @@ def test_a_record_scores_as_its_best_window_and_int8_keeps_the_cosine():
     assert len({record for record, _s in ranked}) == 5
 
 
-def test_the_sign_bit_pass_finds_the_same_nearest_records_as_scoring_every_window(monkeypatch):
-    # Clustered vectors, as real embeddings are: 50 topics, 40 windows each.
+def clustered_index(groups=None) -> tuple[VectorIndex, np.ndarray]:
+    """Clustered vectors of the local model's width, as real embeddings are: 50 topics, 40 windows each; and
+    10 queries near topics."""
     rng = np.random.default_rng(5)
-    centres = unit_rows(50, 128, seed=9)
-    vectors = np.repeat(centres, 40, axis=0) + 0.35 * rng.standard_normal((2000, 128)).astype(np.float32)
+    centres = unit_rows(50, 384, seed=9)
+    spread = np.float32((128 / 384) ** 0.5)  # noise per dimension for the same spread as 128 dimensions of 0.35
+    vectors = np.repeat(centres, 40, axis=0) + 0.35 * spread * rng.standard_normal((2000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index = VectorIndex.build(vector_rows(vectors))
-    queries = centres[:10] + 0.2 * rng.standard_normal((10, 128)).astype(np.float32)
-    exact = [index.nearest(q / np.linalg.norm(q), 10) for q in queries]
+    queries = centres[:10] + 0.2 * spread * rng.standard_normal((10, 384)).astype(np.float32)
+    return VectorIndex.build(vector_rows(vectors, groups)), queries / np.linalg.norm(queries, axis=1, keepdims=True)
 
+
+def first_pass_only(monkeypatch) -> None:
     monkeypatch.setattr(search_index, "EXACT_WINDOWS", 100)
-    monkeypatch.setattr(search_index, "CANDIDATES_PER_RESULT", 20)  # 200 of 2,000 windows scored
-    first_pass = [index.nearest(q / np.linalg.norm(q), 10) for q in queries]
+    monkeypatch.setattr(search_index, "MIN_CANDIDATES", 0)
+    monkeypatch.setattr(search_index, "CANDIDATES_PER_RESULT", 40)  # 400 of 2,000 windows scored
 
+
+def test_the_sign_bit_pass_finds_the_same_nearest_records_as_scoring_every_window(monkeypatch):
+    index, queries = clustered_index()
+    exact = [index.nearest(q, 10) for q in queries]
+    first_pass_only(monkeypatch)
+    first_pass = [index.nearest(q, 10) for q in queries]
+    overlap = [len({r for r, _ in a} & {r for r, _ in b}) for a, b in zip(exact, first_pass, strict=True)]
+    assert sum(overlap) >= 0.9 * 10 * len(queries)
+    assert any(a != b for a, b in zip(exact, first_pass, strict=True)), "the pass scored fewer windows"
+
+
+def test_the_sign_bit_pass_of_a_group_keeps_to_the_group(monkeypatch):
+    index, queries = clustered_index(groups={record: "set-b" for record in range(0, 1000, 2)})  # every other
+    exact = [index.nearest(q, 10, group="set-b") for q in queries]
+    first_pass_only(monkeypatch)
+    first_pass = [index.nearest(q, 10, group="set-b") for q in queries]
+    assert all(record % 2 == 0 for ranked in first_pass for record, _s in ranked)
     overlap = [len({r for r, _ in a} & {r for r, _ in b}) for a, b in zip(exact, first_pass, strict=True)]
     assert sum(overlap) >= 0.9 * 10 * len(queries)
 
