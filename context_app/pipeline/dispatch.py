@@ -3,6 +3,7 @@
 import logging
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from workspaces.claims import claim
@@ -130,7 +131,7 @@ def _claim_stale_files(context_set_id) -> list[tuple]:
 
 def schedule_aggregate_if_due(context_set_id) -> None:
     """Once no file is parsing (or about to be), claim the stale aggregate and build it."""
-    if ContextFile.objects.filter(context_set_id=context_set_id, digest_status=DigestStatus.PARSING).exists():
+    if _files_in_flight(context_set_id).exists():
         return
     context_set = ContextSet.objects.filter(pk=context_set_id).first()
     if context_set is None:  # the session was deleted while its files were parsing
@@ -141,10 +142,15 @@ def schedule_aggregate_if_due(context_set_id) -> None:
     if context_set.aggregate_digest_status == DigestStatus.READY or nothing_to_build:
         settle(context_set_id)  # nothing_to_build: every file failed, the aggregate says so already
         return
-    if not parsing_wanted(context_set) or _stale_extracted(context_set_id).exists():
-        return  # a queued dispatch_parse claims those files first
+    if not parsing_wanted(context_set):
+        return
+    # The check for files in flight is in the claim's WHERE clause, not read before it: a file
+    # moves parsing -> stale when extracted and stale -> parsing when claimed, so two reads
+    # could miss it between them and build the aggregate without it (then again with it).
     if claim(
-        ContextSet.objects.filter(pk=context_set_id),
+        ContextSet.objects.filter(pk=context_set_id).exclude(
+            pk__in=_files_in_flight(context_set_id).values("context_set_id")
+        ),
         field="aggregate_digest_status",
         from_=[DigestStatus.STALE, DigestStatus.ERROR],
         to=DigestStatus.PARSING,
@@ -153,6 +159,13 @@ def schedule_aggregate_if_due(context_set_id) -> None:
     ):
         notify_context_changed(context_set_id)
         jobs.enqueue_aggregate(context_set_id)
+
+
+def _files_in_flight(context_set_id):
+    """Files being extracted or digested, or extracted and waiting for a queued dispatch_parse to claim them."""
+    return ContextFile.objects.filter(context_set_id=context_set_id).filter(
+        Q(digest_status=DigestStatus.PARSING) | Q(digest_status=DigestStatus.STALE) & ~Q(extracted_text_hash="")
+    )
 
 
 def settle(context_set_id) -> None:

@@ -10,6 +10,7 @@ from context_app import services
 from context_app.models import ContextFile, ContextSet, DigestStatus
 from context_app.pipeline import aggregate as aggregate_stage
 from context_app.pipeline import digest as digest_stage
+from context_app.pipeline import dispatch as dispatch_stage
 from context_app.pipeline import recovery as recovery_stage
 from llm_platform.models import LLMCall
 from llm_platform.sourcerefs import ref_key
@@ -76,6 +77,28 @@ def test_an_aggregate_built_from_old_inputs_is_dropped(api, eager, monkeypatch):
     assert context_set.aggregate_digest_status == DigestStatus.READY
     assert context_set.aggregate_revision == context_set.revision
     assert "b.txt" not in str(context_set.aggregate_digest.content)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("moves_to", [DigestStatus.PARSING, DigestStatus.STALE])
+def test_a_file_that_starts_moving_before_the_aggregate_is_claimed_keeps_it_waiting(api, eager, monkeypatch, moves_to):
+    """A file claimed for Task A (-> parsing) or just extracted (-> stale, with a text) between the
+    aggregate's checks and its claim: the aggregate must wait for it, not be built without it."""
+    sid = api.create_session()
+    api.upload(sid, {"a.txt": b"Site A used 12 MWh in 2022.", "b.txt": b"Site B used 19 MWh in 2022."})
+    services.request_parse(context_set_of(sid))
+    assert model_calls(sid, "aggregate_digest") == 1
+    ContextSet.objects.filter(session_id=sid).update(aggregate_digest_status=DigestStatus.STALE, parse_requested=True)
+    real_parsing_wanted = dispatch_stage.parsing_wanted
+
+    def file_moves_meanwhile(context_set):
+        ContextFile.objects.filter(filename="b.txt").update(digest_status=moves_to)
+        return real_parsing_wanted(context_set)
+
+    monkeypatch.setattr(dispatch_stage, "parsing_wanted", file_moves_meanwhile)
+    dispatch_stage.schedule_aggregate_if_due(context_set_of(sid).pk)
+    assert context_set_of(sid).aggregate_digest_status == DigestStatus.STALE
+    assert model_calls(sid, "aggregate_digest") == 1
 
 
 @pytest.mark.django_db(transaction=True)
