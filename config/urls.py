@@ -33,7 +33,6 @@ urlpatterns = [
     path("sessions/<str:sid>/context/parse/", context_pages.parse_page, name="context-parse-page"),
     path("sessions/<str:sid>/context/pane/", context_pages.files_pane_fragments, name="files-pane"),
     path("sessions/<str:sid>/context/view/", context_pages.digest_view_fragment, name="digest-view"),
-    path("sessions/<str:sid>/usage/", context_pages.usage_fragments, name="usage-fragments"),
     path("sessions/<str:sid>/context/files/<str:fid>/", context_pages.file_preview_page, name="file-preview-page"),
     path("sessions/<str:sid>/context/files/<str:fid>/retry/", context_pages.retry_page, name="context-retry-page"),
     path("sessions/<str:sid>/context/files/<str:fid>/delete/", context_pages.delete_page, name="context-delete-page"),

@@ -9,6 +9,7 @@ from workspaces.selectors import is_member, visible_session
 from .files_pane import context_stamp, files_fragments
 from .notify import context_group_name
 from .selectors import manifest_of
+from .usage import usage_fragments
 
 
 class ContextConsumer(MemberGroupConsumer):
@@ -20,10 +21,10 @@ class ContextConsumer(MemberGroupConsumer):
 
 
 class FilesPaneConsumer(MemberGroupConsumer):
-    """The file list after each `context.updated` (`{"type": "fragments", "html", "manifest": <its stamp>}`), rendered
-    from the manifest the update carries. Manifests are numbered in the order the server read them
-    (manifest_seq): one read earlier that arrives later is older news, and is not rendered (a chip
-    never moves back from Ready to Parsing)."""
+    """The file list after each `context.updated` (`{"type": "fragments", "html", "manifest": <its stamp>}`),
+    rendered from the manifest the update carries, and the Usage panel as the ledger is then. Manifests are
+    numbered in the order the server read them (manifest_seq): one read earlier that arrives later is older
+    news, and is not rendered (a chip never moves back from Ready to Parsing)."""
 
     def group_for(self, user, kwargs):
         session = visible_session(user, kwargs["sid"])
@@ -43,5 +44,8 @@ class FilesPaneConsumer(MemberGroupConsumer):
         if manifest["manifest_seq"] <= self.shown_seq:
             return
         self.shown_seq = manifest["manifest_seq"]
-        html = await database_sync_to_async(files_fragments)(manifest)
+        html = await database_sync_to_async(self.render)(manifest)
         await self.send_json({"type": "fragments", "html": html, "manifest": context_stamp(manifest)})
+
+    def render(self, manifest: dict) -> str:
+        return files_fragments(manifest) + usage_fragments(self.context_set)

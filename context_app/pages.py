@@ -18,7 +18,6 @@ from . import provenance, selectors, services
 from .api.views import upload_of
 from .digest_view import Choice, digest_view, header_span, no_text_yet, source_context
 from .files_pane import context_stamp, files_fragments
-from .usage import session_usage
 
 SOURCE_FRAGMENTS = ("title", "meta", "spans")
 
@@ -132,13 +131,3 @@ def digest_view_fragment(request, sid):
         raise Http404("session not found")
     context = digest_view(session, request.user, Choice.from_query(request.GET))
     return HttpResponse(render_to_string("context/_digest_view.html#view", context | {"session_id": str(sid)}))
-
-
-@login_required
-def usage_fragments(request, sid):
-    """The usage panel's fragments (templates/context/_usage.html), read again after a parse or a run."""
-    session = visible_session(request.user, sid)
-    if session is None:
-        raise Http404("session not found")
-    usage = session_usage(session.context_set)
-    return HttpResponse(render_to_string("context/_usage.html#fragments", {"usage": usage}))

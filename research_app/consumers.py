@@ -6,6 +6,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 
 from context_app.notify import context_group_name
+from context_app.usage import usage_fragments
 from workspaces.consumers import MemberGroupConsumer
 from workspaces.selectors import is_member, visible_session
 
@@ -49,7 +50,8 @@ class ResearchPaneConsumer(MemberGroupConsumer):
     On connect, the whole tab with every stored event (what changed while the page loaded or was away);
     then, per event of the run, its state as of that event and the stream's lines after the last one
     sent, up to the first gap (an event still being committed; its own message comes once it is).
-    When the session's files change, a finished run's report again ("Sources changed").
+    When the session's files change, a finished run's report again ("Sources changed"); when a run
+    starts or changes status, the Usage panel too (templates/context/_usage.html).
     One consumer handles its messages in turn, each rendered from the rows as they are then: a line is
     never sent twice nor out of order, and a later fragment is never older than an earlier one.
     """
@@ -100,7 +102,7 @@ class ResearchPaneConsumer(MemberGroupConsumer):
             self.offered = {key: summary.get(key) for key in ("run_id", "question", "updates_run")}
             self.offered["by"] = message.get("by")
         names = None if ours else LIST_FRAGMENTS
-        await self.send_fragments(await database_sync_to_async(self.render_news)(names, always=True))
+        await self.send_fragments(await database_sync_to_async(self.render_status)(names))
 
     async def context_updated(self, event):
         # Any push may be the one after a file's new version is stored (the upload's own comes before
@@ -130,6 +132,10 @@ class ResearchPaneConsumer(MemberGroupConsumer):
             return None
         self.report_sent = html
         return html
+
+    def render_status(self, names: tuple[str, ...] | None) -> str:
+        """After a run started or changed status: the tab as of the last event heard, and the Usage panel."""
+        return self.render_news(names, always=True) + usage_fragments(self.session.context_set)
 
     def render_news(self, names: tuple[str, ...] | None = None, *, always: bool = False) -> str | None:
         """The tab as of the last event heard, its stream's lines after the last one sent (None when nothing is new)."""
