@@ -15,9 +15,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import redis
 from django.db import transaction
 
+from llm_platform.models import TextEmbedding
 from llm_platform.search_index import TermIndex, VectorIndex
 from workspaces import shared_redis
 
@@ -60,10 +62,22 @@ def vector_index(scope: str, model_key: str) -> VectorIndex:
     if model_key not in team.vectors:
         with _loading:
             rows = LibraryWindow.objects.filter(scope=scope, model=model_key, embedding__isnull=False).values_list(
-                "record_id", "record__file__context_set_id", "embedding__vector"
+                "record_id", "record__file__context_set_id", "embedding_id", "embedding__vector"
             )
             team.vectors[model_key] = VectorIndex.build(list(rows.iterator(chunk_size=5000)))
     return team.vectors[model_key]
+
+
+def stored_vectors(embedding_ids: np.ndarray, width: int) -> np.ndarray:
+    """The float32 vectors stored under `embedding_ids`, a row each in that order (NaN for one gone
+    meanwhile): what VectorIndex.nearest rescores its best windows from."""
+    stored = dict(TextEmbedding.objects.filter(pk__in=set(embedding_ids.tolist())).values_list("id", "vector"))
+    rows = np.full((len(embedding_ids), width), np.nan, dtype=np.float32)
+    for i, embedding_id in enumerate(embedding_ids.tolist()):
+        vector = stored.get(embedding_id)
+        if vector is not None and len(vector) == width * 4:  # a vector stays as made (never updated)
+            rows[i] = np.frombuffer(vector, dtype="<f4")
+    return rows
 
 
 def _team(scope: str) -> TeamIndex:

@@ -6,12 +6,15 @@ and kept until the library changes (context_app.library_index loads them):
 - TermIndex: Okapi BM25 over postings in compressed-row form, one slice of arrays per
   term; a query's terms are scored with a few vector operations, however common they
   are (the database no longer sends every posting of "file" to Python).
-- VectorIndex: the unit vectors of the library's windows, quantised to int8 with a scale
-  per row (384 bytes a window at 384 dimensions, a quarter of float32). Up to
-  EXACT_WINDOWS windows every one is scored; above, a first pass by the Hamming distance
-  of the vectors' sign bits (48 bytes a window) picks the candidates, which are then
-  scored from their int8 rows ("binary quantisation with rescoring"). A record scores as
-  its best window, so a long page is found by its one passage that answers.
+- VectorIndex: the unit vectors of the library's windows, quantised to int4 with a scale
+  per row (192 bytes a window at 384 dimensions, an eighth of float32). Up to
+  EXACT_WINDOWS windows every one is scored from its int4 row; above, a first pass by the
+  Hamming distance of the vectors' sign bits (48 bytes a window) picks the candidates
+  scored so. The windows of the best records are then scored again from their stored
+  float32 vectors (`originals`: the database keeps them), so the cosines a search returns
+  are exact: the quantised rows only choose which windows to read ("quantisation in
+  memory, originals on disk, rescoring"). A record scores as its best window, so a long
+  page is found by its one passage that answers.
 - fuse_scores: a hybrid ranking from a keyword one and a meaning one (each ranking's scores in units of
   their standard deviation, weighted and summed).
 
@@ -21,7 +24,7 @@ a team's library and each session's part of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +39,9 @@ KEYWORD_WEIGHT = 0.3
 EXACT_WINDOWS = 50_000
 CANDIDATES_PER_RESULT = 50  # the sign-bit pass keeps this many windows per result asked for,
 MIN_CANDIDATES = 2_000  # and at least this many
+# The windows of this many records a result asked for are rescored from their stored vectors: an int4
+# cosine is within ~0.01 of the true one, so the true best are among twice as many records by it.
+RESCORED_PER_RESULT = 2
 
 
 def _top(scores: np.ndarray, ids: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -120,37 +126,54 @@ class TermIndex:
 @dataclass(frozen=True)
 class VectorIndex:
     record_ids: np.ndarray  # int64, one per window
+    embedding_ids: np.ndarray  # int64: where each window's float32 vector is stored (for `originals`)
     groups: np.ndarray  # int32 group code per window
     group_codes: dict[str, int]
-    quantised: np.ndarray  # int8 (windows, dimensions)
-    scales: np.ndarray  # float32: a row's vector is quantised / scale
+    nibbles: np.ndarray  # uint8 (windows, dimensions / 2): components 2k (low 4 bits) and 2k+1, int4 each
+    scales: np.ndarray  # float32: a row's vector is its int4 components / scale
     signs: np.ndarray  # uint64 (windows, dimensions / 64): the sign bits, for the first pass
+    dimensions: int
 
     @classmethod
-    def build(cls, rows: Sequence[tuple[int, str, bytes]]) -> VectorIndex:
-        """From (record id, group, float32 vector bytes) rows; rows of another width than the first are left out."""
-        width = len(bytes(rows[0][2])) if rows else 0
-        kept = [row for row in rows if len(bytes(row[2])) == width]
-        vectors = np.frombuffer(b"".join(bytes(v) for _r, _g, v in kept), dtype="<f4").reshape(len(kept), width // 4)
+    def build(cls, rows: Sequence[tuple[int, str, int, bytes]]) -> VectorIndex:
+        """From (record id, group, embedding id, float32 vector bytes) rows; rows of another width than the
+        first are left out."""
+        width = len(bytes(rows[0][3])) if rows else 0
+        kept = [row for row in rows if len(bytes(row[3])) == width]
+        vectors = np.frombuffer(b"".join(bytes(row[3]) for row in kept), dtype="<f4").reshape(len(kept), width // 4)
         peak = np.abs(vectors).max(axis=1, keepdims=True) if len(kept) else np.ones((0, 1), np.float32)
-        scales = (127.0 / np.where(peak > 0, peak, 1.0)).astype(np.float32)
+        scales = (7.0 / np.where(peak > 0, peak, 1.0)).astype(np.float32)
         codes: dict[str, int] = {}
         return cls(
-            record_ids=np.fromiter((r for r, _g, _v in kept), np.int64, len(kept)),
-            groups=np.fromiter((codes.setdefault(str(g), len(codes)) for _r, g, _v in kept), np.int32, len(kept)),
+            record_ids=np.fromiter((row[0] for row in kept), np.int64, len(kept)),
+            embedding_ids=np.fromiter((row[2] for row in kept), np.int64, len(kept)),
+            groups=np.fromiter((codes.setdefault(str(row[1]), len(codes)) for row in kept), np.int32, len(kept)),
             group_codes=codes,
-            quantised=np.round(vectors * scales).astype(np.int8),
+            nibbles=_int4_pairs(np.round(vectors * scales).astype(np.int8)),
             scales=scales[:, 0],
             signs=_sign_bits(vectors),
+            dimensions=width // 4,
         )
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.record_ids, self.groups, self.quantised, self.scales, self.signs))
+        arrays = (self.record_ids, self.embedding_ids, self.groups, self.nibbles, self.scales, self.signs)
+        return sum(a.nbytes for a in arrays)
 
-    def nearest(self, query: np.ndarray, limit: int, *, group: str | None = None) -> list[tuple[int, float]]:
-        """The `limit` records nearest to the unit vector `query`, best first, as (record id, cosine)."""
-        if not len(self.record_ids) or limit <= 0 or query.shape[-1] != self.quantised.shape[1]:
+    def nearest(
+        self,
+        query: np.ndarray,
+        limit: int,
+        *,
+        group: str | None = None,
+        originals: Callable[[np.ndarray, int], np.ndarray] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The `limit` records nearest to the unit vector `query`, best first, as (record id, cosine).
+
+        `originals(embedding ids, dimensions)` gives the stored float32 vectors of those windows (rows in
+        that order; a row of NaN for one gone meanwhile): the best records' windows are rescored from
+        them. Without it the cosines are the int4 rows' (within ~0.01)."""
+        if not len(self.record_ids) or limit <= 0 or query.shape[-1] != self.dimensions:
             return []
         if group is not None and str(group) not in self.group_codes:
             return []
@@ -159,14 +182,32 @@ class VectorIndex:
             rows = self._first_pass(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), in_group)
         else:
             rows = np.arange(len(self.record_ids)) if in_group is None else np.flatnonzero(in_group)
-        cosines = (self.quantised[rows].astype(np.float32) @ query.astype(np.float32)) / self.scales[rows]
+        cosines = self._int4_cosines(rows, query)
+        order = np.argsort(-cosines, kind="stable")
+        rows, cosines = rows[order], cosines[order]
+        if originals is not None:
+            best_records = _first_distinct(self.record_ids[rows], limit * RESCORED_PER_RESULT)
+            rows = rows[np.isin(self.record_ids[rows], best_records)]
+            stored = np.asarray(originals(self.embedding_ids[rows], self.dimensions), dtype=np.float32)
+            cosines = np.nan_to_num(stored @ query.astype(np.float32), nan=-np.inf)
+            order = np.argsort(-cosines, kind="stable")
+            rows, cosines = rows[order], cosines[order]
         # A record's score is its best window's: the windows best first, each record kept once.
         best: dict[int, float] = {}
-        for i in np.argsort(-cosines, kind="stable"):
-            best.setdefault(int(self.record_ids[rows[i]]), float(cosines[i]))
+        for row, cosine in zip(rows, cosines, strict=True):
+            if np.isfinite(cosine):
+                best.setdefault(int(self.record_ids[row]), float(cosine))
             if len(best) == limit:
                 break
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+    def _int4_cosines(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The rows' cosines with `query`, from their int4 components (even ones in the low bits)."""
+        query = np.pad(query.astype(np.float32), (0, self.dimensions % 2))
+        pairs = self.nibbles[rows]
+        low = (pairs << 4).view(np.int8) >> 4  # an arithmetic shift keeps the int4's sign
+        high = pairs.view(np.int8) >> 4
+        return (low.astype(np.float32) @ query[0::2] + high.astype(np.float32) @ query[1::2]) / self.scales[rows]
 
     def _first_pass(self, query: np.ndarray, keep: int, in_group: np.ndarray | None) -> np.ndarray:
         """The `keep` windows (of the group) whose sign bits differ least from the query's. Computed over
@@ -181,6 +222,20 @@ class VectorIndex:
         keep = min(keep, len(distance))
         rows = np.argpartition(distance, keep - 1)[:keep]
         return rows if in_group is None else rows[in_group[rows]]
+
+
+def _int4_pairs(components: np.ndarray) -> np.ndarray:
+    """int8 components in [-7, 7], two to a byte: component 2k in the low 4 bits, 2k+1 in the high."""
+    if components.shape[1] % 2:
+        components = np.pad(components, ((0, 0), (0, 1)))
+    as_bytes = components.view(np.uint8)
+    return (as_bytes[:, 0::2] & 0x0F) | (as_bytes[:, 1::2] << 4)
+
+
+def _first_distinct(ids: np.ndarray, count: int) -> np.ndarray:
+    """The first `count` distinct values of `ids`, in their order."""
+    values, first_at = np.unique(ids, return_index=True)
+    return values[np.argsort(first_at, kind="stable")][:count]
 
 
 def _sign_bits(vectors: np.ndarray) -> np.ndarray:
