@@ -466,8 +466,61 @@ def test_a_sentence_found_again_by_a_sub_question_is_told_once_under_it():
     ]
     out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
     by_heading = {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in out["sections"]}
-    assert by_heading["Did it pay off?"] == ["Only the root found this."]
+    # The sub-question first; what only the split question's own search found comes after, under a heading
+    # that does not repeat the report's title.
+    assert list(by_heading) == ["Did losses fall?", "Further findings"]
     assert by_heading["Did losses fall?"] == [shared]
+    assert by_heading["Further findings"] == ["Only the root found this."]
+
+
+def test_a_section_leads_with_the_sentence_that_answers_its_question():
+    losses = "Did the valve programme reduce water losses?"
+    findings = [
+        {
+            "node": "1.1",
+            "question": losses,
+            "text": "The valves are checked by an external contractor.",
+            "citations": [5],
+        },
+        {
+            "node": "1.1",
+            "question": losses,
+            "text": "Water losses fell by 18 percent after the valves were replaced.",
+            "citations": [3],
+        },
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [findings[1]["text"], findings[0]["text"]]
+
+
+def test_the_summary_answers_each_part_of_a_split_question():
+    """The whole question's best three sentences were all on losses (more of them, more citations); each
+    part now gives its best answer first."""
+    losses, cost = "Did the valve programme reduce water losses?", "What did the valve programme cost?"
+    findings = [
+        {
+            "node": "1",
+            "question": QUESTION,
+            "text": "Water losses in the valve district fell sharply.",
+            "citations": [3, 5],
+        },
+        {
+            "node": "1.1",
+            "question": losses,
+            "text": "Water losses fell from 24 % to 19 % after the valve programme.",
+            "citations": [3, 5],
+        },
+        {
+            "node": "1.1",
+            "question": losses,
+            "text": "Night-time water losses of the valve district fell too.",
+            "citations": [3, 5],
+        },
+        {"node": "1.2", "question": cost, "text": "It cost 2.1 M€.", "citations": [5]},
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    assert out["summary"].startswith(f"{findings[1]['text']} {findings[3]['text']}"), out["summary"]
+    assert [s["heading"] for s in out["sections"]] == [losses, cost, "Further findings"]
 
 
 def test_report_summary_and_open_questions():

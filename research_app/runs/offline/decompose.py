@@ -6,7 +6,6 @@ verb is not asked about as a thing: "risks", not "risks threaten").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from llm_platform.task_envelope import read_task
@@ -23,7 +22,7 @@ from llm_platform.terms import (
 from ..split import plural
 from .inputs import bounded, context_items, required_question, strings_of, term_set
 from .queries import question_keywords, quoted_phrases
-from .questions import AUXILIARIES, COMMON_VERBS, NARROWED_FRAME, PREDICATE_WORDS, question_parts, split_clauses
+from .questions import AUXILIARIES, COMMON_VERBS, NARROWED_FRAME, PREDICATE_WORDS, question_clauses, question_parts
 from .statements import ended
 
 MAX_CHILDREN = 8  # node_decompose.schema.json
@@ -39,8 +38,6 @@ GAP_WORDS = frozenset(
 _PREPOSITIONS = frozenset(
     "across along among around behind beside beyond despite inside near outside per towards".split()
 )
-_PRONOUN_IT = re.compile(r"\bit\b", re.I)
-_PRONOUN_ITS = re.compile(r"\bits\b", re.I)
 
 
 def node_decompose(prompt: str) -> dict:
@@ -51,7 +48,7 @@ def node_decompose(prompt: str) -> dict:
     items = context_items(inputs.get("context_items"))
     limit = bounded(inputs.get("max_children"), DEFAULT_MAX_CHILDREN, MAX_CHILDREN)
     subject, verbs = question_parts(question)
-    children = _clause_children(question, subject, gaps, limit) or _gap_children(question, subject, verbs, gaps, limit)
+    children = _clause_children(question, gaps, limit) or _gap_children(question, subject, verbs, gaps, limit)
     unique: list[dict] = []
     seen = {comparison_key(question)}
     for child in children:
@@ -75,13 +72,11 @@ def _as_question(text: str) -> str:
     return cut_text(text[:1].upper() + text[1:] + "?", MAX_CHILD_QUESTION_CHARS)
 
 
-def _clause_children(question: str, subject: str, gaps: list[str], limit: int) -> list[dict]:
+def _clause_children(question: str, gaps: list[str], limit: int) -> list[dict]:
     """One child per clause (the subject standing in for "it"); [] when the question is one clause."""
-    clauses = split_clauses(question)
+    clauses = question_clauses(question)
     if len(clauses) < 2:
         return []
-    if subject:
-        clauses = clauses[:1] + [_with_subject(clause, subject) for clause in clauses[1:]]
     gap_terms = [set(_gap_words(gap)) for gap in gaps]
     if limit == 1:  # the narrowest useful child: the first clause with an open gap
         with_gap = [c for c in clauses if any(terms & set(question_terms(c)) for terms in gap_terms)]
@@ -97,12 +92,6 @@ def _clause_children(question: str, subject: str, gaps: list[str], limit: int) -
             rationale += f" Open gaps here: {ended('; '.join(open_gaps))}"
         children.append({"question": _as_question(clause), "rationale": rationale})
     return children
-
-
-def _with_subject(clause: str, subject: str) -> str:
-    """The subject in place of "it": "what did it cost" → "what did the valve programme cost"."""
-    clause = _PRONOUN_ITS.sub(f"{subject}'s", clause)
-    return _PRONOUN_IT.sub(subject, clause)
 
 
 def _gap_words(gap: str) -> dict[str, str]:

@@ -33,6 +33,8 @@ PREDICATE_WORDS = frozenset(
     likely lower necessary possible ready reliable responsible safe similar still successful sufficient true
     worse worth""".split()
 )
+_PRONOUN_IT = re.compile(r"\bit\b", re.I)
+_PRONOUN_ITS = re.compile(r"\bits\b", re.I)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
 
 
@@ -54,6 +56,21 @@ def split_clauses(question: str) -> list[str]:
             position = match.end()
     clauses.append(body[position:].strip())
     return [clause for clause in clauses if clause]
+
+
+def question_clauses(question: str) -> list[str]:
+    """The question's clauses (split_clauses), each to be asked on its own: the subject stands in for
+    "it" after the first ("what did it cost" → "what did the valve programme cost")."""
+    clauses = split_clauses(question)
+    subject = question_subject(question)
+    if len(clauses) < 2 or not subject:
+        return clauses
+    return clauses[:1] + [_with_subject(clause, subject) for clause in clauses[1:]]
+
+
+def _with_subject(clause: str, subject: str) -> str:
+    clause = _PRONOUN_ITS.sub(f"{subject}'s", clause)
+    return _PRONOUN_IT.sub(subject, clause)
 
 
 def question_subject(question: str) -> str:

@@ -1,5 +1,6 @@
-"""REPORT offline: a summary of the statements that best answer the question (terms and meaning,
-relevance.py), the findings grouped by node (the question's own first), then the context items
+"""REPORT offline: a summary of the statements that best answer the question and each of its clauses
+(terms and meaning, relevance.py), the findings grouped by node, each section leading with its best
+answer (the question's own first unless its sub-questions' answer it better), then the context items
 that bear on the question with their SourceRefs, and the open gaps; each sentence told once (one
 that is both a finding and an item cites both), headings never, and nothing that does not bear
 on the question (no list of the session's files). Nothing is paraphrased, so nothing is made up.
@@ -13,6 +14,7 @@ from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
+from .questions import question_clauses
 from .relevance import relevance
 from .statements import ended, is_statement, statements
 
@@ -48,7 +50,11 @@ def report(prompt: str) -> dict:
 
     from_files = [{"heading": FROM_FILES_HEADING, "paragraphs": [_item_paragraph(i) for i in items]}] if items else []
     searched = [] if findings else [_searched_section(stats)]
-    sections = _node_sections(findings, MAX_REPORT_SECTIONS - len(from_files) - len(searched)) + from_files + searched
+    sections = (
+        _node_sections(findings, MAX_REPORT_SECTIONS - len(from_files) - len(searched), question)
+        + from_files
+        + searched
+    )
 
     return {
         "title": cut_text(question, MAX_TITLE_CHARS) or "Research report",
@@ -108,17 +114,22 @@ def _source_refs(item: dict) -> list[str]:
     return sources
 
 
-def _node_sections(findings: list[dict], room: int) -> list[dict]:
-    """One section per node question, in order of first appearance; past `room`, one "Further findings".
+def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]:
+    """One section per node question, in order of first appearance, each leading with the paragraphs
+    that answer its question best; past `room`, one "Further findings".
 
     A sentence found by a node and again by its sub-questions is told once, under
-    the deepest (most specific) question that found it.
+    the deepest (most specific) question that found it. The question's own section comes
+    first when it holds the best answer to the question (a split into narrower questions),
+    else after its sub-questions' sections, as "Further findings" (a split into its parts,
+    each answered by its own section: the rest of its own search's findings are by the way).
     """
     deepest: dict[str, int] = {}
     for finding in findings:
         depth = finding["node"].count(".")
         deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
     by_question: dict[str, list[dict]] = {}
+    root_questions = {f["question"] for f in findings if f["node"].count(".") == 0}
     for finding in findings:
         paragraphs = by_question.setdefault(finding["question"], [])
         paragraph = {"text": finding["text"], "citations": finding["citations"]}
@@ -126,11 +137,36 @@ def _node_sections(findings: list[dict], room: int) -> list[dict]:
             paragraph["sources"] = finding["sources"]
         if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
-    sections = [{"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": p} for q, p in by_question.items() if p]
+    sections = [
+        {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p)}
+        for q, p in by_question.items()
+        if p
+    ]
+    sections = _best_answer_first(sections, root_questions, question)
     if len(sections) <= room:
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
     return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
+
+
+def _answers_first(question: str, paragraphs: list[dict]) -> list[dict]:
+    """The paragraphs in order of how well they answer `question` (terms and meaning); ties keep their order."""
+    scores = relevance(question, [p["text"] for p in paragraphs])
+    return [paragraphs[i] for i in sorted(range(len(paragraphs)), key=lambda i: (-scores[i], i))]
+
+
+def _best_answer_first(sections: list[dict], root_questions: set[str], question: str) -> list[dict]:
+    """The question's own section stays first when its lead answers the question at least as well as
+    every sub-question's lead; else it follows them, as "Further findings"."""
+    own = [s for s in sections if s["heading"] in root_questions]
+    others = [s for s in sections if s["heading"] not in root_questions]
+    if not own or not others:
+        return sections
+    leads = [s["paragraphs"][0]["text"] for s in sections]
+    scores = dict(zip((id(s) for s in sections), relevance(question, leads), strict=True))
+    if scores[id(own[0])] >= max(scores[id(s)] for s in others):
+        return sections
+    return others + [{"heading": FURTHER_HEADING, "paragraphs": own[0]["paragraphs"]}] + own[1:]
 
 
 def _stats_line(stats: dict) -> str:
@@ -150,13 +186,23 @@ def _searched_section(stats: dict) -> dict:
 
 
 def _report_summary(findings: list[dict], items: list[dict], question: str, stats: dict) -> str:
-    """1–3 sentences that best answer the question (terms and meaning over every statement of the
-    findings and items; more citations, then order, break ties), each once, as written."""
+    """1–3 sentences that best answer the question, as written, each once: first the best answer to
+    each of its clauses (a question of two parts gets an answer to both), then the best of every
+    statement of the findings and items for the question itself (terms and meaning; more citations,
+    then order, break ties)."""
     candidates = [
         (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
     ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
-    scores = relevance(question, [text for text, _ in candidates])
-    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
+    texts = [text for text, _ in candidates]
+    clauses = question_clauses(question)
+    ranked: list[int] = []
+    for part in clauses if len(clauses) > 1 else []:
+        scores = relevance(part, texts)
+        best = max(range(len(texts)), key=lambda i: (scores[i], candidates[i][1], -i), default=None)
+        if best is not None and scores[best] > 0:
+            ranked.append(best)
+    scores = relevance(question, texts)
+    ranked += sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
     sentences: list[str] = []
     seen: set[str] = set()
     for index in ranked:
