@@ -11,6 +11,8 @@ FILENAME = r"(?:[^:\n]|:(?!:))+:?"
 SPAN = r"S[1-9][0-9]*"
 SOURCE_REF = re.compile(rf"(?P<file>{FILENAME})::(?P<span>{SPAN})(?:::(?P<hint>[^\n]*))?")
 # A SourceRef inside prose, up to a space, "(", "[" or "," before it (the hint is not read).
+# A parenthesised group of SourceRefs in prose: "… fell by 18 percent (valves.md::S2, memo.md::S1)."
+REF_GROUP = re.compile(rf"\(([^()]*::{SPAN}[^()]*)\)")
 IN_TEXT = re.compile(rf"[^\s(\[,]+::{SPAN}")
 
 

@@ -3,8 +3,8 @@
 turn.py          the decision: greet, answer, or ask a person (its rules in its docstring)
 candidates.py    the sentences a turn may quote: the evidence chunks' and the supplied context's
 message.py       the message's terms (small talk, words about the conversation, a follow-up)
-answer_types.py  what a question asks for (a duration, a count, a date, a name …)
-answering.py     which candidates answer, by the rarer terms they share and by meaning
+answering.py     which candidates answer: what the question asks for (llm_platform.answer_types), the rarer
+                 terms they share, and meaning
 composing.py     the answer's text and citations
 needs.py         what to ask a person for, and the artifact a request is anchored to
 """

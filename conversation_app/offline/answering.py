@@ -1,4 +1,4 @@
-"""Which candidates answer the question: those that could (answer_types.py), that hold enough of the
+"""Which candidates answer the question: those that could (llm_platform.answer_types), that hold enough of the
 question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning, the
 two blended into one score that ranks them (`answer_scores`); the best of them are quoted
 (`answering_candidates`). When none does and the turn may not ask, the best candidates by shared terms are
@@ -19,11 +19,12 @@ from typing import NamedTuple
 import numpy as np
 
 from llm_platform import embeddings
+from llm_platform.answer_types import FIGURE, WHY, holds_answer_type
+from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import base_term, stem
 
 from ..turn_text import sentence_key
-from .answer_types import FIGURE, WHY, holds_answer_type
-from .candidates import REF_GROUP, Candidate
+from .candidates import Candidate
 
 # Calibrated on bench/chat_quality.py's labelled set, its tuning part alone (bench/results/chat.json); see
 # docs/decisions.md.

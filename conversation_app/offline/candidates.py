@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from context_app.digests.items import ITEM_KINDS
 from llm_platform.extractive import chunk_text
 from llm_platform.ir.render import CONTENT_HEADER
-from llm_platform.sourcerefs import SPAN, ref_key
+from llm_platform.sourcerefs import REF_GROUP, SPAN, ref_key
 from llm_platform.task_envelope import evidence_chunks
 from llm_platform.terms import comparison_key, content_terms, split_sentences
 
 TITLE_KEY = re.compile(r"^\[(?P<key>[^\]]+)\]\s*")
 _ITEM_LINE = re.compile(r"^\[(?P<kind>[a-z]+)\]\s+(?P<text>\S.*)$")
-REF_GROUP = re.compile(rf"\(([^()]*::{SPAN}[^()]*)\)")
 _BARE_REF = re.compile(rf"(?<![\w.-])([\w][\w.-]*::{SPAN})")
 _REFS_ONLY = re.compile(rf"^\([^()]*::{SPAN}[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)

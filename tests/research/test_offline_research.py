@@ -493,6 +493,24 @@ def test_a_section_leads_with_the_sentence_that_answers_its_question():
     assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [findings[1]["text"], findings[0]["text"]]
 
 
+def test_a_sentence_that_holds_what_the_question_asks_for_comes_first():
+    cost = "What did the valve programme cost?"
+    findings = [
+        {
+            "node": "1.1",
+            "question": cost,
+            "text": "The valve programme replaced valves under a valve programme plan.",
+            "citations": [3],
+        },
+        {"node": "1.1", "question": cost, "text": "It cost 1.2 million euros.", "citations": [5]},
+    ]
+    out = ask(
+        "REPORT", report_inputs(question=cost, findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS
+    )
+    assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [findings[1]["text"], findings[0]["text"]]
+    assert out["summary"].startswith(findings[1]["text"])
+
+
 def test_the_summary_answers_each_part_of_a_split_question():
     """The whole question's best three sentences were all on losses (more of them, more citations); each
     part now gives its best answer first."""

@@ -6,7 +6,8 @@ answer, meaning alone takes a sentence on the same subject for one. So both coun
 own scale: BM25 over its best, the cosine over its range among the candidates (library search
 measures its rankings in standard deviations since 2026-11-27; this was not re-tuned), KEYWORD_WEIGHT
 and 1 - KEYWORD_WEIGHT. A statement is relevant when it shares a weighted term with the question or
-is MEANING_FLOOR close to it in meaning.
+is MEANING_FLOOR close to it in meaning; of the relevant ones, those that hold what the question asks
+for (a sum of money, a date, a count of what it counts) come first.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm_platform import embeddings
-from llm_platform.terms import bm25_rank
+from llm_platform.answer_types import holds_answer_type
+from llm_platform.terms import bm25_rank, question_terms
 
 KEYWORD_WEIGHT = 0.4
 # The cosine of all-MiniLM-L6-v2 above which a sentence is about what the question asks, though
@@ -23,18 +25,26 @@ MEANING_FLOOR = 0.45
 
 
 def relevance(question: str, texts: Sequence[str]) -> list[float]:
-    """One score a text, in order: 0 for a text that bears on the question neither by terms nor by meaning."""
+    """One score a text, in order: 0 for a text that bears on the question neither by terms nor by meaning;
+    above 1 for one that also holds what the question asks for (llm_platform.answer_types: an amount of
+    money for "what did it cost", a date for "when did"), so it ranks before every one that does not."""
     keyword = bm25_rank(question, list(texts))
     cosines = embeddings.closeness(question, list(texts))
-    if cosines is None:
-        return [float(score) for score in keyword]
     best = max(keyword, default=0.0) or 1.0
-    low, high = float(cosines.min()), float(cosines.max())
-    spread = (high - low) or 1.0
+    if cosines is None:
+        scores = [float(score) / best for score in keyword]
+    else:
+        low, high = float(cosines.min()), float(cosines.max())
+        spread = (high - low) or 1.0
+        scores = [
+            # (a relevant text never scores 0, which says "irrelevant")
+            max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)
+            if score > 0 or cosine >= MEANING_FLOOR
+            else 0.0
+            for score, cosine in zip(keyword, cosines, strict=True)
+        ]
+    asked = set(question_terms(question))
     return [
-        # (a relevant text never scores 0, which says "irrelevant")
-        max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)
-        if score > 0 or cosine >= MEANING_FLOOR
-        else 0.0
-        for score, cosine in zip(keyword, cosines, strict=True)
+        score + 1.0 if score > 0 and holds_answer_type(question, text, asked) else score
+        for score, text in zip(scores, texts, strict=True)
     ]

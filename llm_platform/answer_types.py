@@ -3,16 +3,17 @@
 A duration for "how long", a count of households for "how many households", an
 amount of money for "how much did it cost", a cause for "why", a date for "when
 did", a name for "who". A question of another kind ("what", "which", "how do I")
-names no answer type: its terms decide alone (answering.py).
+names no answer type: its terms decide alone. The offline chat (conversation_app.offline.answering)
+quotes only a sentence that holds it; the offline research reports put one first (research_app's
+relevance).
 """
 
 from __future__ import annotations
 
 import re
 
-from llm_platform.terms import STOP_WORDS, WORD, stem
-
-from .candidates import REF_GROUP
+from .sourcerefs import REF_GROUP
+from .terms import STOP_WORDS, WORD, stem
 
 _NUMBER_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
@@ -38,10 +39,14 @@ _ANSWER_TYPES = (
         re.compile(r"\bhow (?:often|frequently)\b", re.I),
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
     ),
-    # "How much did it cost": an amount of money; "how many", "how much": a count or quantity (not a year).
+    # "How much did it cost", "what did it cost": an amount of money; "how many", "how much": a count or
+    # quantity (not a year).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
     (re.compile(r"\bby how much\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
-    (re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)", re.I), re.compile(_MONEY, re.I)),
+    (
+        re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)|\bwhat (?:did|does|do|will|would)\b.*\bcost\b", re.I),
+        re.compile(_MONEY, re.I),
+    ),
     (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
     (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
