@@ -199,7 +199,9 @@ _ABBREVIATION = re.compile(
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _WORD = re.compile(r"\w+")
-_TABLE_ROW = re.compile(r"^\s*\|")
+# A row of a table, never a wrapped line of prose: Markdown's ("| a | b |"), a Word table's cells as
+# extracted ("a | b | c"), and a CSV row as extracted ("district: Harbour; year: 2023; bursts: 63").
+_TABLE_ROW = re.compile(r"^\s*\||^.*\S \| \S|^[^:;\n]{1,60}: [^;\n]*(?:; [^:;\n]{1,60}: [^;\n]*)+$")
 # A line at least this long that stops without punctuation is prose wrapped by its
 # author (Markdown, plain text, e-mail): the next line continues its sentence.
 _WRAPPED_LINE_CHARS = 40
