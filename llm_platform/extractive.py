@@ -11,6 +11,7 @@ No Django here: the offline provider's handlers use it in any process.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from llm_platform.ir.budget import SUMMARY_PREFIX
 from llm_platform.task_envelope import EvidenceChunk
@@ -46,13 +47,22 @@ def content_runs(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUEST
 
 def uncovered_phrases(question: str, covered: set[str]) -> list[str]:
     """Runs of adjacent uncovered question terms, as written ("maintenance cost"); each term in one phrase."""
+    return _phrases(question, lambda term: term not in covered)
+
+
+def covered_phrases(question: str, covered: set[str]) -> list[str]:
+    """Runs of adjacent covered question terms, as written ("smart meters"); each term in one phrase."""
+    return _phrases(question, lambda term: term in covered)
+
+
+def _phrases(question: str, wanted: Callable[[str], bool]) -> list[str]:
     phrases: list[str] = []
     used: set[str] = set()
     for run in content_runs(question):
         phrase: list[str] = []
         for word in [*run, ""]:  # "" closes the last phrase
             term = stem(word.lower()) if word else ""
-            if word and term not in covered and term not in used:
+            if word and wanted(term) and term not in used:
                 phrase.append(word)
                 used.add(term)
             elif phrase:

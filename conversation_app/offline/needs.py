@@ -25,20 +25,16 @@ _FILE_KEYS = ("digest:", PASSAGE_KEY)  # artifacts made of the session's files (
 
 
 def context_needs(
-    message: str, uncovered: list[str], candidates: list[Candidate], wanted: set[str], prompt: str
+    message: str,
+    uncovered: list[str],
+    mentioned: list[str],
+    candidates: list[Candidate],
+    wanted: set[str],
+    prompt: str,
 ) -> list:
-    """A note on the uncovered terms, anchored to the most relevant artifact the prompt lacks in full; and the
-    document the message names, unless the prompt already carries it whole."""
-    quoted = quote_list(uncovered)
-    pronoun = "it" if len(uncovered) == 1 else "them"
-    note = {
-        "kind": "note",
-        "description": cut_text(
-            f"Context on {quoted}: none of this session's files, digests or reports mention {pronoun}. "
-            "Paste a note or attach a document.",
-            MAX_NEED_CHARS,
-        ),
-    }
+    """A note on what the session lacks, anchored to the most relevant artifact the prompt lacks in full; and
+    the document the message names, unless the prompt already carries it whole."""
+    note = {"kind": "note", "description": cut_text(_lacking(uncovered, mentioned), MAX_NEED_CHARS)}
     artifacts = _artifacts(prompt)
     anchor = _relevant_key(candidates, wanted, artifacts)
     if anchor:
@@ -61,6 +57,21 @@ def context_needs(
     if noun and not filenames:
         needs.append({"kind": "file", "description": f"The {noun} the question refers to: attach it."})
     return needs[:MAX_NEEDS]
+
+
+def _lacking(uncovered: list[str], mentioned: list[str]) -> str:
+    """What the session lacks, in the question's words: the phrases it never mentions; and when it mentions
+    some ("smart meters") without answering, those first: a lone word it lacks ("new") says little alone."""
+    if mentioned:
+        said = f"This session's files, digests and reports mention {quote_list(mentioned)}, but none answers this"
+        if uncovered:
+            said += f", and none mentions {quote_list(uncovered)}"
+    elif uncovered:
+        pronoun = "it" if len(uncovered) == 1 else "them"
+        said = f"Context on {quote_list(uncovered)}: none of this session's files, digests or reports mention {pronoun}"
+    else:
+        said = "Context that answers this question"
+    return f"{said}. Paste a note or attach a document."
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ this turn (candidates.py).
   false: forced, or the request expired): the best three candidates by shared
   terms, the best of what a person supplied among them; below half of the
   terms, it first says what the session does not cover.
-- Otherwise: no answer, and `needs` (needs.py) ask a person for a note on the
-  uncovered terms, and for the document the message names unless the prompt
+- Otherwise: no answer, and `needs` (needs.py) ask a person for a note: on the
+  terms the session never mentions, and saying which it does mention without
+  answering; and for the document the message names unless the prompt
   carries it whole. A need is anchored to the most relevant report, findings or
   supply only when the prompt lacks part of it (omitted, cut or summarised by the
   token budget): the system attaches what it holds itself, and re-attaching what
@@ -39,7 +40,7 @@ from __future__ import annotations
 import re
 
 from llm_platform.base import ProviderError
-from llm_platform.extractive import uncovered_phrases
+from llm_platform.extractive import covered_phrases, uncovered_phrases
 from llm_platform.task_envelope import read_task
 
 from ..turn_text import FOLLOW_UP_TERMS
@@ -80,7 +81,7 @@ def chat_turn(prompt: str) -> dict:
     mentioned = set().union(*(c.terms for c in candidates)) if candidates else set()
     covered = wanted & mentioned
     coverage = len(covered) / len(wanted)
-    uncovered = uncovered_phrases(asked, covered | IGNORED_TERMS) or [message]
+    uncovered = uncovered_phrases(asked, covered | IGNORED_TERMS)
 
     may_request = inputs.get("may_request") is not False
     answering = [] if any(c.given for c in candidates) else answering_candidates(candidates, terms, asked)
@@ -88,4 +89,9 @@ def chat_turn(prompt: str) -> dict:
         return compose_answer(answering, [])
     if resumed or not may_request:
         return compose_answer(best_candidates(candidates, wanted), uncovered if coverage < ANSWER_COVERAGE else [])
-    return {"answer": "", "citations": [], "needs": context_needs(message, uncovered, candidates, wanted, prompt)}
+    mentioned = covered_phrases(asked, covered - IGNORED_TERMS)
+    return {
+        "answer": "",
+        "citations": [],
+        "needs": context_needs(message, uncovered, mentioned, candidates, wanted, prompt),
+    }

@@ -125,6 +125,16 @@ def test_a_question_the_session_does_not_cover_becomes_a_request_for_a_note():
     assert "anchor" not in need  # no artifact shares a term with the question
 
 
+def test_a_request_says_what_the_session_mentions_without_answering():
+    """All but one word of the question are in the session: naming that word alone ("Context on “new”") said
+    little; the request says what the session does mention, and that none of it answers."""
+    need = chat("Who inspected the new valve programme?")["needs"][0]
+    assert need["description"].startswith(
+        "This session's files, digests and reports mention “valve programme”, but none answers this"
+    ), need["description"]
+    assert "and none mentions “inspected”, “new”." in need["description"]
+
+
 def test_a_request_names_the_document_the_message_mentions():
     output = chat("What does budget.xlsx say about tunnel ventilation?")
     assert [need["kind"] for need in output["needs"]] == ["note", "file"]
@@ -187,7 +197,7 @@ def test_a_request_anchors_a_cut_artifact_that_shares_a_term_but_never_one_carri
     assert len(evidence_chunks(cut)[0].text) < len(text)  # the budget cut the report
     (need,) = complete(cut)["needs"]  # "ventilation" only: 1 of 3 terms
     assert need["anchor"] == f"report:{RUN}"  # the system attaches the whole report itself
-    assert "“audits”" in need["description"] and "ventilation" not in need["description"]
+    assert "mention “ventilation”, but none answers this, and none mentions “audits”, “tunnel”" in need["description"]
     # Carried whole, the report was read and says nothing more: anchoring it would only re-attach it,
     # and the request would never reach a person.
     (need,) = chat("Who audits the tunnel ventilation?", sources)["needs"]
