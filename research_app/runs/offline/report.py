@@ -186,10 +186,10 @@ def _searched_section(stats: dict) -> dict:
 
 
 def _report_summary(findings: list[dict], items: list[dict], question: str, stats: dict) -> str:
-    """1–3 sentences that best answer the question, as written, each once: first the best answer to
-    each of its clauses (a question of two parts gets an answer to both), then the best of every
-    statement of the findings and items for the question itself (terms and meaning; more citations,
-    then order, break ties)."""
+    """1–3 sentences that best answer the question, as written, each once: the best answer to each of its
+    clauses (a question of two parts gets an answer to both, and no more); for a question of one clause,
+    the best three of every statement of the findings and items (terms and meaning; more citations, then
+    order, break ties)."""
     candidates = [
         (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
     ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
@@ -201,6 +201,10 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
         best = max(range(len(texts)), key=lambda i: (scores[i], candidates[i][1], -i), default=None)
         if best is not None and scores[best] > 0:
             ranked.append(best)
+    # A question of several clauses is answered by one sentence a clause; the whole question's best fill
+    # in only for a clause nothing answers (the whole "…, and what did it cost?" also asks for money, and
+    # would add the costs of something else).
+    wanted = min(len(clauses), MAX_SUMMARY_SENTENCES) if len(clauses) > 1 else MAX_SUMMARY_SENTENCES
     scores = relevance(question, texts)
     ranked += sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
     sentences: list[str] = []
@@ -210,7 +214,7 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
         if sentence and comparison_key(sentence) not in seen:
             seen.add(comparison_key(sentence))
             sentences.append(ended(sentence))
-        if len(sentences) == MAX_SUMMARY_SENTENCES:
+        if len(sentences) == wanted:
             break
     if not sentences:
         return f"Nothing was found on this question. {_stats_line(stats)}; the user's files hold no items on it."
