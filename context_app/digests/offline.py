@@ -295,7 +295,7 @@ def per_file_digest(prompt: str) -> dict:
     filename, file_format, spans = parse_per_file_envelope(prompt)
     table = read_table(filename, spans) if file_format == "csv" else None
     if table is not None:
-        return _digest(filename, file_format, table_summary(filename, table), table_facts(filename, table), [])
+        return _digest(filename, file_format, table_summary(table), table_facts(filename, table), [])
     furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     for span in spans:

@@ -176,7 +176,7 @@ def _fact(claim: str, sources: list[str], note: str) -> dict:
     }
 
 
-def table_summary(filename: str, table: Table) -> str:
+def table_summary(table: Table) -> str:
     numeric = [column.name for column in table.columns if _numeric_fact(column, table.rows)]
-    said = f"{filename}: a table of {table.rows} rows with the columns {', '.join(c.name for c in table.columns)}."
+    said = f"A table of {table.rows} rows with the columns {', '.join(c.name for c in table.columns)}."
     return said + (f" Numeric columns: {', '.join(numeric)}." if numeric else "")

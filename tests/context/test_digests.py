@@ -663,6 +663,8 @@ def test_offline_digest_of_a_csv_states_its_shape_and_column_statistics_citing_t
     assert (
         claims[0] == f"data.csv is a table of {len(rows)} rows and 4 columns: district, year, losses_percent, bursts."
     )
+    # Its summary does not name the file again: the aggregate's list of files puts "data.csv: " before it.
+    assert digest["summary"].startswith(f"A table of {len(rows)} rows with the columns district, year")
     bursts = [int(row["bursts"]) for row in rows]
     low, high = min(bursts), max(bursts)
     expected = (
