@@ -473,42 +473,27 @@ def test_a_sentence_found_again_by_a_sub_question_is_told_once_under_it():
     assert by_heading["Further findings"] == ["Only the root found this."]
 
 
-def test_a_section_leads_with_the_sentence_that_answers_its_question():
-    losses = "Did the valve programme reduce water losses?"
-    findings = [
-        {
-            "node": "1.1",
-            "question": losses,
-            "text": "The valves are checked by an external contractor.",
-            "citations": [5],
-        },
-        {
-            "node": "1.1",
-            "question": losses,
-            "text": "Water losses fell by 18 percent after the valves were replaced.",
-            "citations": [3],
-        },
-    ]
-    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
-    assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [findings[1]["text"], findings[0]["text"]]
-
-
-def test_a_sentence_that_holds_what_the_question_asks_for_comes_first():
-    cost = "What did the valve programme cost?"
-    findings = [
-        {
-            "node": "1.1",
-            "question": cost,
-            "text": "The valve programme replaced valves under a valve programme plan.",
-            "citations": [3],
-        },
-        {"node": "1.1", "question": cost, "text": "It cost 1.2 million euros.", "citations": [5]},
-    ]
-    out = ask(
-        "REPORT", report_inputs(question=cost, findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS
-    )
-    assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [findings[1]["text"], findings[0]["text"]]
-    assert out["summary"].startswith(findings[1]["text"])
+@pytest.mark.parametrize(
+    ("question", "weaker", "answer"),
+    [
+        (  # by terms and meaning
+            "Did the valve programme reduce water losses?",
+            "The valves are checked by an external contractor.",
+            "Water losses fell by 18 percent after the valves were replaced.",
+        ),
+        (  # by holding what the question asks for: a sum of money, not more of its words
+            "What did the valve programme cost?",
+            "The valve programme replaced valves under a valve programme plan.",
+            "It cost 1.2 million euros.",
+        ),
+    ],
+)
+def test_a_section_leads_with_the_sentence_that_answers_its_question(question, weaker, answer):
+    findings = [{"node": "1.1", "question": question, "text": text, "citations": [3]} for text in (weaker, answer)]
+    inputs = report_inputs(question=question, findings=findings, context_items=[], file_summaries=[])
+    out = ask("REPORT", inputs, REPORT_RESULTS)
+    assert [p["text"] for p in out["sections"][0]["paragraphs"]] == [answer, weaker]
+    assert out["summary"].startswith(answer)
 
 
 def test_the_summary_answers_each_part_of_a_split_question():
