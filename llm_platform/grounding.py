@@ -3,8 +3,8 @@
 The test is lexical and documented, not a model's opinion: a statement is
 supported by a text when
 
-1. every figure it states (numbers, years, percentages; "1,200" = "1200") occurs
-   in the text, and
+1. every figure it states (numbers, years, percentages; "1,200" = "1200"; a
+   number written as a word, "six" = "6") occurs in the text, and
 2. at least SUPPORT_THRESHOLD of its content words (stemmed, stop words out;
    llm_platform.terms) occur in the text.
 
@@ -30,6 +30,17 @@ SUPPORT_THRESHOLD = 0.5
 MIN_CONTENT_TERMS = 2
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
+# Numbers written as words are figures too: "checked every six months" is not supported by "every three
+# months". Not "one": as often a pronoun or an article ("no one", "one of the") as a count.
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+    if value != 1
+} | {word: str(10 * tens) for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
+_NUMBER_WORD = re.compile(rf"\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.I)
 _CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
 # the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
@@ -90,7 +101,8 @@ def _content_terms(text: str) -> int:
 
 
 def _figures(text: str) -> set[str]:
-    return {re.sub(r"[ ,]", "", match.group()) for match in _NUMBER.finditer(text)}
+    digits = {re.sub(r"[ ,]", "", match.group()) for match in _NUMBER.finditer(text)}
+    return digits | {_NUMBER_WORDS[word.lower()] for word in _NUMBER_WORD.findall(text)}
 
 
 def supporting(statement: str, cited: dict) -> tuple[list, list]:

@@ -34,6 +34,12 @@ def test_every_figure_must_occur_in_the_cited_text():
     assert grounding.support("Water losses fell by 25 percent.", LOSSES).missing_figures == ("25",)
     assert grounding.supports("Savings reached EUR 310,000.", "Savings reached EUR 310 000 a year.")
     assert grounding.supports("Water losses fell by 18 percent [3].", LOSSES), "citation marks are not words"
+    # A number written as a word is a figure: a claim of "six months" is no longer supported by "three months".
+    checked = "The valves are checked every six months by Hydrotec."
+    assert grounding.supports(checked, "Hydrotec has the valves checked every six months.")
+    assert grounding.supports(checked, "Hydrotec has the valves checked every 6 months.")
+    assert grounding.support(checked, "Hydrotec has the valves checked every three months.").missing_figures == ("6",)
+    assert grounding.supports("No one checked the valves.", "The valves were not checked."), "'one' is no count"
 
 
 def test_marks_of_dropped_citations_leave_the_text():

@@ -322,3 +322,31 @@ def test_two_updates_requested_at_once_start_one(api, monkeypatch):
         uuid.UUID(made["run_id"])
     ]
     assert finished(api, made["run_id"])["status"] == "completed"
+
+
+@pytest.mark.parametrize(
+    ("now", "status"),
+    [
+        ("The valves are checked every three months by Hydrotec.", "withdrawn"),  # a number word changed
+        ("Since May the valves are checked every six months by Hydrotec.", "changed"),  # still says it
+    ],
+)
+def test_a_claim_whose_number_changed_in_words_is_withdrawn(now, status):
+    from types import SimpleNamespace
+
+    before = "The valves are checked every six months by Hydrotec."
+    old_version, new_version = uuid.uuid4(), uuid.uuid4()
+    report = {
+        "summary": before,
+        "references": [{"n": 1, "version": str(old_version), "span": "S2", "title": "memo.md"}],
+        "sections": [{"heading": "Checks", "paragraphs": [{"text": f"{before} [1]", "citations": [1], "sources": []}]}],
+    }
+    successors = {
+        str(old_version): (
+            SimpleNamespace(spans=[{"span_id": "S2", "text": before}]),
+            SimpleNamespace(spans=[{"span_id": "S2", "text": now}], filename="memo.md", version=new_version),
+        )
+    }
+    _draft, claims, withdrawn = run_update.recheck(report, successors)
+    assert [c["status"] for c in claims if c["status"] != "unchanged"] == [status]
+    assert bool(withdrawn) == (status == "withdrawn")
