@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from llm_platform.prose import TABLE_ROW
+
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
 
@@ -199,9 +201,6 @@ _ABBREVIATION = re.compile(
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _WORD = re.compile(r"\w+")
-# A row of a table, never a wrapped line of prose: Markdown's ("| a | b |"), a Word table's cells as
-# extracted ("a | b | c"), and a CSV row as extracted ("district: Harbour; year: 2023; bursts: 63").
-_TABLE_ROW = re.compile(r"^\s*\||^.*\S \| \S|^[^:;\n]{1,60}: [^;\n]*(?:; [^:;\n]{1,60}: [^;\n]*)+$")
 # A line at least this long that stops without punctuation is prose wrapped by its
 # author (Markdown, plain text, e-mail): the next line continues its sentence.
 _WRAPPED_LINE_CHARS = 40
@@ -216,8 +215,8 @@ def _unwrap(text: str) -> str:
             len(previous) >= _WRAPPED_LINE_CHARS
             and previous[-1] not in ".!?:;"
             and line.strip()
-            and not (_HEADING_MARK.match(previous) or _TABLE_ROW.match(previous))
-            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or _TABLE_ROW.match(line) or _is_title(line))
+            and not (_HEADING_MARK.match(previous) or TABLE_ROW.match(previous))
+            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or TABLE_ROW.match(line) or _is_title(line))
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
