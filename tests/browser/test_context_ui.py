@@ -95,10 +95,12 @@ def preview_spans(page, session_id: str, filename: str) -> list[dict]:
 
 
 def assert_no_horizontal_scroll(page):
+    # Only what is rendered: the content of a closed <details> (content-visibility: hidden in Chromium)
+    # keeps the geometry of its last layout, which a viewport resize does not update.
     overflow = page.evaluate("""() => {
         const limit = document.documentElement.clientWidth;
         return [...document.querySelectorAll('body *')]
-            .filter(e => e.getBoundingClientRect().right > limit + 1 && e.getClientRects().length)
+            .filter(e => e.checkVisibility() && e.getBoundingClientRect().right > limit + 1)
             .slice(0, 5)
             .map(e => `${e.tagName}.${e.className}#${e.id}: ${Math.round(e.getBoundingClientRect().right)}`);
     }""")
