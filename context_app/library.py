@@ -265,9 +265,7 @@ def search(
         try:
             query_vector = embeddings.embed([query], subject="search")[0]
             vectors = library_index.vector_index(scope, embeddings.model_key())
-            dense = vectors.nearest(
-                query_vector, depth, group=_group(context_set_id), originals=library_index.stored_vectors
-            )
+            dense = vectors.nearest(query_vector, depth, library_index.stored_vectors, group=_group(context_set_id))
         except embeddings.EmbeddingsUnavailable as exc:
             warning = f"searched by keywords only: {exc}"
             mode, keyword = SearchMode.BM25, keyword or bm25_ranking(scope, query, depth, context_set_id=context_set_id)

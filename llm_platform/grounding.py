@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from llm_platform.sourcerefs import SPAN
-from llm_platform.terms import analyze
+from llm_platform.terms import WORD, analyze
 
 SUPPORT_THRESHOLD = 0.5
 # A sentence with fewer content words ("See [2].") says too little to vouch for a citation alone.
@@ -40,7 +40,6 @@ _NUMBER_WORDS = {
     )
     if value != 1
 } | {word: str(10 * tens) for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
-_NUMBER_WORD = re.compile(rf"\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.I)
 _CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
 # the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
@@ -102,7 +101,7 @@ def _content_terms(text: str) -> int:
 
 def _figures(text: str) -> set[str]:
     digits = {re.sub(r"[ ,]", "", match.group()) for match in _NUMBER.finditer(text)}
-    return digits | {_NUMBER_WORDS[word.lower()] for word in _NUMBER_WORD.findall(text)}
+    return digits | {_NUMBER_WORDS[word] for word in WORD.findall(text.lower()) if word in _NUMBER_WORDS}
 
 
 def supporting(statement: str, cited: dict) -> tuple[list, list]:

@@ -164,15 +164,15 @@ class VectorIndex:
         self,
         query: np.ndarray,
         limit: int,
+        originals: Callable[[np.ndarray, int], np.ndarray],
         *,
         group: str | None = None,
-        originals: Callable[[np.ndarray, int], np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """The `limit` records nearest to the unit vector `query`, best first, as (record id, cosine).
 
         `originals(embedding ids, dimensions)` gives the stored float32 vectors of those windows (rows in
         that order; a row of NaN for one gone meanwhile): the best records' windows are rescored from
-        them. Without it the cosines are the int4 rows' (within ~0.01)."""
+        them."""
         if not len(self.record_ids) or limit <= 0 or query.shape[-1] != self.dimensions:
             return []
         if group is not None and str(group) not in self.group_codes:
@@ -182,16 +182,13 @@ class VectorIndex:
             rows = self._first_pass(query, max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT), in_group)
         else:
             rows = np.arange(len(self.record_ids)) if in_group is None else np.flatnonzero(in_group)
-        cosines = self._int4_cosines(rows, query)
+        by_int4 = rows[np.argsort(-self._int4_cosines(rows, query), kind="stable")]
+        best_records = _first_distinct(self.record_ids[by_int4], limit * RESCORED_PER_RESULT)
+        rows = rows[np.isin(self.record_ids[rows], best_records)]
+        stored = np.asarray(originals(self.embedding_ids[rows], self.dimensions), dtype=np.float32)
+        cosines = np.nan_to_num(stored @ query.astype(np.float32), nan=-np.inf)
         order = np.argsort(-cosines, kind="stable")
         rows, cosines = rows[order], cosines[order]
-        if originals is not None:
-            best_records = _first_distinct(self.record_ids[rows], limit * RESCORED_PER_RESULT)
-            rows = rows[np.isin(self.record_ids[rows], best_records)]
-            stored = np.asarray(originals(self.embedding_ids[rows], self.dimensions), dtype=np.float32)
-            cosines = np.nan_to_num(stored @ query.astype(np.float32), nan=-np.inf)
-            order = np.argsort(-cosines, kind="stable")
-            rows, cosines = rows[order], cosines[order]
         # A record's score is its best window's: the windows best first, each record kept once.
         best: dict[int, float] = {}
         for row, cosine in zip(rows, cosines, strict=True):

@@ -28,24 +28,14 @@ def best_windows(vectors: np.ndarray, query: np.ndarray) -> dict[int, float]:
     return {record: float(max(cosines[2 * record], cosines[2 * record + 1])) for record in range(len(vectors) // 2)}
 
 
-def test_a_record_scores_as_its_best_window_and_int4_comes_close_to_the_cosine():
-    vectors = unit_rows(200)
-    query = vectors[37]  # window 37 is record 18's second window
-    ranked = VectorIndex.build(vector_rows(vectors)).nearest(query, 5)
-    assert ranked[0][0] == 18 and ranked[0][1] == pytest.approx(1.0, abs=0.05)
-    exact = best_windows(vectors, query)
-    for record, score in ranked:
-        assert score == pytest.approx(exact[record], abs=0.05)
-    assert len({record for record, _s in ranked}) == 5
-
-
-def test_the_best_records_are_rescored_from_their_stored_vectors():
+def test_a_record_scores_as_its_best_window_rescored_from_its_stored_vector():
+    """The int4 rows choose the records; their windows' cosines come from the stored float32 vectors."""
     vectors = unit_rows(400, dimensions=384)
     index = VectorIndex.build(vector_rows(vectors))
-    for query in unit_rows(10, dimensions=384, seed=2):
+    for query in [vectors[37], *unit_rows(10, dimensions=384, seed=2)]:  # window 37 is record 18's second
         exact = best_windows(vectors, query)
         expected = sorted(exact.items(), key=lambda item: (-item[1], item[0]))[:5]
-        ranked = index.nearest(query, 5, originals=stored(vectors))
+        ranked = index.nearest(query, 5, stored(vectors))
         assert [r for r, _s in ranked] == [r for r, _s in expected]
         assert [s for _r, s in ranked] == pytest.approx([s for _r, s in expected], abs=1e-5)
 
@@ -55,11 +45,11 @@ def test_a_window_whose_stored_vector_is_gone_is_left_out():
     query = vectors[6]  # record 3's first window
     gone = vectors.copy()
     gone[6] = np.nan
-    ranked = VectorIndex.build(vector_rows(vectors)).nearest(query, 10, originals=stored(gone))
+    ranked = VectorIndex.build(vector_rows(vectors)).nearest(query, 10, stored(gone))
     assert dict(ranked)[3] == pytest.approx(float(vectors[7] @ query), abs=1e-5)  # its other window
 
 
-def clustered_index(groups=None) -> tuple[VectorIndex, np.ndarray]:
+def clustered_index(groups=None) -> tuple[VectorIndex, np.ndarray, object]:
     """Clustered vectors of the local model's width, as real embeddings are: 50 topics, 40 windows each; and
     10 queries near topics."""
     rng = np.random.default_rng(5)
@@ -68,7 +58,8 @@ def clustered_index(groups=None) -> tuple[VectorIndex, np.ndarray]:
     vectors = np.repeat(centres, 40, axis=0) + 0.35 * spread * rng.standard_normal((2000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     queries = centres[:10] + 0.2 * spread * rng.standard_normal((10, 384)).astype(np.float32)
-    return VectorIndex.build(vector_rows(vectors, groups)), queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return VectorIndex.build(vector_rows(vectors, groups)), queries, stored(vectors)
 
 
 def first_pass_only(monkeypatch) -> None:
@@ -78,20 +69,20 @@ def first_pass_only(monkeypatch) -> None:
 
 
 def test_the_sign_bit_pass_finds_the_same_nearest_records_as_scoring_every_window(monkeypatch):
-    index, queries = clustered_index()
-    exact = [index.nearest(q, 10) for q in queries]
+    index, queries, originals = clustered_index()
+    exact = [index.nearest(q, 10, originals) for q in queries]
     first_pass_only(monkeypatch)
-    first_pass = [index.nearest(q, 10) for q in queries]
+    first_pass = [index.nearest(q, 10, originals) for q in queries]
     overlap = [len({r for r, _ in a} & {r for r, _ in b}) for a, b in zip(exact, first_pass, strict=True)]
     assert sum(overlap) >= 0.9 * 10 * len(queries)
     assert any(a != b for a, b in zip(exact, first_pass, strict=True)), "the pass scored fewer windows"
 
 
 def test_the_sign_bit_pass_of_a_group_keeps_to_the_group(monkeypatch):
-    index, queries = clustered_index(groups={record: "set-b" for record in range(0, 1000, 2)})  # every other
-    exact = [index.nearest(q, 10, group="set-b") for q in queries]
+    index, queries, originals = clustered_index(groups={record: "set-b" for record in range(0, 1000, 2)})  # every other
+    exact = [index.nearest(q, 10, originals, group="set-b") for q in queries]
     first_pass_only(monkeypatch)
-    first_pass = [index.nearest(q, 10, group="set-b") for q in queries]
+    first_pass = [index.nearest(q, 10, originals, group="set-b") for q in queries]
     assert all(record % 2 == 0 for ranked in first_pass for record, _s in ranked)
     overlap = [len({r for r, _ in a} & {r for r, _ in b}) for a, b in zip(exact, first_pass, strict=True)]
     assert sum(overlap) >= 0.9 * 10 * len(queries)
@@ -100,15 +91,16 @@ def test_the_sign_bit_pass_of_a_group_keeps_to_the_group(monkeypatch):
 def test_a_group_sees_only_its_own_windows():
     vectors = unit_rows(40)
     index = VectorIndex.build(vector_rows(vectors, groups={r: "set-b" for r in range(10)}))
-    ranked = index.nearest(vectors[3], 40, group="set-b")
+    ranked = index.nearest(vectors[3], 40, stored(vectors), group="set-b")
     assert {record for record, _s in ranked} == set(range(10))
-    assert index.nearest(vectors[3], 5, group="another set") == []
+    assert index.nearest(vectors[3], 5, stored(vectors), group="another set") == []
 
 
 def test_vectors_of_another_width_and_an_empty_index_give_nothing():
-    assert VectorIndex.build([]).nearest(unit_rows(1)[0], 5) == []
-    index = VectorIndex.build(vector_rows(unit_rows(4)))
-    assert index.nearest(unit_rows(1, dimensions=32)[0], 5) == []
+    vectors = unit_rows(4)
+    assert VectorIndex.build([]).nearest(vectors[0], 5, stored(vectors)) == []
+    index = VectorIndex.build(vector_rows(vectors))
+    assert index.nearest(unit_rows(1, dimensions=32)[0], 5, stored(vectors)) == []
 
 
 def test_bm25_of_a_group_counts_that_group_as_the_collection():
