@@ -174,3 +174,29 @@ def artifacts(request):
 from tests.fake_embeddings import remote_embeddings  # noqa: E402,F401  (fixture)
 from tests.fake_openai import fake_openai  # noqa: E402,F401  (fixture)
 from tests.scripted_provider import scripted_llm  # noqa: E402,F401  (fixture)
+
+
+# What a failed browser test left on screen, in the report CI prints: each open page's address, its
+# flash message and the start of its visible text, and the live server's last log lines. A timeout
+# alone ("waiting for … to be visible") does not say whether the page navigated, showed an error or
+# never answered.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    browser = item.funcargs.get("browser") if report.when == "call" and report.failed else None
+    if browser is None:
+        return
+    lines = []
+    for context in browser.contexts:
+        for page in context.pages:
+            try:
+                flash = page.evaluate("document.getElementById('flash')?.textContent || ''")
+                text = page.evaluate("(document.body?.innerText || '').slice(0, 1500)")
+                lines += [f"page {page.url}", f"  flash: {flash!r}", f"  text: {text!r}"]
+            except Exception as error:  # a closed or crashed page says so rather than hiding the rest
+                lines.append(f"page {page.url}: {error}")
+    server_log = ARTIFACTS / "daphne.log"
+    if server_log.exists():
+        lines += ["live server log (last 40 lines):", *server_log.read_text(errors="replace").splitlines()[-40:]]
+    report.sections.append(("browser state at failure", "\n".join(lines)))
