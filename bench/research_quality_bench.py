@@ -86,6 +86,7 @@ def main() -> None:
                     "cited": item.filename in files,
                     "cited_first": item.filename in files[:FIRST_CITATIONS],
                     "cited_files": files[:6],
+                    "paragraphs": sum(len(s.get("paragraphs", [])) for s in (run.report or {}).get("sections", [])),
                     "seconds": round(time.perf_counter() - started, 2),
                 }
             )
@@ -98,6 +99,7 @@ def main() -> None:
         figures[f"{style}_questions"] = len(rows)
         figures[f"{style}_cites_the_page"] = round(sum(r["cited"] for r in rows) / len(rows), 3)
         figures[f"{style}_page_in_first_{FIRST_CITATIONS}"] = round(sum(r["cited_first"] for r in rows) / len(rows), 3)
+    figures["mean_paragraphs_per_report"] = round(sum(r["paragraphs"] for r in per_question) / len(per_question), 1)
     figures["median_run_seconds"] = sorted(r["seconds"] for r in per_question)[len(per_question) // 2]
     harness.write_results(f"research_quality_{args.split}", figures, per_question=per_question)
 
