@@ -3,8 +3,6 @@
 import re
 import unicodedata
 
-import charset_normalizer
-
 # Byte-order marks, the 4-byte ones first (UTF-32-LE's starts with UTF-16-LE's).
 BOMS = (
     (b"\xef\xbb\xbf", "utf-8"),
@@ -73,6 +71,10 @@ def decode_text(data: bytes) -> str:
 
 
 def _detect_code_page(sample: bytes) -> str:
+    # Imported here, not at the top: every extraction starts a child process (context_app.isolation),
+    # and this import is a fifth of its start-up; only a file that is not UTF-8 needs the detector.
+    import charset_normalizer
+
     preference = {name: index for index, name in enumerate(COMMON_CODE_PAGES)}
     common = sorted(
         charset_normalizer.from_bytes(sample, cp_isolation=COMMON_CODE_PAGES),

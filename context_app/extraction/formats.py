@@ -7,7 +7,7 @@ import zipfile
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-from llm_platform.ir.modality import MIME_TYPES
+from llm_platform.media_types import MIME_TYPES
 
 from .decoding import _wide_encoding
 

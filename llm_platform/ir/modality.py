@@ -16,17 +16,6 @@ PdfRoute = Literal["native", "images", "text"]
 ImageRoute = Literal["image", "text_description", "omit"]
 WebpageRoute = Literal["text", "text+screenshot"]
 
-# The formats files are read in (context_app.extraction), as the media types a source declares.
-MIME_TYPES = {
-    "pdf": "application/pdf",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "text": "text/plain",
-    "markdown": "text/markdown",
-    "html": "text/html",
-    "csv": "text/csv",
-    "json": "application/json",
-}
-
 
 @dataclass(frozen=True)
 class ProviderCapabilities:

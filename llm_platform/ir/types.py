@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from llm_platform.ir.anchors import Anchor, format_anchor, parse_anchor
-from llm_platform.ir.modality import MIME_TYPES
 from llm_platform.ir.tokens import estimate_tokens
+from llm_platform.media_types import MIME_TYPES
 
 SourceKind = Literal["pdf", "docx", "text", "markdown", "html", "csv", "json", "note", "chatlog", "image"]
 SOURCE_KINDS: tuple[str, ...] = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "note", "chatlog", "image")
