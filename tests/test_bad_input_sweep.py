@@ -115,9 +115,10 @@ def test_no_api_endpoint_answers_bad_input_with_a_server_error(member_client):
     ]
     headers = {"HTTP_IF_MATCH": '"not-a-revision"'}
     requests = [("get", path, headers) for path in paths]
-    for path, method, body, content_type in itertools.product(
-        paths, ["post", "patch", "put", "delete"], JSON_BODIES, CONTENT_TYPES
-    ):
+    # Every body as JSON; a JSON object and a non-JSON body under the other content types.
+    bodies = [(body, "application/json") for body in JSON_BODIES]
+    bodies += [(body, content_type) for body in (b"{}", b"not json") for content_type in CONTENT_TYPES[1:]]
+    for path, method, (body, content_type) in itertools.product(paths, ["post", "patch", "put", "delete"], bodies):
         kwargs = {"data": body, "content_type": content_type, "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()), **headers}
         requests.append((method, path, kwargs))
     assert server_errors(client, requests) == []
