@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from .blocks import Block
@@ -88,6 +87,10 @@ def read_pages(
     make_image returns a Pillow image (or raises ExtractionError, which ends the file:
     a page over the pixel limit is the file's, not the page's, problem).
     """
+    # Imported here: every extraction's child process imports this module, and only a scan needs the pool
+    # (with the logging it imports, a tenth of the child's start-up).
+    from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
     results: dict[int, OcrPage] = {}
     language = "+".join(language_codes(languages)) or "eng"
     seconds = budget.limits.seconds
