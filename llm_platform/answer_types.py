@@ -13,13 +13,11 @@ from __future__ import annotations
 import re
 
 from .sourcerefs import REF_GROUP
-from .terms import STOP_WORDS, WORD, stem
+from .terms import NUMBER_WORDS, STOP_WORDS, WORD, stem
 
-_NUMBER_WORDS = (
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
-    "thousand million billion dozen few several"
-)
-_NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS.split())})"
+# A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
+_NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
+_NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS)})"
 _UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")

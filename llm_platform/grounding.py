@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from llm_platform.sourcerefs import SPAN
-from llm_platform.terms import WORD, analyze
+from llm_platform.terms import NUMBER_WORDS, WORD, analyze
 
 SUPPORT_THRESHOLD = 0.5
 # A sentence with fewer content words ("See [2].") says too little to vouch for a citation alone.
@@ -32,14 +32,7 @@ MIN_CONTENT_TERMS = 2
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
 # Numbers written as words are figures too: "checked every six months" is not supported by "every three
 # months". Not "one": as often a pronoun or an article ("no one", "one of the") as a count.
-_NUMBER_WORDS = {
-    word: str(value)
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-    if value != 1
-} | {word: str(10 * tens) for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
+_NUMBER_WORDS = {word: str(value) for word, value in NUMBER_WORDS.items() if word != "one"}
 _CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
 # the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.

@@ -57,6 +57,14 @@ SUBJECT_STOP_WORDS = frozenset(
 
 # A word: letters and digits of any script (an underscore splits words).
 WORD = re.compile(r"[^\W_]+")
+# Numbers written as words, with their values: zero to twenty, and the tens to ninety.
+NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+} | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
 _per_thread = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
 
 
