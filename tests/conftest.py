@@ -118,6 +118,13 @@ def worker_idle_after_test(request):
     # what it left going is waited for too.
     if on_worker or session_worker.busy():
         session_worker.wait_until_idle()
+    # Every job that ended gave its lease back: one still renewed here outlives its job (and its database).
+    from workspaces.leases import _renewer
+
+    with _renewer._lock:
+        leaked = {job.model.__name__: list(holds) for job, holds in _renewer._held.items() if holds}
+        _renewer._held.clear()
+    assert not leaked, f"leases still renewed after the test's jobs ended: {leaked}"
 
 
 from tests.fake_anthropic import fake_anthropic  # noqa: E402,F401  (fixture)

@@ -112,9 +112,10 @@ def is_free(holder: str, expires_at: datetime | None, now: datetime) -> bool:
     return not holder or expires_at is None or expires_at <= now or holder_is_dead(holder)
 
 
-def take(job: LeasedJob, pk, **conditions) -> bool:
-    """Take the lease of a running job whose row also matches `conditions`; False when it is
-    not running any more, does not match, or another live process holds it."""
+def take(job: LeasedJob, pk, **conditions) -> str | None:
+    """Take the lease of a running job whose row also matches `conditions`: the hold's owner string,
+    renewed until `end`; None when it is not running any more, does not match, or another live
+    process holds it."""
     row = (
         job.model.objects.filter(pk=pk, **{job.status: job.running}, **conditions)
         .values(job.owner, job.expires)
@@ -122,7 +123,7 @@ def take(job: LeasedJob, pk, **conditions) -> bool:
     )
     now = timezone.now()
     if row is None or not is_free(row[job.owner], row[job.expires], now):
-        return False
+        return None
     hold = f"{process_owner()}#{uuid.uuid4().hex[:8]}"
     # Compare-and-swap on the owner and expiry read: of two deliveries one moves the row.
     taken = claim(
@@ -132,17 +133,15 @@ def take(job: LeasedJob, pk, **conditions) -> bool:
         to=job.running,
         **{job.owner: hold, job.expires: now + timedelta(seconds=lease_seconds())},
     )
-    if taken:
-        _holds.set({**_holds.get(), job: hold})
-        _renewer.add(job, pk, hold)
-    return taken
+    if not taken:
+        return None
+    _renewer.add(job, pk, hold)
+    return hold
 
 
-def end(job: LeasedJob, pk) -> None:
+def end(job: LeasedJob, pk, hold: str) -> None:
     """The job is over: its lease expires now (a row still running is recovered at once)."""
-    hold = owner(job)
     _renewer.discard(job, pk, hold)
-    _holds.set({kind: held for kind, held in _holds.get().items() if kind != job})
     try:
         job.model.objects.filter(pk=pk, **{job.owner: hold}).update(**{job.expires: timezone.now()})
     except Exception:  # noqa: BLE001 - not renewed any more, it expires on its own
@@ -151,14 +150,21 @@ def end(job: LeasedJob, pk) -> None:
 
 @contextmanager
 def holding(job: LeasedJob, pk, **conditions) -> Iterator[bool]:
-    """`with holding(FILE_JOB, id, …) as held:` the lease for the block (held False: not taken)."""
-    if not take(job, pk, **conditions):
+    """`with holding(FILE_JOB, id, …) as held:` the lease for the block (held False: not taken).
+
+    A block may hold another job of the same kind inside it (eager tasks in tests: an extraction's
+    parse digests the set's files inline); when the inner one ends, the outer hold is this
+    context's again, and ends as its own."""
+    hold = take(job, pk, **conditions)
+    if hold is None:
         yield False
         return
+    outer = _holds.set(MappingProxyType({**_holds.get(), job: hold}))
     try:
         yield True
     finally:
-        end(job, pk)
+        _holds.reset(outer)
+        end(job, pk, hold)
 
 
 def held_by_me(job: LeasedJob) -> Q:

@@ -105,6 +105,27 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings):
     assert ContextFile.objects.get().digest_status == DigestStatus.STALE
 
 
+def test_a_hold_inside_a_hold_of_the_same_kind_gives_the_outer_one_back(api):
+    """Eager tasks nest jobs: an extraction's parse digests the set's files inline, each under its own
+    lease. The inner one's end left the outer job writing as nobody, and its lease renewed for good."""
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022.", "b.txt": b"Site B used 9 MWh."})
+    session_worker.wait_until_idle()
+    ContextFile.objects.update(digest_status=DigestStatus.PARSING)
+    outer_file, inner_file = ContextFile.objects.order_by("filename")
+    mine = lambda file: ContextFile.objects.filter(leases.held_by_me(FILE_JOB), pk=file.pk).exists()  # noqa: E731
+
+    with leases.holding(FILE_JOB, outer_file.pk) as outer_held:
+        with leases.holding(FILE_JOB, inner_file.pk) as inner_held:
+            assert outer_held and inner_held
+            assert mine(inner_file) and not mine(outer_file)
+        assert mine(outer_file), "the outer job's writes still find its lease"
+
+    assert not any(leases._renewer._held.values()), "no lease is renewed after its job"
+    now = timezone.now()
+    assert all(file.lease_expires_at <= now for file in ContextFile.objects.all()), "both leases ended"
+
+
 def test_a_queued_file_is_re_queued_only_once_it_has_waited_a_lease(api, settings):
     settings.GROUNDWORK_JOB_LEASE_SECONDS = 30
     sid = api.create_session()
