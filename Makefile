@@ -70,9 +70,7 @@ run: bootstrap
 	$(BIN)/python manage.py ensure_demo_user
 	@procfile=var/Procfile.run; \
 	sed -E 's#^(worker|llm|beat): #\1: bin/restart-on-exit #' Procfile > $$procfile; \
-	if ! $(BIN)/python -c "import redis; redis.Redis.from_url('$(REDIS_URL)').ping()" 2>/dev/null; then \
-	  echo "redis: redis-server --port $(REDIS_PORT) --bind 127.0.0.1 --dir var --save '' --appendonly yes" >> $$procfile; \
-	fi; \
+	$(BIN)/python bin/redis-procfile-line "$$REDIS_URL" >> $$procfile || exit 1; \
 	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)}; embeddings: $${GROUNDWORK_EMBEDDINGS:-local})"; echo; \
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) HOST=$(HOST) exec $(BIN)/honcho start -f $$procfile
 
