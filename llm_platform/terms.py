@@ -228,9 +228,27 @@ def _unwrap(text: str) -> str:
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
+        elif _labels(previous, line):
+            lines[-1] = f"{previous}: {line.strip()}"
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+def _labels(previous: str, line: str) -> bool:
+    """Whether `previous` is the term of a definition list and `line` the sentence that defines it
+    ("-c, --count" above "Suppress normal output; instead print a count …"): a short line that says
+    nothing on its own, then a sentence. Said together, the sentence names what it is about."""
+    term, sentence = previous.strip(), line.strip()
+    return (
+        0 < len(term) < _WRAPPED_LINE_CHARS
+        and term[-1] not in ".!?:;,"
+        and not (_HEADING_MARK.match(term) or TABLE_ROW.match(term) or _LIST_MARK.match(term) or _is_title(term))
+        and sentence[:1].isupper()
+        and sentence[-1] in ".!?"
+        and len(_WORD.findall(sentence)) >= 3
+        and not (_LIST_MARK.match(sentence) or TABLE_ROW.match(sentence))
+    )
 
 
 def _is_title(piece: str) -> bool:

@@ -34,3 +34,38 @@ def test_a_table_row_is_not_prose():
     assert not is_prose("district: Harbour; year: 2023; bursts: 63")
     assert is_prose("The board met: it approved the plan; then it left.")
     assert is_prose("Losses fell from 24 % to 19 % in 2022.")
+
+
+def test_the_term_of_a_definition_list_goes_with_the_sentence_that_defines_it():
+    """A manual's options: "-c, --count" on a line, what it does on the next. The term line was dropped as
+    a fragment (two words), so an answer quoted "Suppress normal output; …" without naming the option."""
+    text = (
+        "-c, --count\n"
+        "Suppress normal output; instead print a count of matching lines.  With -v, count non-matching lines.\n"
+        "\n"
+        "--color[=WHEN], --colour[=WHEN]\n"
+        "Surround the matched strings with escape sequences.\n"
+    )
+    assert split_sentences(text) == [
+        "-c, --count: Suppress normal output; instead print a count of matching lines.",
+        "With -v, count non-matching lines.",
+        "--color[=WHEN], --colour[=WHEN]: Surround the matched strings with escape sequences.",
+    ]
+
+
+def test_a_heading_a_list_or_a_table_row_is_no_term_of_what_follows():
+    text = (
+        "## Options\nThe options come in three groups.\n"
+        "Rollout Budget Memo\nThe budget was set in May.\n"
+        "Attendees\n- Alice Moreau chaired the meeting.\n"
+        "Site A | 12 MWh\nThe sites used 21 MWh in all.\n"
+        "Site B used 9 MWh\nwhich was less.\n"
+    )
+    assert split_sentences(text) == [
+        "The options come in three groups.",
+        "The budget was set in May.",
+        "Alice Moreau chaired the meeting.",
+        "The sites used 21 MWh in all.",
+        "Site B used 9 MWh",  # a sentence goes on: no term of the line after it
+        "which was less.",
+    ]
