@@ -243,11 +243,11 @@ def _labels(previous: str, line: str) -> bool:
     return (
         0 < len(term) < _WRAPPED_LINE_CHARS
         and term[-1] not in ".!?:;,"
-        and not (_HEADING_MARK.match(term) or TABLE_ROW.match(term) or _LIST_MARK.match(term) or _is_title(term))
         and sentence[:1].isupper()
         and sentence[-1] in ".!?"
-        and len(_WORD.findall(sentence)) >= 3
+        and not (_HEADING_MARK.match(term) or TABLE_ROW.match(term) or _LIST_MARK.match(term) or _is_title(term))
         and not (_LIST_MARK.match(sentence) or TABLE_ROW.match(sentence))
+        and len(_WORD.findall(sentence)) >= 3
     )
 
 
