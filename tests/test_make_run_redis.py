@@ -38,7 +38,8 @@ def test_a_loopback_url_nobody_answers_gets_a_redis_on_its_own_port_and_password
 
 
 def test_a_redis_elsewhere_that_does_not_answer_stops_make_run_saying_so():
-    answer = procfile_line("redis://redis.invalid:6379/0")
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): never a host, and no name to resolve where DNS may not answer.
+    answer = procfile_line("redis://192.0.2.1:6379/0")
     assert answer.returncode == 1
     assert answer.stdout == ""
-    assert "no Redis answers at REDIS_URL=redis://redis.invalid:6379/0" in answer.stderr
+    assert "no Redis answers at REDIS_URL=redis://192.0.2.1:6379/0" in answer.stderr
