@@ -228,14 +228,14 @@ def _unwrap(text: str) -> str:
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
-        elif _labels(previous, line):
+        elif _is_definition_term(previous, line):
             lines[-1] = f"{previous}: {line.strip()}"
         else:
             lines.append(line)
     return "\n".join(lines)
 
 
-def _labels(previous: str, line: str) -> bool:
+def _is_definition_term(previous: str, line: str) -> bool:
     """Whether `previous` is the term of a definition list and `line` the sentence that defines it
     ("-c, --count" above "Suppress normal output; instead print a count …"): a short line that says
     nothing on its own, then a sentence. Said together, the sentence names what it is about."""
