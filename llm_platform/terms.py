@@ -224,7 +224,7 @@ def _unwrap(text: str) -> str:
             and previous[-1] not in ".!?:;"
             and line.strip()
             and not (_HEADING_MARK.match(previous) or TABLE_ROW.match(previous))
-            and not (_LIST_MARK.match(line) or _HEADING_MARK.match(line) or TABLE_ROW.match(line) or _is_title(line))
+            and not _stands_apart(line)
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
@@ -245,10 +245,14 @@ def _is_definition_term(previous: str, line: str) -> bool:
         and term[-1] not in ".!?:;,"
         and sentence[:1].isupper()
         and sentence[-1] in ".!?"
-        and not (_HEADING_MARK.match(term) or TABLE_ROW.match(term) or _LIST_MARK.match(term) or _is_title(term))
-        and not (_LIST_MARK.match(sentence) or TABLE_ROW.match(sentence))
+        and not (_stands_apart(term) or _stands_apart(sentence))
         and len(_WORD.findall(sentence)) >= 3
     )
+
+
+def _stands_apart(line: str) -> bool:
+    """A heading, a list item, a table row or a title: a line that is joined to no other."""
+    return bool(_HEADING_MARK.match(line) or _LIST_MARK.match(line) or TABLE_ROW.match(line) or _is_title(line))
 
 
 def _is_title(piece: str) -> bool:

@@ -115,7 +115,9 @@ def test_a_hold_inside_a_hold_of_the_same_kind_gives_the_outer_one_back(api):
     session_worker.wait_until_idle()
     ContextFile.objects.update(digest_status=DigestStatus.PARSING)
     outer_file, inner_file = ContextFile.objects.order_by("filename")
-    mine = lambda file: ContextFile.objects.filter(leases.held_by_me(FILE_JOB), pk=file.pk).exists()  # noqa: E731
+
+    def mine(file) -> bool:  # a write of this context's job would find its lease
+        return ContextFile.objects.filter(leases.held_by_me(FILE_JOB), pk=file.pk).exists()
 
     with leases.holding(FILE_JOB, outer_file.pk) as outer_held:
         with leases.holding(FILE_JOB, inner_file.pk) as inner_held:
