@@ -93,7 +93,7 @@ def report_for(versions: list[FileText], session) -> dict:
         "references": references,
         "dropped": [],
         "provider": "offline",
-        "model": "extractive-v3",
+        "model": "extractive-v4",
         "generated_at": timezone.now().isoformat(),
         "_words": words,
     }

@@ -266,6 +266,29 @@ def _is_title(piece: str) -> bool:
     return bool(words) and all(word[0].isupper() for word in words)
 
 
+HEADING_MAX_WORDS = 12
+
+
+def without_leading_heading(text: str) -> str:
+    """`text` without its first line when that line is the heading of what follows: a few words not
+    closed by punctuation, no list item or table row, with more text after it ("Onboarding notes for
+    the field team", a scanned memo's title). A heading in sentence case is not a title by its
+    capitals (`_is_title`); at the top of a section it still names a subject and states nothing."""
+    first, newline, rest = text.lstrip("\n").partition("\n")
+    heading = first.strip()
+    if (
+        not newline
+        or not rest.strip()
+        or not heading
+        or heading[-1] in ".!?:;,\"'”’)]"
+        or len(_WORD.findall(heading)) > HEADING_MAX_WORDS
+        or _LIST_MARK.match(heading)
+        or TABLE_ROW.match(heading)
+    ):
+        return text
+    return rest
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []

@@ -20,7 +20,9 @@ def test_our_javascript_is_at_most_500_lines_of_code():
 
 
 def test_no_script_builds_html_from_strings():
-    html_sinks = re.compile(r"\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|createElement\(\"(?!template)")
+    html_sinks = re.compile(
+        r"\.(innerHTML|outerHTML|insertAdjacentHTML)\b|document\.write|createElement\(\"(?!template)"
+    )
     found = {
         f"{script.name}:{number}": line.strip()
         for script in SCRIPTS

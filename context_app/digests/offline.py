@@ -17,7 +17,8 @@ paraphrased, so nothing is made up. A conflict is between files: one file's
 "however" is its author's reasoning, not a conflict.
 
 A CSV file is read as a table instead (offline_csv): its shape and, per column,
-its range and total or its distinct values, computed from the rows it cites.
+its range and total or its distinct values, computed from the rows it cites. A
+JSON file is read as values and records (offline_json).
 
 Task B, the merge of digests, is offline_aggregate.py.
 """
@@ -25,10 +26,11 @@ Task B, the merge of digests, is offline_aggregate.py.
 import re
 
 from llm_platform.prose import is_prose
-from llm_platform.terms import comparison_key, cut_text, split_sentences
+from llm_platform.terms import comparison_key, cut_text, split_sentences, without_leading_heading
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
+from .offline_json import json_facts, json_summary, read_json
 from .validation import SCHEMA_VERSION
 
 GENERATOR = "offline-extractive"
@@ -196,7 +198,8 @@ _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 FURNITURE_MAX_CHARS = 80
 FURNITURE_MIN_SPANS = 3
 _DIGITS = re.compile(r"\d+")
-# Licence text: a paragraph holding a copyright notice is the licence, not the document.
+# Licence text runs from a copyright notice to the end of its section: the licence, not the document
+# (a manual's COPYRIGHT section, a web page's footer after the last section's text).
 _COPYRIGHT = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 # Markdown's markup, not its words: emphasis, code ticks, a link's target, a quote's mark.
 _MARKUP = (
@@ -223,11 +226,11 @@ def _line_key(line: str) -> str:
 
 
 def _statement_text(span_text: str, furniture: set[str]) -> str:
-    """The span's text without its page furniture and markup; empty when it is licence text."""
-    if _COPYRIGHT.search(span_text):
-        return ""
+    """The span's text without its page furniture, its heading, its licence text and markup."""
     lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
-    return "\n".join(_without_markup(line) for line in lines)
+    notice = next((number for number, line in enumerate(lines) if _COPYRIGHT.search(line)), len(lines))
+    lines = lines[:notice]
+    return "\n".join(_without_markup(line) for line in without_leading_heading("\n".join(lines)).split("\n"))
 
 
 def _without_markup(line: str) -> str:
@@ -296,6 +299,11 @@ def per_file_digest(prompt: str) -> dict:
     table = read_table(filename, spans) if file_format == "csv" else None
     if table is not None:
         return _digest(filename, file_format, table_summary(table), table_facts(filename, table), [])
+    values = read_json(filename, spans) if file_format == "json" else None
+    if values is not None:
+        return _digest(
+            filename, file_format, json_summary(values), _spread(json_facts(filename, values), MAX_FACTS), []
+        )
     furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     for span in spans:

@@ -36,6 +36,7 @@ class Table:
     columns: list[Column]
     rows: int
     row_refs: list[str]
+    unit: str = "row"  # what a row is called in a claim ("record" for a JSON file's list of objects)
 
 
 def read_table(filename: str, spans: list[dict]) -> Table | None:
@@ -112,21 +113,17 @@ def _is_year_column(numbers: list[Decimal]) -> bool:
 def table_facts(filename: str, table: Table) -> list[dict]:
     """The table's shape, then per column what it holds; each fact cites the rows it was computed from."""
     names = ", ".join(column.name for column in table.columns)
-    facts = [
-        _fact(
-            f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}.",
-            table.row_refs,
-            "offline extractive: counted in the file",
-        )
-    ]
-    for column in table.columns:
-        fact = _numeric_fact(column, table.rows) or _category_fact(column, table.rows)
-        if fact:
-            facts.append(fact)
-    return facts
+    shape = f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}."
+    return [computed_fact(shape, table.row_refs, "offline extractive: counted in the file"), *column_facts(table)]
 
 
-def _numeric_fact(column: Column, rows: int) -> dict | None:
+def column_facts(table: Table) -> list[dict]:
+    """Per column, its range and total (a measure), its span (years) or its few labels counted."""
+    facts = (_numeric_fact(column, table) or _category_fact(column, table.unit) for column in table.columns)
+    return [fact for fact in facts if fact]
+
+
+def _numeric_fact(column: Column, table: Table) -> dict | None:
     numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value)) is not None]
     if len(numbers) < 2 or len(numbers) < MIN_NUMERIC_SHARE * len(column.cells):
         return None
@@ -136,19 +133,20 @@ def _numeric_fact(column: Column, rows: int) -> dict | None:
     if _is_year_column([number for number, _ref, _row in numbers]):  # a period: its total means nothing
         distinct = len({number for number, _ref, _row in numbers})
         claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
-        return _fact(claim, sources, "offline extractive: computed from the rows")
+        return computed_fact(claim, sources, "offline extractive: computed from the rows")
     if _is_identifier_column([number for number, _ref, _row in numbers]):
         return None
     total = sum(number for number, _ref, _row in numbers)
-    counted = f"{len(numbers)} rows" if len(numbers) == rows else f"the {len(numbers)} rows with a number"
+    unit = table.unit
+    counted = f"{len(numbers)} {unit}s" if len(numbers) == table.rows else f"the {len(numbers)} {unit}s with a number"
     claim = (
-        f"{column.name} ranges from {_shown(low[0])} (row {low[2]}) to {_shown(high[0])} (row {high[2]}); "
+        f"{column.name} ranges from {_shown(low[0])} ({unit} {low[2]}) to {_shown(high[0])} ({unit} {high[2]}); "
         f"the total over {counted} is {_shown(total)}, the mean {_shown(round(total / len(numbers), 2))}."
     )
-    return _fact(claim, sources, "offline extractive: computed from the rows")
+    return computed_fact(claim, sources, "offline extractive: computed from the rows")
 
 
-def _category_fact(column: Column, rows: int) -> dict | None:
+def _category_fact(column: Column, unit: str = "row") -> dict | None:
     counts: dict[str, list[str]] = {}
     for value, ref, _row in column.cells:
         counts.setdefault(value, []).append(ref)
@@ -156,16 +154,17 @@ def _category_fact(column: Column, rows: int) -> dict | None:
         return None  # one label, or a label per row (names, ids): nothing a count adds
     ordered = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
     listed = ", ".join(f"{value} ({len(refs)})" for value, refs in ordered)
-    claim = f"{column.name} takes {len(counts)} values over {len(column.cells)} rows: {listed}."
+    claim = f"{column.name} takes {len(counts)} values over {len(column.cells)} {unit}s: {listed}."
     sources = _unique([ref for _value, refs in ordered for ref in refs])
-    return _fact(claim, sources, "offline extractive: counted in the file")
+    return computed_fact(claim, sources, "offline extractive: counted in the file")
 
 
 def _unique(refs: list[str]) -> list[str]:
     return list(dict.fromkeys(refs))
 
 
-def _fact(claim: str, sources: list[str], note: str) -> dict:
+def computed_fact(claim: str, sources: list[str], note: str) -> dict:
+    """A fact the offline digest counted or read in the file's values (high reliability: nothing interpreted)."""
     return {
         "id": "",
         "kind": "fact",
@@ -177,6 +176,6 @@ def _fact(claim: str, sources: list[str], note: str) -> dict:
 
 
 def table_summary(table: Table) -> str:
-    numeric = [column.name for column in table.columns if _numeric_fact(column, table.rows)]
+    numeric = [column.name for column in table.columns if _numeric_fact(column, table)]
     said = f"A table of {table.rows} rows with the columns {', '.join(c.name for c in table.columns)}."
     return said + (f" Numeric columns: {', '.join(numeric)}." if numeric else "")

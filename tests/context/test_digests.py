@@ -756,3 +756,79 @@ def test_a_csv_identifier_column_is_not_summed_but_a_measure_is():
     assert not any(claim.startswith("id ") for claim in claims), claims
     assert any(claim.startswith("hours ranges from 1") for claim in claims), claims
     assert "id" in claims[0], "the shape still names every column"
+
+
+def _json_spans(name: str, value) -> list[dict]:
+    from context_app.extraction import ExtractionLimits, extract_document
+
+    data = json.dumps(value).encode()
+    return [
+        span.as_dict()
+        for span in extract_document(data, name, "application/json", ExtractionLimits.from_settings()).spans
+    ]
+
+
+def test_a_json_list_of_objects_is_stated_as_records_with_the_columns_of_a_table():
+    assets = [
+        {"id": "P-101", "type": "pump", "site": "Elm Street", "installed": 2014, "power_kw": 75},
+        {"id": "V-220", "type": "valve", "site": "Harbour Road", "installed": 1998, "note": None},
+        {"id": "R-1", "type": "reservoir", "site": "Elm Street", "capacity_m3": 12000, "tags": ["a"]},
+    ]
+    spans = _json_spans("assets.json", {"version": "2.1", "assets": assets})
+    digest = file_digest("assets.json", spans, "json")
+    claims = {fact["claim"]: fact["sources"] for fact in digest["facts"]}
+    version_ref, assets_ref = (f"assets.json::{span['span_id']}" for span in spans)
+    assert claims["version: 2.1"] == [version_ref]
+    fields = "id, type, site, installed, power_kw, note, capacity_m3"
+    assert claims[f"assets holds 3 records with the fields {fields}."] == [assets_ref]
+    assert claims["site takes 2 values over 3 records: Elm Street (2), Harbour Road (1)."] == [assets_ref]
+    assert claims["assets[1]: id P-101, type pump, site Elm Street, installed 2014, power_kw 75."] == [assets_ref]
+    assert "assets[2]: id V-220, type valve, site Harbour Road, installed 1998." in claims  # a null states nothing
+    assert digest["summary"] == f"version: 2.1; assets: 3 records with the fields {fields}."
+    assert check_file(digest, "assets.json", spans, "json").valid
+
+
+def test_a_json_file_that_is_a_list_cites_each_record_and_states_a_spread_of_a_long_one():
+    rows = [{"id": n, "crew": "night" if n % 3 == 0 else "day", "leaks": n % 5} for n in range(1, 101)]
+    spans = _json_spans("inspections.json", rows)
+    digest = file_digest("inspections.json", spans, "json")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims[0] == "inspections.json holds 100 records with the fields id, crew, leaks."
+    assert "crew takes 2 values over 100 records: day (67), night (33)." in claims
+    leaks = next(claim for claim in claims if claim.startswith("leaks ranges"))
+    assert leaks == "leaks ranges from 0 (record 5) to 4 (record 4); the total over 100 records is 200, the mean 2."
+    records = [fact for fact in digest["facts"] if fact["claim"].startswith("Record ")]
+    assert len(records) == 30 and records[0]["claim"] == "Record 1: id 1, crew day, leaks 1."
+    assert records[-1]["sources"] == [spans[96]["span_id"].join(["inspections.json::", ""])]  # record 97, near the end
+    assert digest["summary"] == "A list of 100 records with the fields id, crew, leaks."
+    assert check_file(digest, "inspections.json", spans, "json").valid
+
+
+def test_a_json_value_cut_by_a_window_is_read_as_text():
+    spans = spans_of('assets: [\n  {\n    "id": "P-101",\n    "site": "Elm Street"')  # no closing brackets
+    digest = file_digest("assets.json", spans, "json")
+    assert check_file(digest, "assets.json", spans, "json").valid and digest["facts"]
+
+
+def test_a_sections_heading_in_sentence_case_is_no_fact_nor_part_of_the_summary():
+    spans = spans_of(
+        "Inspection memo, Mill Lane pumping station\n\nA replacement battery was ordered on 3 November.",
+        "Annual water loss report 2025\nNon-revenue water fell from 23 percent in 2024 to 19 percent in 2025.",
+        "- Night inspections continue until March\n- The board meets in May",  # list items are statements
+    )
+    digest = file_digest("notes.txt", spans)
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims[:2] == [
+        "A replacement battery was ordered on 3 November.",
+        "Non-revenue water fell from 23 percent in 2024 to 19 percent in 2025.",
+    ]
+    assert "Night inspections continue until March" in claims
+    assert "Mill Lane pumping station" not in digest["summary"] and "report 2025" not in digest["summary"]
+
+
+def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
+    spans = spans_of(
+        "Customer notice\n\nCustomers are told at least 48 hours ahead of a shutdown.\n\nCopyright 2026 Example Water"
+    )
+    claims = [fact["claim"] for fact in file_digest("policy.html", spans, "html")["facts"]]
+    assert claims == ["Customers are told at least 48 hours ahead of a shutdown."]

@@ -1,0 +1,143 @@
+"""The offline extractive digest of a JSON file: what its values and records state.
+
+Sentence extraction read a JSON file as lines of keys and braces, so its digest was one quoted
+line ('"site": "Elm Street",'). The extractor makes a span per top-level key, or per item of a
+top-level list, written as "label: value" with the value as indented JSON
+(context_app.extraction.text_readers._json_blocks). Here each span's value is read back:
+
+- a plain value is stated as it stands ("version: 2.1");
+- an object is a record, stated with its plain fields ("owner: name Ana, team Ops.");
+- a list of objects is a table of records: its shape and columns are stated as a CSV's are
+  (offline_csv), then its records, numbered from 1 ("assets[1]: id P-101, type pump, …", or
+  "Record 1: …" in a file that is the list);
+- a list of plain values is stated as the list.
+
+Every fact cites the span its value was read from. A span that is not such a value (a window
+cut inside a large value) leaves the file to the sentence digest.
+"""
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from llm_platform.terms import cut_text
+
+from .offline_csv import MAX_CLAIM_CHARS, Column, Table, column_facts, computed_fact
+
+MAX_LISTED = 12  # fields of a record, or items of a list, named in one claim
+MAX_RECORDS_STATED = 30  # of one list, spread over it
+PLAIN = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class JsonValue:
+    label: str
+    value: object
+    ref: str
+
+
+def read_json(filename: str, spans: list[dict]) -> list[JsonValue] | None:
+    """Each span's label and value; None when a span is not "label: value" with a whole JSON value."""
+    values = []
+    for span in spans:
+        label, separator, rendered = span["text"].partition(": ")
+        if not separator:
+            return None
+        try:
+            value = json.loads(rendered)
+        except ValueError:
+            if rendered.lstrip()[:1] in ("{", "["):
+                return None  # a value cut by a window
+            value = rendered  # a top-level string is written without its quotes
+        values.append(JsonValue(label, value, f"{filename}::{span['span_id']}"))
+    return values or None
+
+
+def json_facts(filename: str, values: list[JsonValue]) -> list[dict]:
+    if _is_list_of_records(values):
+        return _records_facts(filename, [(item.value, item.ref) for item in values], "Record {}")
+    facts: list[dict] = []
+    for item in values:
+        if _is_record(item.value):
+            facts.append(_read(_record_claim(item.label, item.value), [item.ref]))
+        elif _are_records(item.value):
+            facts.extend(_records_facts(item.label, [(record, item.ref) for record in item.value], item.label + "[{}]"))
+        elif isinstance(item.value, list) and all(isinstance(entry, PLAIN) for entry in item.value):
+            facts.append(_read(f"{item.label}: {_listed([_plain(entry) for entry in item.value])}.", [item.ref]))
+        elif isinstance(item.value, PLAIN):
+            facts.append(_read(f"{item.label}: {_plain(item.value)}", [item.ref]))
+    return facts
+
+
+def json_summary(values: list[JsonValue]) -> str:
+    """What the file holds, by its top-level labels: their records and fields, or their values."""
+    if _is_list_of_records(values):
+        return f"A list of {len(values)} records with the fields {_listed(_fields(item.value for item in values))}."
+    parts = []
+    for item in values:
+        if _are_records(item.value):
+            parts.append(f"{item.label}: {len(item.value)} records with the fields {_listed(_fields(item.value))}")
+        elif _is_record(item.value):
+            parts.append(f"{item.label}: a record with the fields {_listed(_fields([item.value]))}")
+        elif isinstance(item.value, PLAIN):
+            parts.append(f"{item.label}: {_plain(item.value)}")
+    return cut_text(f"{'; '.join(parts)}." if parts else "A JSON document of nested values.", MAX_CLAIM_CHARS)
+
+
+def _records_facts(label: str, records: list[tuple[dict, str]], record_label: str) -> list[dict]:
+    """The records' shape and columns as a table's, then the records themselves (spread over the list),
+    each named by `record_label` with its number."""
+    names = _fields(record for record, _ref in records)
+    columns = {name: Column(name) for name in names}
+    for number, (record, ref) in enumerate(records, 1):
+        for name, value in record.items():
+            if isinstance(value, PLAIN) and value is not None:
+                columns[name].cells.append((_plain(value), ref, number))
+    refs = list(dict.fromkeys(ref for _record, ref in records))
+    table = Table(list(columns.values()), len(records), refs, unit="record")
+    shape = _read(f"{label} holds {len(records)} records with the fields {_listed(names)}.", refs)
+    numbered = list(enumerate(records, 1))
+    if len(numbered) > MAX_RECORDS_STATED:
+        numbered = [numbered[(i * len(numbered)) // MAX_RECORDS_STATED] for i in range(MAX_RECORDS_STATED)]
+    stated = [_read(_record_claim(record_label.format(number), record), [ref]) for number, (record, ref) in numbered]
+    return [shape, *column_facts(table), *stated]
+
+
+def _is_record(value: object) -> bool:
+    return isinstance(value, dict) and any(isinstance(field, PLAIN) for field in value.values())
+
+
+def _are_records(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(_is_record(entry) for entry in value)
+
+
+def _is_list_of_records(values: list[JsonValue]) -> bool:
+    """A file whose top level is a list of objects: a span per item, labelled by its index."""
+    return all(item.label.startswith("$[") and _is_record(item.value) for item in values)
+
+
+def _fields(records: Iterable[dict]) -> list[str]:
+    """The plain fields of the records, in the order they first appear."""
+    names: dict[str, None] = {}
+    for record in records:
+        names.update((name, None) for name, value in record.items() if isinstance(value, PLAIN))
+    return list(names)
+
+
+def _record_claim(label: str, record: dict) -> str:
+    fields = [
+        f"{name} {_plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
+    ]
+    return f"{label}: {_listed(fields)}."
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:MAX_LISTED]) + (", …" if len(items) > MAX_LISTED else "")
+
+
+def _plain(value: PLAIN) -> str:
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+
+
+def _read(claim: str, sources: list[str]) -> dict:
+    return computed_fact(claim, sources, "offline extractive: read from the file's values")
