@@ -13,6 +13,7 @@ by ", ", every other span a run of rows, one per line, as "column: value; …".
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -20,9 +21,12 @@ from llm_platform.terms import cut_text
 
 MAX_CLAIM_CHARS = 400
 MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summarised by them
+MAX_GROUP_FACTS = 6  # totals of a measure per label of another column
 MIN_NUMERIC_SHARE = 0.8  # of a column's non-empty cells, to read it as numbers
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
+# A share or a rate is averaged, not added: a column named so, or whose values are percentages.
+_RATIO_NAME = re.compile(r"(?:^|[\W_])(?:percent(?:age)?|pct|ratio|rate|share|avg|average|mean|per)(?:$|[\W_])|%", re.I)
 
 
 @dataclass
@@ -118,14 +122,74 @@ def table_facts(filename: str, table: Table) -> list[dict]:
 
 
 def column_facts(table: Table) -> list[dict]:
-    """Per column, its range and total (a measure), its span (years) or its few labels counted."""
+    """Per column, its range and total (a measure), its span (years) or its few labels counted; then each
+    measure's totals per label."""
     facts = (_numeric_fact(column, table) or _category_fact(column, table.unit) for column in table.columns)
-    return [fact for fact in facts if fact]
+    return [fact for fact in facts if fact] + _group_facts(table)
+
+
+Numbers = list[tuple[Decimal, str, int]]  # (number, SourceRef, row number) of a column's cells
+
+
+def _numbers(column: Column) -> Numbers | None:
+    """The column read as numbers, or None when it is not a column of numbers."""
+    numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value)) is not None]
+    return numbers if len(numbers) >= 2 and len(numbers) >= MIN_NUMERIC_SHARE * len(column.cells) else None
+
+
+def _is_measure(numbers: Numbers) -> bool:
+    """Numbers whose total means something: not years (a period), not identifiers (counting rows)."""
+    values = [number for number, _ref, _row in numbers]
+    return not (_is_year_column(values) or _is_identifier_column(values))
+
+
+def _labels(column: Column) -> dict[str, list[str]] | None:
+    """Each label of a column of a few repeated labels with the SourceRefs of its rows; None for another column."""
+    refs: dict[str, list[str]] = {}
+    for value, ref, _row in column.cells:
+        refs.setdefault(value, []).append(ref)
+    return refs if 1 < len(refs) <= MAX_CATEGORIES and len(refs) < len(column.cells) else None
+
+
+def _group_facts(table: Table) -> list[dict]:
+    """Each measure's total per label of each labelled column, highest first ("leaks_found by site, in total:
+    Harbour Road 14, …"): what a question of which label has the most asks, summed once from the rows."""
+    measures = [(column, numbers) for column in table.columns if (numbers := _numbers(column)) and _is_measure(numbers)]
+    facts = []
+    for category in table.columns:
+        numbers = _numbers(category)
+        if _labels(category) is None or (numbers is not None and _is_measure(numbers)):
+            continue  # not a few labels, or a measure: a year or a place is a label, a count is not
+        label_of_row = {row: value for value, _ref, row in category.cells}
+        for measure, values in measures:
+            totals: dict[str, Decimal] = {}
+            for number, _ref, row in values:
+                if row in label_of_row:
+                    totals[label_of_row[row]] = totals.get(label_of_row[row], Decimal(0)) + number
+            if len(totals) < 2:
+                continue
+            counts = Counter(label_of_row[row] for _number, _ref, row in values if row in label_of_row)
+            ratio = _is_ratio(measure)
+            if ratio:
+                totals = {label: round(total / counts[label], 2) for label, total in totals.items()}
+            listed = ", ".join(f"{label} {_shown(total)}" for label, total in sorted(totals.items(), key=_highest))
+            claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
+            sources = _unique([ref for _number, ref, _row in values])
+            facts.append(computed_fact(claim, sources, "offline extractive: computed from the rows"))
+    return facts[:MAX_GROUP_FACTS]
+
+
+def _is_ratio(column: Column) -> bool:
+    return bool(_RATIO_NAME.search(column.name)) or all(value.strip().endswith("%") for value, _r, _n in column.cells)
+
+
+def _highest(item: tuple[str, Decimal]) -> tuple[Decimal, str]:
+    return (-item[1], item[0])
 
 
 def _numeric_fact(column: Column, table: Table) -> dict | None:
-    numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value)) is not None]
-    if len(numbers) < 2 or len(numbers) < MIN_NUMERIC_SHARE * len(column.cells):
+    numbers = _numbers(column)
+    if numbers is None:
         return None
     low = min(numbers, key=lambda item: item[0])
     high = max(numbers, key=lambda item: item[0])
@@ -139,18 +203,20 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     total = sum(number for number, _ref, _row in numbers)
     unit = table.unit
     counted = f"{len(numbers)} {unit}s" if len(numbers) == table.rows else f"the {len(numbers)} {unit}s with a number"
-    claim = (
-        f"{column.name} ranges from {_shown(low[0])} ({unit} {low[2]}) to {_shown(high[0])} ({unit} {high[2]}); "
-        f"the total over {counted} is {_shown(total)}, the mean {_shown(round(total / len(numbers), 2))}."
+    mean = _shown(round(total / len(numbers), 2))
+    summed = (
+        f"the mean over {counted} is {mean}"
+        if _is_ratio(column)
+        else f"the total over {counted} is {_shown(total)}, the mean {mean}"
     )
+    ranges = f"{column.name} ranges from {_shown(low[0])} ({unit} {low[2]}) to {_shown(high[0])} ({unit} {high[2]})"
+    claim = f"{ranges}; {summed}."
     return computed_fact(claim, sources, "offline extractive: computed from the rows")
 
 
 def _category_fact(column: Column, unit: str = "row") -> dict | None:
-    counts: dict[str, list[str]] = {}
-    for value, ref, _row in column.cells:
-        counts.setdefault(value, []).append(ref)
-    if not 1 < len(counts) <= MAX_CATEGORIES or len(counts) == len(column.cells):
+    counts = _labels(column)
+    if counts is None:
         return None  # one label, or a label per row (names, ids): nothing a count adds
     ordered = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
     listed = ", ".join(f"{value} ({len(refs)})" for value, refs in ordered)

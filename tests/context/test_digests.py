@@ -832,3 +832,17 @@ def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
     )
     claims = [fact["claim"] for fact in file_digest("policy.html", spans, "html")["facts"]]
     assert claims == ["Customers are told at least 48 hours ahead of a shutdown."]
+
+
+def test_a_table_states_each_measures_total_per_label_and_averages_a_share():
+    rows = [("Elm Street", "night", 3, "12%"), ("Mill Lane", "day", 4, "20%"), ("Elm Street", "day", 1, "8%")]
+    rows += [("Mill Lane", "night", 2, "10%"), ("Harbour Road", "day", 0, "30%"), ("Harbour Road", "day", 1, "40%")]
+    lines = "\n".join(f"site: {s}; crew: {c}; leaks: {n}; loss: {p}" for s, c, n, p in rows)
+    spans = [{"span_id": "S1", "text": "site, crew, leaks, loss"}, {"span_id": "S2", "text": lines}]
+    claims = [fact["claim"] for fact in file_digest("inspections.csv", spans, "csv")["facts"]]
+    assert "leaks by site, in total: Mill Lane 6, Elm Street 4, Harbour Road 1." in claims, claims
+    assert "leaks by crew, in total: day 6, night 5." in claims, claims
+    assert "loss by site, on average: Harbour Road 35, Mill Lane 15, Elm Street 10." in claims, claims
+    loss = next(claim for claim in claims if claim.startswith("loss ranges"))
+    assert loss == "loss ranges from 8 (row 4) to 40 (row 7); the mean over 6 rows is 20."  # a share is not added
+    assert not any(claim.startswith("leaks by leaks") for claim in claims), "a measure is no label"
