@@ -14,6 +14,7 @@ from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, spl
 
 from .envelopes import parse_aggregate_envelope
 from .offline import GENERATOR, MAX_CLAIM_CHARS, YEAR, add_unique, new_fact
+from .offline_csv import ABOUT_THE_FILE
 from .validation import SCHEMA_VERSION
 
 MAX_AGGREGATE_FACTS = 80
@@ -171,7 +172,7 @@ def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
         subject = _subject(fact["claim"])
         # One word ("losses") is too vague on its own unless a year pins the period.
         specific = len(subject.split()) >= 2 or (subject and _figures(fact["claim"])[0])
-        if fact.get("kind") != "conflict" and specific:
+        if fact.get("kind") != "conflict" and specific and fact.get("reliability_note") not in ABOUT_THE_FILE:
             groups.setdefault(subject, []).append(fact)
     found: list[tuple[str, dict]] = []
     for group in groups.values():

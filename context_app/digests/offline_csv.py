@@ -24,6 +24,12 @@ MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summar
 MAX_GROUP_FACTS = 6  # totals of a measure per label of another column
 MIN_NUMERIC_SHARE = 0.8  # of a column's non-empty cells, to read it as numbers
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# The notes of the facts computed from a file's own rows or values: they describe that file, so two files'
+# different counts are no disagreement between them (offline_aggregate looks for conflicts elsewhere).
+COUNTED = "offline extractive: counted in the file"
+COMPUTED = "offline extractive: computed from the rows"
+READ_FROM_VALUES = "offline extractive: read from the file's values"
+ABOUT_THE_FILE = frozenset({COUNTED, COMPUTED, READ_FROM_VALUES})
 _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
 # A share or a rate is averaged, not added: a column named so, or whose values are percentages.
 _RATIO_NAME = re.compile(r"(?:^|[\W_])(?:percent(?:age)?|pct|ratio|rate|share|avg|average|mean|per)(?:$|[\W_])|%", re.I)
@@ -118,7 +124,7 @@ def table_facts(filename: str, table: Table) -> list[dict]:
     """The table's shape, then per column what it holds; each fact cites the rows it was computed from."""
     names = ", ".join(column.name for column in table.columns)
     shape = f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}."
-    return [computed_fact(shape, table.row_refs, "offline extractive: counted in the file"), *column_facts(table)]
+    return [computed_fact(shape, table.row_refs, COUNTED), *column_facts(table)]
 
 
 def column_facts(table: Table) -> list[dict]:
@@ -175,7 +181,7 @@ def _group_facts(table: Table) -> list[dict]:
             listed = ", ".join(f"{label} {_shown(total)}" for label, total in sorted(totals.items(), key=_highest))
             claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
             sources = _unique([ref for _number, ref, _row in values])
-            facts.append(computed_fact(claim, sources, "offline extractive: computed from the rows"))
+            facts.append(computed_fact(claim, sources, COMPUTED))
     return facts[:MAX_GROUP_FACTS]
 
 
@@ -197,7 +203,7 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     if _is_year_column([number for number, _ref, _row in numbers]):  # a period: its total means nothing
         distinct = len({number for number, _ref, _row in numbers})
         claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
-        return computed_fact(claim, sources, "offline extractive: computed from the rows")
+        return computed_fact(claim, sources, COMPUTED)
     if _is_identifier_column([number for number, _ref, _row in numbers]):
         return None
     total = sum(number for number, _ref, _row in numbers)
@@ -211,7 +217,7 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     )
     ranges = f"{column.name} ranges from {_shown(low[0])} ({unit} {low[2]}) to {_shown(high[0])} ({unit} {high[2]})"
     claim = f"{ranges}; {summed}."
-    return computed_fact(claim, sources, "offline extractive: computed from the rows")
+    return computed_fact(claim, sources, COMPUTED)
 
 
 def _category_fact(column: Column, unit: str = "row") -> dict | None:
@@ -222,7 +228,7 @@ def _category_fact(column: Column, unit: str = "row") -> dict | None:
     listed = ", ".join(f"{value} ({len(refs)})" for value, refs in ordered)
     claim = f"{column.name} takes {len(counts)} values over {len(column.cells)} {unit}s: {listed}."
     sources = _unique([ref for _value, refs in ordered for ref in refs])
-    return computed_fact(claim, sources, "offline extractive: counted in the file")
+    return computed_fact(claim, sources, COUNTED)
 
 
 def _unique(refs: list[str]) -> list[str]:

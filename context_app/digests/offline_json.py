@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from llm_platform.terms import cut_text
 
-from .offline_csv import MAX_CLAIM_CHARS, Column, Table, column_facts, computed_fact
+from .offline_csv import MAX_CLAIM_CHARS, READ_FROM_VALUES, Column, Table, column_facts, computed_fact
 
 MAX_LISTED = 12  # fields of a record, or items of a list, named in one claim
 MAX_RECORDS_STATED = 30  # of one list, spread over it
@@ -140,4 +140,4 @@ def _plain(value: PLAIN) -> str:
 
 
 def _read(claim: str, sources: list[str]) -> dict:
-    return computed_fact(claim, sources, "offline extractive: read from the file's values")
+    return computed_fact(claim, sources, READ_FROM_VALUES)

@@ -846,3 +846,16 @@ def test_a_table_states_each_measures_total_per_label_and_averages_a_share():
     loss = next(claim for claim in claims if claim.startswith("loss ranges"))
     assert loss == "loss ranges from 8 (row 4) to 40 (row 7); the mean over 6 rows is 20."  # a share is not added
     assert not any(claim.startswith("leaks by leaks") for claim in claims), "a measure is no label"
+
+
+def test_two_tables_counted_differently_are_no_conflict_between_files():
+    def table(name: str, sites: list[str]) -> dict:
+        rows = "\n".join(f"site: {site}; leaks: {n}" for n, site in enumerate(sites))
+        return file_digest(name, [{"span_id": "S1", "text": "site, leaks"}, {"span_id": "S2", "text": rows}], "csv")
+
+    digests = [table("2025.csv", ["Elm", "Elm", "Mill"]), table("2026.csv", ["Elm", "Mill", "Mill", "Mill"])]
+    assert any(fact["claim"].startswith("site takes 2 values") for fact in digests[0]["facts"])
+    manifest = [{"filename": "2025.csv", "format": "csv"}, {"filename": "2026.csv", "format": "csv"}]
+    merged = aggregate_digest(aggregate_envelope(manifest, digests))
+    assert "conflict" not in {fact["kind"] for fact in merged["facts"]}, merged["facts"]
+    assert "conflict" not in merged["summary"]
