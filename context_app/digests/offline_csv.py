@@ -182,7 +182,9 @@ def _group_facts(table: Table) -> list[dict]:
             claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
             sources = _unique([ref for _number, ref, _row in values])
             facts.append(computed_fact(claim, sources, COMPUTED))
-    return facts[:MAX_GROUP_FACTS]
+            if len(facts) == MAX_GROUP_FACTS:
+                return facts
+    return facts
 
 
 def _is_ratio(column: Column) -> bool:
