@@ -235,13 +235,20 @@ def _unwrap(text: str) -> str:
     return "\n".join(lines)
 
 
+# A definition list's term is a name of at most this many words, or an option's spelling ("-e PATTERNS,
+# --regexp=PATTERNS"); a longer line above a sentence is a heading ("Annual water loss report 2025").
+TERM_MAX_WORDS = 3
+
+
 def _is_definition_term(previous: str, line: str) -> bool:
     """Whether `previous` is the term of a definition list and `line` the sentence that defines it
-    ("-c, --count" above "Suppress normal output; instead print a count …"): a short line that says
-    nothing on its own, then a sentence. Said together, the sentence names what it is about."""
+    ("-c, --count" above "Suppress normal output; instead print a count …"): a short name or an
+    option that says nothing on its own, then a sentence. Said together, the sentence names what
+    it is about."""
     term, sentence = previous.strip(), line.strip()
     return (
         0 < len(term) < _WRAPPED_LINE_CHARS
+        and (term.startswith("-") or len(_WORD.findall(term)) <= TERM_MAX_WORDS)
         and term[-1] not in ".!?:;,"
         and sentence[:1].isupper()
         and sentence[-1] in ".!?"

@@ -69,3 +69,13 @@ def test_a_heading_a_list_or_a_table_row_is_no_term_of_what_follows():
         "Site B used 9 MWh",  # a sentence goes on: no term of the line after it
         "which was less.",
     ]
+
+
+def test_a_heading_in_sentence_case_is_no_term_of_the_sentence_under_it():
+    """A PDF's title on the line above its first sentence ("Annual water loss report 2025") was joined to it
+    as a definition's term, and the report then said that sentence twice: once with the title before it (from
+    the page) and once without (from the digest). A term is a name of a few words or an option."""
+    text = "Annual water loss report 2025\nNon-revenue water fell from 23 percent in 2024 to 19 percent in 2025.\n"
+    assert "Non-revenue water fell from 23 percent in 2024 to 19 percent in 2025." in split_sentences(text)
+    term = "Non-revenue water\nWater that is produced but never billed to a customer.\n"
+    assert split_sentences(term) == ["Non-revenue water: Water that is produced but never billed to a customer."]
