@@ -276,11 +276,12 @@ def _is_title(piece: str) -> bool:
 HEADING_MAX_WORDS = 12
 
 
-def without_leading_heading(text: str) -> str:
-    """`text` without its first line when that line is the heading of what follows: a few words not
-    closed by punctuation, no list item or table row, with more text after it ("Onboarding notes for
-    the field team", a scanned memo's title). A heading in sentence case is not a title by its
-    capitals (`_is_title`); at the top of a section it still names a subject and states nothing."""
+def split_leading_heading(text: str) -> tuple[str, str]:
+    """(heading, the rest) when the first line of `text` is the heading of what follows: a few words
+    not closed by punctuation, no list item or table row, with more text after it ("Onboarding notes
+    for the field team", a scanned memo's title); else ("", text). A heading in sentence case is not a
+    title by its capitals (`_is_title`); at the top of a section it still names a subject and states
+    nothing."""
     first, newline, rest = text.lstrip("\n").partition("\n")
     heading = first.strip()
     if (
@@ -292,8 +293,8 @@ def without_leading_heading(text: str) -> str:
         or _LIST_MARK.match(heading)
         or TABLE_ROW.match(heading)
     ):
-        return text
-    return rest
+        return "", text
+    return _HEADING_MARK.sub("", heading), rest
 
 
 def split_sentences(text: str) -> list[str]:

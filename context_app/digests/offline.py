@@ -26,7 +26,7 @@ Task B, the merge of digests, is offline_aggregate.py.
 import re
 
 from llm_platform.prose import is_prose
-from llm_platform.terms import comparison_key, cut_text, split_sentences, without_leading_heading
+from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
@@ -230,7 +230,8 @@ def _statement_text(span_text: str, furniture: set[str]) -> str:
     lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
     notice = next((number for number, line in enumerate(lines) if _COPYRIGHT.search(line)), len(lines))
     lines = lines[:notice]
-    return "\n".join(_without_markup(line) for line in without_leading_heading("\n".join(lines)).split("\n"))
+    _heading, statements = split_leading_heading("\n".join(lines))
+    return "\n".join(_without_markup(line) for line in statements.split("\n"))
 
 
 def _without_markup(line: str) -> str:
