@@ -27,6 +27,8 @@ def wait_until(predicate, timeout: float = 60.0, interval: float = 0.05, message
 def extract_uploads() -> int:
     """What the worker does after an upload (extract_stage.extract_file), here and now, for every file
     awaiting it: for tests that run no worker (an upload answers before any extraction)."""
+    from django.utils import timezone
+
     from context_app.models import ContextFile, DigestStatus
     from context_app.pipeline import extract as extract_stage
 
@@ -39,6 +41,13 @@ def extract_uploads() -> int:
     ids = [file_id for file_id, _hash in rows]
     wait_until(lambda: not pending.filter(pk__in=ids).exists(), timeout=60, message="the worker's extractions")
     wait_until(_every_text_indexed, timeout=30, message="the library index of every extracted text")
+
+    # ... and that worker's job to end: its tail (after_extraction) parses the set if a parse is wanted
+    # by then, so a parse the test asks for next would be that worker's, not the test's.
+    def a_job_still_holds_one() -> bool:
+        return ContextFile.objects.filter(pk__in=ids, lease_expires_at__gt=timezone.now()).exists()
+
+    wait_until(lambda: not a_job_still_holds_one(), timeout=60, message="the worker's extraction jobs to end")
     return len(rows)
 
 
