@@ -13,11 +13,10 @@ by ", ", every other span a run of rows, one per line, as "column: value; …".
 
 import itertools
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from llm_platform.terms import cut_text
+from llm_platform.terms import WORD, cut_text
 
 MAX_CLAIM_CHARS = 400
 MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summarised by them
@@ -31,8 +30,9 @@ COMPUTED = "offline extractive: computed from the rows"
 READ_FROM_VALUES = "offline extractive: read from the file's values"
 ABOUT_THE_FILE = frozenset({COUNTED, COMPUTED, READ_FROM_VALUES})
 _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
-# A share or a rate is averaged, not added: a column named so, or whose values are percentages.
-_RATIO_NAME = re.compile(r"(?:^|[\W_])(?:percent(?:age)?|pct|ratio|rate|share|avg|average|mean|per)(?:$|[\W_])|%", re.I)
+# A share or a rate is averaged, not added: a column whose name says it is one (a unit's word, as the
+# offline digest's measures know "percent" and "pct"), or whose values are percentages.
+RATIO_UNITS = frozenset("percent percentage pct ratio rate share avg average mean per".split())
 
 
 @dataclass
@@ -163,22 +163,23 @@ def _group_facts(table: Table) -> list[dict]:
     measures = [(column, numbers) for column in table.columns if (numbers := _numbers(column)) and _is_measure(numbers)]
     facts = []
     for category in table.columns:
-        numbers = _numbers(category)
-        if _labels(category) is None or (numbers is not None and _is_measure(numbers)):
+        as_numbers = _numbers(category)
+        if _labels(category) is None or (as_numbers is not None and _is_measure(as_numbers)):
             continue  # not a few labels, or a measure: a year or a place is a label, a count is not
         label_of_row = {row: value for value, _ref, row in category.cells}
         for measure, values in measures:
-            totals: dict[str, Decimal] = {}
+            per_label: dict[str, list[Decimal]] = {}
             for number, _ref, row in values:
                 if row in label_of_row:
-                    totals[label_of_row[row]] = totals.get(label_of_row[row], Decimal(0)) + number
-            if len(totals) < 2:
+                    per_label.setdefault(label_of_row[row], []).append(number)
+            if len(per_label) < 2:
                 continue
-            counts = Counter(label_of_row[row] for _number, _ref, row in values if row in label_of_row)
             ratio = _is_ratio(measure)
-            if ratio:
-                totals = {label: round(total / counts[label], 2) for label, total in totals.items()}
-            listed = ", ".join(f"{label} {_shown(total)}" for label, total in sorted(totals.items(), key=_highest))
+            figures = {
+                label: round(sum(numbers) / len(numbers), 2) if ratio else sum(numbers)
+                for label, numbers in per_label.items()
+            }
+            listed = ", ".join(f"{label} {_shown(figure)}" for label, figure in sorted(figures.items(), key=_highest))
             claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
             sources = _unique([ref for _number, ref, _row in values])
             facts.append(computed_fact(claim, sources, COMPUTED))
@@ -188,7 +189,8 @@ def _group_facts(table: Table) -> list[dict]:
 
 
 def _is_ratio(column: Column) -> bool:
-    return bool(_RATIO_NAME.search(column.name)) or all(value.strip().endswith("%") for value, _r, _n in column.cells)
+    named = any(word in RATIO_UNITS for word in WORD.findall(column.name.lower()))
+    return named or "%" in column.name or all(value.strip().endswith("%") for value, _r, _n in column.cells)
 
 
 def _highest(item: tuple[str, Decimal]) -> tuple[Decimal, str]:
@@ -222,7 +224,7 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     return computed_fact(claim, sources, COMPUTED)
 
 
-def _category_fact(column: Column, unit: str = "row") -> dict | None:
+def _category_fact(column: Column, unit: str) -> dict | None:
     counts = _labels(column)
     if counts is None:
         return None  # one label, or a label per row (names, ids): nothing a count adds
