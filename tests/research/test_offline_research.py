@@ -19,7 +19,7 @@ from llm_platform.offline import OfflineProvider
 from llm_platform.sourcerefs import ref_key
 from llm_platform.task_envelope import evidence_chunks, task_text
 from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
-from research_app.runs.offline.questions import split_clauses
+from research_app.runs.offline.questions import question_clauses, split_clauses
 from research_app.runs.offline.statements import is_statement
 from research_app.runs.split import split_by_token_overlap
 
@@ -277,6 +277,18 @@ def test_a_two_clause_question_splits_into_its_clauses():
     ]
 
 
+def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_subject_is_doing():
+    question = "Where is the network losing water, what is being done about it, and what does it cost?"
+    assert question_clauses(question) == [
+        "Where is the network losing water",
+        "what is being done about the network losing water",
+        "what does the network losing water cost",
+    ]
+    # A bare question word asks nothing of its own.
+    assert split_clauses("How and why did costs rise?") == ["How and why did costs rise"]
+    assert split_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
+
+
 def test_a_list_of_nouns_is_not_split_into_clauses():
     question = "Did the programme reduce losses, costs and complaints?"
     assert split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]
@@ -471,6 +483,21 @@ def test_a_sentence_found_again_by_a_sub_question_is_told_once_under_it():
     assert list(by_heading) == ["Did losses fall?", "Further findings"]
     assert by_heading["Did losses fall?"] == [shared]
     assert by_heading["Further findings"] == ["Only the root found this."]
+
+
+def test_a_sentence_two_sibling_parts_found_is_told_once_under_the_part_it_answers():
+    shared = "Repairs of the Harbour Road main cost 1.2 million euros."
+    findings = [
+        {"node": "1.1", "question": "Where did the mains burst?", "text": shared, "citations": [3]},
+        {"node": "1.1", "question": "Where did the mains burst?", "text": "A main burst on Harbour Road.", "citations": [3]},
+        {"node": "1.2", "question": "What did the repairs cost?", "text": shared, "citations": [3]},
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    by_heading = {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in out["sections"]}
+    assert by_heading == {
+        "Where did the mains burst?": ["A main burst on Harbour Road."],
+        "What did the repairs cost?": [shared],
+    }
 
 
 @pytest.mark.parametrize(

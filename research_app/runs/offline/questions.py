@@ -40,7 +40,8 @@ _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
 
 def split_clauses(question: str) -> list[str]:
     """The clauses a question joins with "and", ";" or ",": a piece starts a clause only when it opens
-    with a question word or an auxiliary and names something ("what did it cost"); other pieces
+    with a question word or an auxiliary and names something or refers to the subject ("what did it
+    cost", "what is being done about it"); other pieces
     ("costs and savings") stay with the clause before them. Trailing punctuation dropped.
     """
     body = question.strip().rstrip("?.!").strip()
@@ -51,11 +52,17 @@ def split_clauses(question: str) -> list[str]:
         words = WORD.findall(rest[:40])
         opens_clause = bool(words) and words[0].lower() in _WH_WORDS | AUXILIARIES
         next_piece = _CLAUSE_SEPARATOR.split(rest, maxsplit=1)[0]
-        if opens_clause and question_terms(next_piece) and question_terms(body[position : match.start()]):
+        if opens_clause and _asks(next_piece) and _asks(body[position : match.start()]):
             clauses.append(body[position : match.start()].strip())
             position = match.end()
     clauses.append(body[position:].strip())
     return [clause for clause in clauses if clause]
+
+
+def _asks(piece: str) -> bool:
+    """Whether a piece asks something of its own: it names something, or asks it of the subject ("what is
+    being done about it"). A bare "why" or "how" does not ("How and why did costs rise?")."""
+    return bool(question_terms(piece) or _PRONOUN_IT.search(piece))
 
 
 def question_clauses(question: str) -> list[str]:
@@ -65,7 +72,19 @@ def question_clauses(question: str) -> list[str]:
     subject = question_subject(question)
     if len(clauses) < 2 or not subject:
         return clauses
-    return clauses[:1] + [_with_subject(clause, subject) for clause in clauses[1:]]
+    referent = _referent(clauses[0], subject)
+    return clauses[:1] + [_with_subject(clause, referent) for clause in clauses[1:]]
+
+
+def _referent(clause: str, subject: str) -> str:
+    """What "it" of a later clause stands for: the subject ("Did the valve programme reduce losses, and what
+    did it cost?"), or, where the first clause says what the subject is doing, that doing ("Where is the
+    network losing water, and what is being done about it?": the network losing water)."""
+    at = clause.find(subject)
+    words = WORD.findall(clause[at + len(subject) :]) if at >= 0 else []
+    if words and _looks_like_verb(words[0].lower(), bare_verbs=False) and words[0].lower().endswith("ing"):
+        return clause[at:]
+    return subject
 
 
 def _with_subject(clause: str, subject: str) -> str:

@@ -119,15 +119,12 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
     that answer its question best; past `room`, one "Further findings".
 
     A sentence found by a node and again by its sub-questions is told once, under
-    the deepest (most specific) question that found it. The question's own section comes
+    the deepest (most specific) question that found it (_homes). The question's own section comes
     first when it holds the best answer to the question (a split into narrower questions),
     else after its sub-questions' sections, as "Further findings" (a split into its parts,
     each answered by its own section: the rest of its own search's findings are by the way).
     """
-    deepest: dict[str, int] = {}
-    for finding in findings:
-        depth = finding["node"].count(".")
-        deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
+    home = _homes(findings)
     by_question: dict[str, list[dict]] = {}
     root_questions = {f["question"] for f in findings if f["node"].count(".") == 0}
     for finding in findings:
@@ -135,7 +132,7 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
         paragraph = {"text": finding["text"], "citations": finding["citations"]}
         if finding.get("sources"):
             paragraph["sources"] = finding["sources"]
-        if finding["node"].count(".") == deepest[finding["text"]] and paragraph not in paragraphs:
+        if home[finding["text"]] == finding["question"] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
     sections = [
         {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p)}
@@ -147,6 +144,32 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
     return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
+
+
+def _homes(findings: list[dict]) -> dict[str, str]:
+    """text → the one node question it is told under: of the deepest questions that found it, the one it
+    answers best (terms and meaning; the first on a tie): sibling parts of a question ("where …", "what is
+    being done …") often find the same sentence, and a reader wants it once, where it belongs."""
+    deepest: dict[str, int] = {}
+    for finding in findings:
+        depth = finding["node"].count(".")
+        deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
+    finders: dict[str, list[str]] = {}
+    for finding in findings:
+        if finding["node"].count(".") == deepest[finding["text"]]:
+            questions = finders.setdefault(finding["text"], [])
+            if finding["question"] not in questions:
+                questions.append(finding["question"])
+    texts_of: dict[str, list[str]] = {}
+    for text, questions in finders.items():
+        for question in questions:
+            texts_of.setdefault(question, []).append(text)
+    fit = {
+        (question, text): score
+        for question, texts in texts_of.items()
+        for text, score in zip(texts, relevance(question, texts) if len(texts_of) > 1 else [0.0] * len(texts))
+    }
+    return {text: max(questions, key=lambda q: fit[q, text]) for text, questions in finders.items()}
 
 
 def _answers_first(question: str, paragraphs: list[dict]) -> list[dict]:
