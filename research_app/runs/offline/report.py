@@ -164,10 +164,12 @@ def _homes(findings: list[dict]) -> dict[str, str]:
     for text, questions in finders.items():
         for question in questions:
             texts_of.setdefault(question, []).append(text)
+    if len(texts_of) < 2:
+        return {text: questions[0] for text, questions in finders.items()}
     fit = {
         (question, text): score
         for question, texts in texts_of.items()
-        for text, score in zip(texts, relevance(question, texts) if len(texts_of) > 1 else [0.0] * len(texts))
+        for text, score in zip(texts, relevance(question, texts), strict=True)
     }
     return {text: max(questions, key=lambda q: fit[q, text]) for text, questions in finders.items()}
 
