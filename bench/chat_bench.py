@@ -8,7 +8,7 @@ bench/results/chat.json: the share of answerable questions whose answer cites th
 answering span, and the share of unanswerable ones that get a context request
 (goal: both ≥ 0.9), for the tuning part and the held-out part, and both rates on the
 tuning part for values around the product's (conversation_app.offline.answering:
-MEANING_SCORE, ANSWER_SIMILARITY, MEANING_WEIGHT and ANSWER_BLEND with embeddings,
+MEANING_SCORE, ANSWER_SIMILARITY, MEANING_WEIGHT, ANSWER_BLEND and SECOND_RATIO with embeddings,
 ANSWER_SCORE without), which were chosen
 on it alone (`--no-sweep` leaves the sweep out), and the mean time of a turn.
 The embeddings are the configured ones (GROUNDWORK_EMBEDDINGS, `local` by default;
@@ -39,6 +39,7 @@ MEANING_VALUES = {
     "ANSWER_SIMILARITY": (0.35, 0.4, 0.45, 0.5, 0.55),
     "MEANING_WEIGHT": (0.2, 0.3, 0.5, 0.7),
     "ANSWER_BLEND": (0.0, 0.5, 0.52, 0.54, 0.56),
+    "SECOND_RATIO": (0.0, 0.8, 0.9, 0.95),
 }
 RATES = ("answered_with_span", "asked_when_unanswerable")
 

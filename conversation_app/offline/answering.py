@@ -40,14 +40,18 @@ MEANING_WEIGHT = 0.5
 ANSWER_BLEND = 0.0
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
+SECOND_RATIO = 0.9  # … as well, nearly: its score is at least this share of the first's (else it is glued on)
 MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
 
 
 def answering_candidates(candidates: list[Candidate], terms: list[str], question: str) -> list[Candidate]:
-    """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING); [] when none does."""
+    """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING, each scoring at
+    least SECOND_RATIO of the best); [] when none does."""
     distinct: dict[str, Candidate] = {}
-    for _score, candidate in answer_scores(candidates, terms, question):
-        distinct.setdefault(sentence_key(candidate.text), candidate)
+    scored = answer_scores(candidates, terms, question)
+    for score, candidate in scored:
+        if score >= SECOND_RATIO * scored[0][0]:
+            distinct.setdefault(sentence_key(candidate.text), candidate)
     return list(distinct.values())[:MAX_ANSWERING]
 
 

@@ -104,6 +104,20 @@ def test_an_answer_quotes_only_the_sentences_that_answer_best_first():
     )
 
 
+def test_a_second_sentence_that_answers_less_well_is_not_glued_on():
+    facts = "\n".join(
+        [
+            "[fact] Valve programme losses decreased sharply in Lyon in 2020. (x.txt::S2)",
+            "[fact] Valve losses decreased in Lyon. (x.txt::S1)",
+        ]
+    )
+    output = chat(
+        "Did valve programme losses decrease in Lyon?", [note_source("[digest:x.txt] Digest of x.txt", facts)]
+    )
+    # S1 holds enough of the terms to answer on its own, but not the rarest ("programme"): the answer is S2's.
+    assert output["citations"] == ["x.txt::S2"]
+
+
 def test_a_long_sentence_is_cut_at_a_word_boundary():
     long = "Valve losses " + " ".join(["declined"] * 200) + "."
     output = chat("What did valve losses do?", [note_source(f"[report:{RUN}] Report", long)])
