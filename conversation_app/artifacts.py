@@ -25,7 +25,7 @@ from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
 from llm_platform.sourcerefs import split_ref
-from llm_platform.terms import split_leading_heading, split_sentences
+from llm_platform.terms import heading_alone, split_leading_heading, split_sentences
 from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
 
@@ -92,12 +92,15 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
         for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
             # A span's heading names what its sentences are about: the passage's title says it, and it
             # is no sentence of an answer (nor of a card's suggestion).
-            heading, text = split_leading_heading(span["text"])
+            alone = heading_alone(span["text"])
+            heading, text = (alone, "") if alone else split_leading_heading(span["text"])
             if heading and heading not in hit.section_path:
                 headings.append(heading)
             lines.extend(
                 cited_sentence(sentence, f"{hit.filename}::{span['span_id']}") for sentence in split_sentences(text)
             )
+        if not lines:
+            continue  # a heading alone: nothing to quote
         where = " › ".join(filter(None, [hit.section_path or (f"page {hit.page}" if hit.page else ""), *headings]))
         title = f"{hit.filename} › {where}" if where else hit.filename
         passages.append(Artifact(f"passage:{hit.sourceref}", title, "\n".join(lines)))

@@ -25,7 +25,9 @@ from llm_platform import gateway, grounding, sourcerefs
 from llm_platform.model_task import EnvelopePrompt, ModelTask, TaskFailed, run_model_task
 from llm_platform.output import partial_string_field
 from llm_platform.prompts import render_sheet, style_fragment
-from llm_platform.terms import bm25_rank, query_terms
+from llm_platform.relevance import nearness
+from llm_platform.statements import is_statement
+from llm_platform.terms import query_terms
 from research_app.models import ResearchRun
 from research_app.runs import model_tasks as research_tasks
 from workspaces.claims import claim
@@ -46,7 +48,7 @@ from .artifacts import (
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 from .serializers import message_json, request_json
-from .turn_text import FOLLOW_UP_TERMS, sentence_key
+from .turn_text import FOLLOW_UP_TERMS, item_text, plain_sentence, sentence_key
 
 logger = logging.getLogger(__name__)
 
@@ -254,13 +256,16 @@ MAX_SUGGESTIONS = 3
 
 
 def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dict]:
-    """The excerpts of the session's material that best match the question (BM25 over every line: the
-    library's best passages for it and the digests, reports and supplies): one click to attach.
+    """The statements of the session's material nearest the question in terms and meaning
+    (llm_platform.relevance.nearness, over every line of the library's best passages for it and of the digests,
+    reports and supplies; a heading or a label is no excerpt): one click to attach.
 
-    An excerpt that cites a span carries that span's citation (sourceref, version, span, source_url).
+    An excerpt is shown as its sentence (a digest line without its "[fact] " marker); one that cites a
+    span keeps its SourceRef and carries that span's citation (sourceref, version, span, source_url).
     """
-    lines = [(a.key, line.strip()) for a in artifacts for line in a.text.split("\n") if line.strip()]
-    scores = bm25_rank(question, [text for _key, text in lines])
+    lines = [(a.key, item_text(line)) for a in artifacts for line in a.text.split("\n") if line.strip()]
+    lines = [(key, text) for key, text in lines if is_statement(plain_sentence(text))]
+    scores = nearness(question, [plain_sentence(text) for _key, text in lines])  # words, not references
     ranked = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
     suggestions: dict[str, dict] = {}
     for i in ranked:

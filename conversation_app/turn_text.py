@@ -18,4 +18,15 @@ _MARKS = re.compile(rf"^\[[a-z]+\]\s*|\s*\([^()]*::{SPAN}[^()]*\)")  # "[fact] "
 def sentence_key(text: str) -> str:
     """A sentence without its digest marker ("[fact] "), SourceRefs, case or end punctuation: what makes
     two copies the same."""
-    return _MARKS.sub("", text).casefold().strip(" .")
+    return plain_sentence(text).casefold().strip(" .")
+
+
+def plain_sentence(text: str) -> str:
+    """A sentence without its digest marker and SourceRefs: "[fact] Costs rose 9 % (a.txt::S4)." → "Costs rose 9 %."."""
+    return _MARKS.sub("", text).strip()
+
+
+def item_text(line: str) -> str:
+    """A line without the digest marker it may start with ("[fact] "), its SourceRefs kept."""
+    marker = _MARKS.match(line.strip())
+    return line.strip()[marker.end() :] if marker and line.strip().startswith("[") else line.strip()

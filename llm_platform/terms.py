@@ -283,18 +283,28 @@ def split_leading_heading(text: str) -> tuple[str, str]:
     title by its capitals (`_is_title`); at the top of a section it still names a subject and states
     nothing."""
     first, newline, rest = text.lstrip("\n").partition("\n")
-    heading = first.strip()
-    if (
-        not newline
-        or not rest.strip()
-        or not heading
-        or heading[-1] in ".!?:;,\"'”’)]"
-        or len(_WORD.findall(heading)) > HEADING_MAX_WORDS
-        or _LIST_MARK.match(heading)
-        or TABLE_ROW.match(heading)
-    ):
+    if not newline or not rest.strip() or not is_heading_line(first):
         return "", text
-    return _HEADING_MARK.sub("", heading), rest
+    return _HEADING_MARK.sub("", first.strip()), rest
+
+
+def heading_alone(text: str) -> str:
+    """The heading, when `text` is a heading and nothing else (a section with no text of its own:
+    "# On-call handbook" → "On-call handbook"); else ""."""
+    line = text.strip()
+    return _HEADING_MARK.sub("", line) if "\n" not in line and is_heading_line(line) else ""
+
+
+def is_heading_line(line: str) -> bool:
+    """A line that could head a section: a few words not closed by punctuation, no list item or table row."""
+    heading = line.strip()
+    return bool(
+        heading
+        and heading[-1] not in ".!?:;,\"'”’)]"
+        and len(_WORD.findall(heading)) <= HEADING_MAX_WORDS
+        and not _LIST_MARK.match(heading)
+        and not TABLE_ROW.match(heading)
+    )
 
 
 def split_sentences(text: str) -> list[str]:

@@ -9,11 +9,15 @@ from django.db.models.signals import post_save
 from bench.chat_quality import FIXTURES
 from config.asgi import application
 from conversation_app import services
+from conversation_app.artifacts import question_passages
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
+from conversation_app.turn_text import plain_sentence
 from llm_platform.models import LLMCall
+from llm_platform.statements import is_statement
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
+from workspaces.models import ResearchSession
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
 
@@ -108,6 +112,28 @@ def test_a_question_the_files_do_not_answer_is_asked_with_the_best_excerpts_for_
     assert "Board meeting, 12 May 2023" in minutes[0]["text"] and minutes[0]["sourceref"] == "board_minutes.txt::S1"
     assert "Training the night crew" in training[0]["text"] and training[0]["sourceref"] == "ops_memo.md::S2"
     assert [s["text"] for s in minutes] != [s["text"] for s in training]
+
+
+def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
+    """A section that is only a heading ("On-call handbook") was offered as an excerpt, "On-call handbook
+    (oncall.html::S1)."; a digest's excerpt showed its "[fact] " marker."""
+    sid = api.create_session(question="How does on-call work?")
+    handbook = (
+        "<html><body><h1>On-call handbook</h1><h2>Rotation</h2><p>Each engineer is on call for one week at a"
+        " time.</p><h2>Pay</h2><p>On-call weeks are paid a flat allowance of 400 euros.</p></body></html>"
+    )
+    api.upload(sid, {"oncall.html": handbook.encode()})
+    api.parse(sid)
+    api.settle(sid)
+    question = "What is the on-call phone number?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert {p.key for p in passages} == {"passage:oncall.html::S2", "passage:oncall.html::S3"}  # S1: the heading
+    asked = say(api, sid, question)
+    assert asked["status"] == "context_required", asked
+    texts = [s["text"] for s in asked["required"][0]["suggestions"]]
+    assert texts and all(is_statement(plain_sentence(text)) for text in texts), texts
+    assert not any(text.startswith("[") or "handbook" in text.lower() for text in texts), texts
+    assert all(s["sourceref"].startswith("oncall.html::S") for s in asked["required"][0]["suggestions"])
 
 
 def test_a_missing_context_becomes_a_request_card_then_the_supply_resumes_the_turn(api, sid):

@@ -19,8 +19,8 @@ from llm_platform.offline import OfflineProvider
 from llm_platform.sourcerefs import ref_key
 from llm_platform.task_envelope import evidence_chunks, task_text
 from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
-from research_app.runs.offline.questions import question_clauses, split_clauses
-from research_app.runs.offline.statements import is_statement
+from research_app.runs.offline.questions import question_clauses, question_parts, split_clauses
+from llm_platform.statements import is_statement
 from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"
@@ -245,13 +245,13 @@ def test_reasoning_names_the_users_files_when_they_cover_a_term():
 
     alone = ask("NODE_SUFFICIENCY", {"question": question, "findings": findings, "context_items": []})
     assert alone["is_sufficient"] is False
-    assert alone["gaps"] == ["No evidence yet on “budget”.", "No evidence yet on “board approve”."]
+    assert alone["gaps"] == ["No evidence yet on “budget”.", "No evidence yet on “board”."]  # a thing, not its verb
 
 
 def test_never_sufficient_without_any_evidence():
     out = ask("NODE_SUFFICIENCY", {"question": QUESTION, "findings": [], "context_items": []})
     assert out["is_sufficient"] is False
-    assert out["gaps"] == ["No evidence yet on “valve programme reduce water losses”.", "No evidence yet on “cost”."]
+    assert out["gaps"] == ["No evidence yet on “valve programme water losses”.", "No evidence yet on “cost”."]
     assert "no evidence" in out["reasoning"]
 
 
@@ -284,6 +284,8 @@ def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_sub
         "what is being done about the network losing water",
         "what does the network losing water cost",
     ]
+    # What the subject is doing is a verb of the question: a gap names the thing ("network"), not "network losing".
+    assert question_parts(question_clauses(question)[1]) == ("the network", frozenset({"being", "losing"}))
     # A bare question word asks nothing of its own.
     assert split_clauses("How and why did costs rise?") == ["How and why did costs rise"]
     assert split_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
@@ -489,7 +491,12 @@ def test_a_sentence_two_sibling_parts_found_is_told_once_under_the_part_it_answe
     shared = "Repairs of the Harbour Road main cost 1.2 million euros."
     findings = [
         {"node": "1.1", "question": "Where did the mains burst?", "text": shared, "citations": [3]},
-        {"node": "1.1", "question": "Where did the mains burst?", "text": "A main burst on Harbour Road.", "citations": [3]},
+        {
+            "node": "1.1",
+            "question": "Where did the mains burst?",
+            "text": "A main burst on Harbour Road.",
+            "citations": [3],
+        },
         {"node": "1.2", "question": "What did the repairs cost?", "text": shared, "citations": [3]},
     ]
     out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)

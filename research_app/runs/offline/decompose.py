@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from llm_platform.statements import ended
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
@@ -22,8 +23,7 @@ from llm_platform.terms import (
 from ..split import plural
 from .inputs import bounded, context_items, required_question, strings_of, term_set
 from .queries import question_keywords, quoted_phrases
-from .questions import AUXILIARIES, COMMON_VERBS, NARROWED_FRAME, PREDICATE_WORDS, question_clauses, question_parts
-from .statements import ended
+from .questions import NARROWED_FRAME, question_clauses, question_parts, thing_phrase
 
 MAX_CHILDREN = 8  # node_decompose.schema.json
 DEFAULT_MAX_CHILDREN = 4
@@ -33,10 +33,6 @@ MAX_RATIONALE_CHARS = 800
 GAP_WORDS = frozenset(
     "evidence yet information missing unclear unknown lack lacking lacks found finding findings gap gaps "
     "need needed needs still source sources known data".split()
-)
-# Prepositions the stop lists keep: a gap's phrase does not start or end with one ("shared *outside*").
-_PREPOSITIONS = frozenset(
-    "across along among around behind beside beyond despite inside near outside per towards".split()
 )
 
 
@@ -110,7 +106,7 @@ def _gap_children(question: str, subject: str, verbs: frozenset[str], gaps: list
         words = {stem: word for stem, word in _gap_words(gap).items() if stem not in taken}
         if words:
             taken.update(words)
-            groups.append((_without_verbs(" ".join(words.values()), question, verbs), gap))
+            groups.append((thing_phrase(" ".join(words.values()), question, verbs), gap))
     if limit == 1:
         groups = groups[:1]
     elif len(groups) > limit:
@@ -126,29 +122,6 @@ def _gap_children(question: str, subject: str, verbs: frozenset[str], gaps: list
 
 def _and_list(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-
-
-def _without_verbs(phrase: str, question: str, verbs: frozenset[str]) -> str:
-    """A gap's phrase as something to ask about. Where the phrase is the question's own words
-    around its verb ("risks threaten", "water losses occurred"), the verb and participles go;
-    a one-word phrase that is the verb stays when the verb is also a noun ("cost", "change").
-    Auxiliaries and predicate words ("late", "sufficient"), and prepositions at either end, always go."""
-    words = phrase.split()
-    from_question = len(words) > 1 and phrase.lower() in question.lower()
-
-    def verb_like(word: str) -> bool:
-        lower = word.lower()
-        participle = len(lower) > 4 and lower.endswith("ed")
-        if len(words) == 1:
-            return lower in verbs and (participle or lower not in COMMON_VERBS)
-        return from_question and (lower in verbs or participle)
-
-    kept = [w for w in words if w.lower() not in AUXILIARIES | PREDICATE_WORDS and not verb_like(w)]
-    while kept and kept[-1].lower() in _PREPOSITIONS | {"and"}:
-        kept.pop()
-    while kept and kept[0].lower() in _PREPOSITIONS | {"and"}:
-        kept.pop(0)
-    return " ".join(kept)
 
 
 def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -> str:
@@ -169,7 +142,7 @@ def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -
 def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: list[str]) -> dict:
     """The one child when nothing splits: narrowed to the first gap, or to the question's own key terms."""
     if gaps:
-        phrase = _without_verbs(" ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip("."), question, verbs)
+        phrase = thing_phrase(" ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip("."), question, verbs)
         return {
             "question": _narrowed(question, subject, verbs, phrase),
             "rationale": f"Narrows to the first gap: {ended(gaps[0])}",

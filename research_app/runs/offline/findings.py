@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 
 from llm_platform.extractive import chunk_text
+from llm_platform.relevance import relevance
+from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text
 
 from .inputs import required_question
-from .relevance import relevance
-from .statements import statements
 
 MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2

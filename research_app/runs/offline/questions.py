@@ -33,6 +33,10 @@ PREDICATE_WORDS = frozenset(
     likely lower necessary possible ready reliable responsible safe similar still successful sufficient true
     worse worth""".split()
 )
+# Prepositions the stop lists keep: a gap's phrase does not start or end with one ("shared *outside*").
+PREPOSITIONS = frozenset(
+    "across along among around behind beside beyond despite inside near outside per towards".split()
+)
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
@@ -139,8 +143,14 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
         and not words[after][0].isupper()
     ):
         led = next((i for i in range(after + 1, len(words)) if words[i].lower() in _DETERMINERS), None)
-        subject = _noun_phrase(words, led, bare_verbs=False)[0] if led is not None else ""
-        return subject, frozenset({words[after].lower()})
+        subject, end = _noun_phrase(words, led, bare_verbs=False) if led is not None else ("", after)
+        # "What is being done about the network *losing* water?": what the subject does is a verb too.
+        doing = (
+            {words[end].lower()}
+            if subject and end < len(words) and _looks_like_verb(words[end].lower(), bare_verbs=False)
+            else set()
+        )
+        return subject, frozenset({words[after].lower(), *doing})
     bare_verbs = words[auxiliary].lower() in _DO_AND_MODALS
     subject, end = _noun_phrase(words, after, bare_verbs=bare_verbs)
     if not subject:
@@ -193,3 +203,26 @@ def _looks_like_verb(word: str, *, bare_verbs: bool) -> bool:
 def without_frame(question: str) -> str:
     """The question without the frame a narrowed sub-question is written in ("What is known about …")."""
     return question[len(NARROWED_FRAME) :] if question.startswith(NARROWED_FRAME) else question
+
+
+def thing_phrase(phrase: str, question: str, verbs: frozenset[str]) -> str:
+    """A gap's phrase as something to ask about. Where the phrase is the question's own words
+    around its verb ("risks threaten", "water losses occurred"), the verb and participles go;
+    a one-word phrase that is the verb stays when the verb is also a noun ("cost", "change").
+    Auxiliaries and predicate words ("late", "sufficient"), and prepositions at either end, always go."""
+    words = phrase.split()
+    from_question = len(words) > 1 and phrase.lower() in question.lower()
+
+    def verb_like(word: str) -> bool:
+        lower = word.lower()
+        participle = len(lower) > 4 and lower.endswith("ed")
+        if len(words) == 1:
+            return lower in verbs and (participle or lower not in COMMON_VERBS)
+        return from_question and (lower in verbs or participle)
+
+    kept = [w for w in words if w.lower() not in AUXILIARIES | PREDICATE_WORDS and not verb_like(w)]
+    while kept and kept[-1].lower() in PREPOSITIONS | {"and"}:
+        kept.pop()
+    while kept and kept[0].lower() in PREPOSITIONS | {"and"}:
+        kept.pop(0)
+    return " ".join(kept)

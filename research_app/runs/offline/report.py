@@ -8,15 +8,15 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 
 from __future__ import annotations
 
+from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
+from llm_platform.statements import ended, is_statement, statements
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import question_clauses
-from .relevance import relevance
-from .statements import ended, is_statement, statements
 
 MAX_REPORT_SECTIONS = 20  # report.schema.json
 MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"

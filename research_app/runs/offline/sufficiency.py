@@ -21,7 +21,7 @@ from llm_platform.terms import cut_text, question_terms, quote_list, surface_wor
 
 from ..split import plural
 from .inputs import context_items, dicts_of, input_text, required_question, term_set
-from .questions import split_clauses, without_frame
+from .questions import question_parts, split_clauses, thing_phrase, without_frame
 
 SUFFICIENT_COVERAGE = 0.75
 # The cosine (all-MiniLM-L6-v2) at which a finding answers a part of the question (tuned on the
@@ -59,7 +59,9 @@ def node_sufficiency(prompt: str) -> dict:
     elif unanswered and len(clauses) > 1:
         gaps = [f"No passage answers “{clause}” yet." for clause in unanswered]
     else:
-        gaps = [f"No evidence yet on “{phrase}”." for phrase in uncovered_phrases(to_cover, set(covered))]
+        verbs = question_parts(to_cover)[1]  # a gap names a thing: "network", not "network losing"
+        phrases = [thing_phrase(phrase, to_cover, verbs) for phrase in uncovered_phrases(to_cover, set(covered))]
+        gaps = [f"No evidence yet on “{phrase}”." for phrase in phrases if phrase]
     if unanswered and not gaps:
         gaps = [f"No passage answers “{question.rstrip('?')}” yet."]
     if not has_evidence and not gaps:

@@ -1,16 +1,15 @@
 """What a statement is: a sentence that states something, never a heading, a label or a question.
 
-NODE_FINDINGS takes only statements from the search results, and REPORT tells
-only statements; `ended` closes a sentence the report's summary or a sub-question's
-rationale quotes.
+The offline research (NODE_FINDINGS, REPORT) and the chat's card suggestions take only statements;
+`ended` closes a sentence the report's summary or a sub-question's rationale quotes.
 """
 
 from __future__ import annotations
 
 import re
 
-from llm_platform.prose import is_prose
-from llm_platform.terms import WORD, split_sentences
+from .prose import is_prose
+from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")

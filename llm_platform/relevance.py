@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llm_platform import embeddings
-from llm_platform.answer_types import holds_answer_type
-from llm_platform.terms import bm25_rank, question_terms
+from . import embeddings
+from .answer_types import holds_answer_type
+from .terms import bm25_rank, question_terms
 
 KEYWORD_WEIGHT = 0.4
 # The cosine of all-MiniLM-L6-v2 above which a sentence is about what the question asks, though
@@ -28,6 +28,18 @@ def relevance(question: str, texts: Sequence[str]) -> list[float]:
     """One score a text, in order: 0 for a text that bears on the question neither by terms nor by meaning;
     above 1 for one that also holds what the question asks for (llm_platform.answer_types: an amount of
     money for "what did it cost", a date for "when did"), so it ranks before every one that does not."""
+    scores = nearness(question, texts)
+    asked = set(question_terms(question))
+    return [
+        score + 1.0 if score > 0 and holds_answer_type(question, text, asked) else score
+        for score, text in zip(scores, texts, strict=True)
+    ]
+
+
+def nearness(question: str, texts: Sequence[str]) -> list[float]:
+    """How near each text is to the question in terms and meaning, in [0, 1]: 0 for one that bears on it in
+    neither. What the question asks for is not weighed: a sentence nearest a question the files cannot
+    answer (a chat card's suggestion) is about its subject, not any sum of money."""
     keyword = bm25_rank(question, list(texts))
     cosines = embeddings.closeness(question, list(texts))
     best = max(keyword, default=0.0) or 1.0
@@ -43,8 +55,4 @@ def relevance(question: str, texts: Sequence[str]) -> list[float]:
             else 0.0
             for score, cosine in zip(keyword, cosines, strict=True)
         ]
-    asked = set(question_terms(question))
-    return [
-        score + 1.0 if score > 0 and holds_answer_type(question, text, asked) else score
-        for score, text in zip(scores, texts, strict=True)
-    ]
+    return scores
