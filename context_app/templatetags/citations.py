@@ -20,10 +20,10 @@ SOURCE_PAGE = "/sources/{version}/{span}/"
 UNRESOLVED = "No stored text version for this source"
 
 
-def links_by_ref(links: list[dict] | None) -> dict[str, dict]:
-    """{sourceref: citation object} of a list of citation objects; the first of a SourceRef wins."""
+def links_by_ref(links: list[dict] | dict | None) -> dict[str, dict]:
+    """{sourceref: citation object} of a list of citation objects (or of one); the first of a SourceRef wins."""
     found: dict[str, dict] = {}
-    for link in links or []:
+    for link in [links] if isinstance(links, dict) else links or []:
         if isinstance(link, dict) and link.get("sourceref"):
             found.setdefault(link["sourceref"], link)
     return found
@@ -85,7 +85,8 @@ def digest_citation(context, links, ref):
 
 @register.simple_tag(takes_context=True)
 def text_with_citations(context, text, links):
-    """{% text_with_citations text links %}: the text, escaped, its SourceRefs that `links` resolves as chips."""
+    """{% text_with_citations text links %}: the text, escaped, its SourceRefs that `links` (citation objects,
+    or one: a card's excerpt) resolves as chips."""
     resolved = links_by_ref(links)
     text = text or ""
     if not resolved:
