@@ -315,6 +315,18 @@ def test_gap_terms_are_partitioned_among_children():
     assert all("valve programme" in q for q in questions)  # the parent's subject is kept
 
 
+def test_a_question_in_our_frame_narrows_to_its_own_key_terms_not_the_frames():
+    question = "What is known about the platform team?"
+    gaps = ["No evidence yet on “platform”."]
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 3})
+    [child] = [c["question"] for c in out["children"]]
+    assert child == "What do sources state directly about platform team?"  # not "… about known platform team?"
+    # Its sufficiency asks the evidence for the platform team, not for the frame's words.
+    item = {"kind": "fact", "text": "The search team plans a migration.", "sources": ["road.txt::S1"]}
+    judged = ask("NODE_SUFFICIENCY", {"question": child, "findings": [], "context_items": [item]})
+    assert judged["gaps"] == ["No evidence yet on “platform”."]
+
+
 def test_decompose_respects_max_children():
     question = "What did the valve programme cost?"
     gaps = ["No evidence yet on “maintenance cost”.", "No evidence yet on “staff training”.", "No data on meters"]

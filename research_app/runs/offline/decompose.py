@@ -23,7 +23,7 @@ from llm_platform.terms import (
 from ..split import plural
 from .inputs import bounded, context_items, required_question, strings_of, term_set
 from .queries import question_keywords, quoted_phrases
-from .questions import NARROWED_FRAME, question_clauses, question_parts, thing_phrase
+from .questions import KEY_TERMS_FRAME, NARROWED_FRAME, question_clauses, question_parts, thing_phrase, without_frame
 
 MAX_CHILDREN = 8  # node_decompose.schema.json
 DEFAULT_MAX_CHILDREN = 4
@@ -134,9 +134,7 @@ def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -
         return _as_question(f"{NARROWED_FRAME}{phrase} for {subject}")
     if phrase:
         return _as_question(f"{NARROWED_FRAME}{phrase}")
-    return _as_question(
-        f"What do sources state directly about {question_keywords(question) or question.rstrip('?.! ')}"
-    )
+    return _key_terms_question(question)
 
 
 def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: list[str]) -> dict:
@@ -147,11 +145,16 @@ def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: l
             "question": _narrowed(question, subject, verbs, phrase),
             "rationale": f"Narrows to the first gap: {ended(gaps[0])}",
         }
-    keywords = question_keywords(question) or question.rstrip("?.! ")
     return {
-        "question": _as_question(f"What do sources state directly about {keywords}"),
+        "question": _key_terms_question(question),
         "rationale": "No gap was named; narrows the question to direct statements on its key terms.",
     }
+
+
+def _key_terms_question(question: str) -> str:
+    """The question narrowed to its own key terms (not those of a frame it is written in)."""
+    asked = without_frame(question)
+    return _as_question(f"{KEY_TERMS_FRAME}{question_keywords(asked) or asked.rstrip('?.! ')}")
 
 
 def _files_note(child_question: str, subject: str, items: list[dict]) -> str:

@@ -15,6 +15,8 @@ MAX_SUBJECT_WORDS = 5
 # How NODE_DECOMPOSE words a narrowed sub-question. The frame is ours, not the user's: its words
 # ("known") are no subject a finding must mention.
 NARROWED_FRAME = "What is known about "
+# … and the one a question is narrowed to when no gap names what it lacks: its own key terms.
+KEY_TERMS_FRAME = "What do sources state directly about "
 _DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
 AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
 _WH_WORDS = QUESTION_WORDS - {"much", "many"}
@@ -201,8 +203,10 @@ def _looks_like_verb(word: str, *, bare_verbs: bool) -> bool:
 
 
 def without_frame(question: str) -> str:
-    """The question without the frame a narrowed sub-question is written in ("What is known about …")."""
-    return question[len(NARROWED_FRAME) :] if question.startswith(NARROWED_FRAME) else question
+    """The question without the frame a narrowed sub-question is written in ("What is known about …"): the
+    frame's words are ours, not what the question asks about."""
+    frame = next((f for f in (NARROWED_FRAME, KEY_TERMS_FRAME) if question.startswith(f)), "")
+    return question[len(frame) :]
 
 
 def thing_phrase(phrase: str, question: str, verbs: frozenset[str]) -> str:
