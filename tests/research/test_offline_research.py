@@ -134,6 +134,25 @@ def test_the_same_sentence_in_several_results_is_one_finding_citing_all():
     assert sum(f["text"] == shared for f in findings) == 1
 
 
+def test_a_finding_is_weighed_with_its_sections_heading_and_quoted_without_it():
+    results = [
+        (1, "postmortem.md, Section: Checkout outage > Summary", "The checkout outage lasted 47 minutes."),
+        (2, "postmortem.md, Section: Checkout outage > Root cause", "## Root cause\n\nA setting lowered the pool."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "What caused the checkout outage?"}, results)["findings"]
+    # The cause shares no word with the question: its heading does.
+    assert {"text": "A setting lowered the pool.", "citations": [2]} in findings
+    # The report reads it the same way: the cause leads the section and the summary.
+    report_findings = [
+        {"node": "1", "question": "What caused the checkout outage?", "text": f["text"], "citations": f["citations"]}
+        for f in reversed(findings)
+    ]
+    inputs = report_inputs(question="What caused the checkout outage?", findings=report_findings, context_items=[])
+    out = ask("REPORT", inputs, results)
+    assert out["sections"][0]["paragraphs"][0]["text"] == "A setting lowered the pool."
+    assert out["summary"].startswith("A setting lowered the pool.")
+
+
 def test_findings_are_empty_without_results_or_overlap():
     assert ask("NODE_FINDINGS", {"question": QUESTION})["findings"] == []
     unrelated = [(1, "x.pdf", "The home team won three matches in a row.")]
@@ -516,6 +535,23 @@ def test_a_sentence_two_sibling_parts_found_is_told_once_under_the_part_it_answe
     assert by_heading == {
         "Where did the mains burst?": ["A main burst on Harbour Road."],
         "What did the repairs cost?": [shared],
+    }
+
+
+def test_a_sentence_is_told_under_the_users_question_not_our_narrowing_of_it():
+    shared = "Configuration changes now need a second reviewer."
+    findings = [
+        {"node": "1.1", "question": "What caused the outage?", "text": "A setting lowered the pool.", "citations": [3]},
+        {"node": "1.2", "question": "What are we changing?", "text": shared, "citations": [3]},
+        {"node": "1.2.1", "question": "What is known about changing?", "text": shared, "citations": [3]},
+        {"node": "1.2.1", "question": "What is known about changing?", "text": "Alerts are new.", "citations": [3]},
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    by_heading = {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in out["sections"]}
+    assert by_heading == {
+        "What caused the outage?": ["A setting lowered the pool."],
+        "What are we changing?": [shared],
+        "What is known about changing?": ["Alerts are new."],  # what only the narrowing found
     }
 
 

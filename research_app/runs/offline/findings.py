@@ -11,7 +11,7 @@ from llm_platform.extractive import chunk_text
 from llm_platform.relevance import relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
-from llm_platform.terms import comparison_key, cut_text
+from llm_platform.terms import comparison_key, cut_text, split_leading_heading
 
 from .inputs import required_question
 
@@ -39,15 +39,19 @@ def node_findings(prompt: str) -> dict:
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_FINDINGS")
     candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
+    read_as: list[str] = []  # each statement as scored: after its section's heading
     for chunk in evidence_chunks(prompt):
         number, text = result_number(chunk), chunk_text(chunk)
         if number is None or not text:
             continue  # not a numbered result, or its text was omitted by the token budget
-        candidates += [(number, position, sentence) for position, sentence in enumerate(statements(text))]
+        # A heading says what its section's sentences are about ("Root cause", then "A configuration change
+        # lowered the pool …"): a sentence is weighed with it, and quoted without it.
+        heading = split_leading_heading(text)[0]
+        for position, sentence in enumerate(statements(text)):
+            candidates.append((number, position, sentence))
+            read_as.append(f"{heading}: {sentence}" if heading else sentence)
     by_result: dict[int, list[tuple[float, int, str]]] = {}
-    for (number, position, sentence), score in zip(
-        candidates, relevance(question, [c[2] for c in candidates]), strict=True
-    ):
+    for (number, position, sentence), score in zip(candidates, relevance(question, read_as), strict=True):
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}

@@ -8,15 +8,17 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 
 from __future__ import annotations
 
+from llm_platform.extractive import chunk_text
 from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement, statements
-from llm_platform.task_envelope import read_task
-from llm_platform.terms import comparison_key, cut_text
+from llm_platform.task_envelope import evidence_chunks, read_task
+from llm_platform.terms import comparison_key, cut_text, split_leading_heading
 
 from ..split import plural
+from .findings import result_number
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
-from .questions import question_clauses
+from .questions import question_clauses, without_frame
 
 MAX_REPORT_SECTIONS = 20  # report.schema.json
 MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"
@@ -35,7 +37,7 @@ def report(prompt: str) -> dict:
     """The report from the inputs alone: findings by node, the relevant context items, open gaps."""
     _, inputs = read_task(prompt)
     question = input_text(inputs.get("question"))
-    findings = _report_findings(inputs.get("findings"))
+    findings = _report_findings(inputs.get("findings"), _result_headings(prompt))
     # A sentence both a finding and an item of the user's files is told once, under its node,
     # citing both its search results and its SourceRefs.
     distinct = _distinct_items(inputs.get("context_items"))
@@ -64,20 +66,40 @@ def report(prompt: str) -> dict:
     }
 
 
-def _report_findings(value: object) -> list[dict]:
-    """The findings that state something (a heading or a label a model took for one is left out)."""
+def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
+    """The findings that state something (a heading or a label a model took for one is left out), each
+    with the heading of the first result it cites that has one (see `_read`)."""
     findings = []
     for finding in dicts_of(value):
         if is_statement(input_text(finding.get("text"))):
+            citations = citation_numbers(finding.get("citations"))
             findings.append(
                 {
                     "node": input_text(finding.get("node")),
                     "question": input_text(finding.get("question")) or "Findings",
                     "text": cut_text(finding["text"], MAX_PARAGRAPH_CHARS),
-                    "citations": citation_numbers(finding.get("citations")),
+                    "citations": citations,
+                    "heading": next((headings[n] for n in citations if headings.get(n)), ""),
                 }
             )
     return findings
+
+
+def _result_headings(prompt: str) -> dict[int, str]:
+    """[n] → the heading its result's text starts with ("Root cause"), for the results that have one."""
+    headings = {}
+    for chunk in evidence_chunks(prompt):
+        number = result_number(chunk)
+        if number is not None:
+            headings[number] = split_leading_heading(chunk_text(chunk))[0]
+    return headings
+
+
+def _read(paragraph: dict) -> str:
+    """A finding as it is weighed: after the heading of its section, which says what it is about ("Root
+    cause: A configuration change lowered the pool …" for "What caused the outage?"); it is quoted without."""
+    heading = paragraph.get("heading", "")
+    return f"{heading}: {paragraph['text']}" if heading else paragraph["text"]
 
 
 def _distinct_items(value: object) -> list[dict]:
@@ -119,12 +141,13 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
     that answer its question best; past `room`, one "Further findings".
 
     A sentence found by a node and again by its sub-questions is told once, under
-    the deepest (most specific) question that found it (_homes). The question's own section comes
+    the most specific question that found it (_homes). The question's own section comes
     first when it holds the best answer to the question (a split into narrower questions),
     else after its sub-questions' sections, as "Further findings" (a split into its parts,
     each answered by its own section: the rest of its own search's findings are by the way).
     """
     home = _homes(findings)
+    read_as = {f["text"]: _read(f) for f in findings}
     by_question: dict[str, list[dict]] = {}
     root_questions = {f["question"] for f in findings if f["node"].count(".") == 0}
     for finding in findings:
@@ -135,11 +158,11 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
         if home[finding["text"]] == finding["question"] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
     sections = [
-        {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p)}
+        {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p, read_as)}
         for q, p in by_question.items()
         if p
     ]
-    sections = _best_answer_first(sections, root_questions, question)
+    sections = _best_answer_first(sections, root_questions, question, read_as)
     if len(sections) <= room:
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
@@ -147,19 +170,27 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
 
 
 def _homes(findings: list[dict]) -> dict[str, str]:
-    """text → the one node question it is told under: of the deepest questions that found it, the one it
-    answers best (terms and meaning; the first on a tie): sibling parts of a question ("where …", "what is
-    being done …") often find the same sentence, and a reader wants it once, where it belongs."""
-    deepest: dict[str, int] = {}
+    """text → the one node question it is told under: of the nodes that found it, those none of whose
+    sub-questions did (the most specific), and of those the one it answers best (terms and meaning, read
+    with its heading; the first on a tie): parts of a question ("where …", "what is being done …") often
+    find the same sentence, and a reader wants it once, where it belongs."""
+    nodes_of: dict[str, dict[str, str]] = {}  # text → {node path: question}
+    read_as: dict[str, str] = {}
     for finding in findings:
-        depth = finding["node"].count(".")
-        deepest[finding["text"]] = max(depth, deepest.get(finding["text"], depth))
+        nodes_of.setdefault(finding["text"], {}).setdefault(finding["node"], finding["question"])
+        read_as[finding["text"]] = _read(finding)
     finders: dict[str, list[str]] = {}
-    for finding in findings:
-        if finding["node"].count(".") == deepest[finding["text"]]:
-            questions = finders.setdefault(finding["text"], [])
-            if finding["question"] not in questions:
-                questions.append(finding["question"])
+    for text, nodes in nodes_of.items():
+        # A sub-question in our frame ("What is known about …") that found what a question in the user's
+        # words above it found reads worse than that question: the sentence is told under the user's.
+        nodes = {
+            path: question
+            for path, question in nodes.items()
+            if without_frame(question) == question
+            or not any(path.startswith(f"{other}.") and without_frame(q) == q for other, q in nodes.items())
+        }
+        specific = [path for path in nodes if not any(other.startswith(f"{path}.") for other in nodes)]
+        finders[text] = list(dict.fromkeys(nodes[path] for path in specific))
     texts_of: dict[str, list[str]] = {}
     for text, questions in finders.items():
         for question in questions:
@@ -169,25 +200,28 @@ def _homes(findings: list[dict]) -> dict[str, str]:
     fit = {
         (question, text): score
         for question, texts in texts_of.items()
-        for text, score in zip(texts, relevance(question, texts), strict=True)
+        for text, score in zip(texts, relevance(question, [read_as[t] for t in texts]), strict=True)
     }
     return {text: max(questions, key=lambda q: fit[q, text]) for text, questions in finders.items()}
 
 
-def _answers_first(question: str, paragraphs: list[dict]) -> list[dict]:
-    """The paragraphs in order of how well they answer `question` (terms and meaning); ties keep their order."""
-    scores = relevance(question, [p["text"] for p in paragraphs])
+def _answers_first(question: str, paragraphs: list[dict], read_as: dict[str, str]) -> list[dict]:
+    """The paragraphs in order of how well they answer `question` (terms and meaning, each read as
+    `read_as` says: after its heading); ties keep their order."""
+    scores = relevance(question, [read_as.get(p["text"], p["text"]) for p in paragraphs])
     return [paragraphs[i] for i in sorted(range(len(paragraphs)), key=lambda i: (-scores[i], i))]
 
 
-def _best_answer_first(sections: list[dict], root_questions: set[str], question: str) -> list[dict]:
+def _best_answer_first(
+    sections: list[dict], root_questions: set[str], question: str, read_as: dict[str, str]
+) -> list[dict]:
     """The question's own section stays first when its lead answers the question at least as well as
     every sub-question's lead; else it follows them, as "Further findings"."""
     own = [s for s in sections if s["heading"] in root_questions]
     others = [s for s in sections if s["heading"] not in root_questions]
     if not own or not others:
         return sections
-    leads = [s["paragraphs"][0]["text"] for s in sections]
+    leads = [read_as.get(s["paragraphs"][0]["text"], s["paragraphs"][0]["text"]) for s in sections]
     scores = dict(zip((id(s) for s in sections), relevance(question, leads), strict=True))
     if scores[id(own[0])] >= max(scores[id(s)] for s in others):
         return sections
@@ -216,9 +250,11 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     the best three of every statement of the findings and items (terms and meaning; more citations, then
     order, break ties)."""
     candidates = [
-        (sentence, len(f["citations"])) for f in findings for sentence in (statements(f["text"]) or [f["text"]])
-    ] + [(sentence, 0) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
-    texts = [text for text, _ in candidates]
+        (sentence, len(f["citations"]), _read({**f, "text": sentence}))
+        for f in findings
+        for sentence in (statements(f["text"]) or [f["text"]])
+    ] + [(sentence, 0, sentence) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
+    texts = [read for _, _, read in candidates]
     clauses = question_clauses(question)
     ranked: list[int] = []
     for part in clauses if len(clauses) > 1 else []:
