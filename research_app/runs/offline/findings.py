@@ -27,6 +27,12 @@ def result_number(chunk: EvidenceChunk) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def under_heading(heading: str, sentence: str) -> str:
+    """A statement as it is weighed: after the heading of its section, which says what it is about ("Root
+    cause: A configuration change lowered the pool …" for "What caused the outage?"); it is quoted without."""
+    return f"{heading}: {sentence}" if heading else sentence
+
+
 def node_findings(prompt: str) -> dict:
     """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 
@@ -44,12 +50,10 @@ def node_findings(prompt: str) -> dict:
         number, text = result_number(chunk), chunk_text(chunk)
         if number is None or not text:
             continue  # not a numbered result, or its text was omitted by the token budget
-        # A heading says what its section's sentences are about ("Root cause", then "A configuration change
-        # lowered the pool …"): a sentence is weighed with it, and quoted without it.
         heading = split_leading_heading(text)[0]
         for position, sentence in enumerate(statements(text)):
             candidates.append((number, position, sentence))
-            read_as.append(f"{heading}: {sentence}" if heading else sentence)
+            read_as.append(under_heading(heading, sentence))
     by_result: dict[int, list[tuple[float, int, str]]] = {}
     for (number, position, sentence), score in zip(candidates, relevance(question, read_as), strict=True):
         if score > 0:

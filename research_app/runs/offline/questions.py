@@ -36,7 +36,7 @@ PREDICATE_WORDS = frozenset(
     worse worth""".split()
 )
 # Prepositions the stop lists keep: a gap's phrase does not start or end with one ("shared *outside*").
-PREPOSITIONS = frozenset(
+_PREPOSITIONS = frozenset(
     "across along among around behind beside beyond despite inside near outside per towards".split()
 )
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
@@ -225,8 +225,8 @@ def thing_phrase(phrase: str, question: str, verbs: frozenset[str]) -> str:
         return from_question and (lower in verbs or participle)
 
     kept = [w for w in words if w.lower() not in AUXILIARIES | PREDICATE_WORDS and not verb_like(w)]
-    while kept and kept[-1].lower() in PREPOSITIONS | {"and"}:
+    while kept and kept[-1].lower() in _PREPOSITIONS | {"and"}:
         kept.pop()
-    while kept and kept[0].lower() in PREPOSITIONS | {"and"}:
+    while kept and kept[0].lower() in _PREPOSITIONS | {"and"}:
         kept.pop(0)
     return " ".join(kept)

@@ -16,7 +16,7 @@ from llm_platform.task_envelope import evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading
 
 from ..split import plural
-from .findings import result_number
+from .findings import result_number, under_heading
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import question_clauses, without_frame
 
@@ -95,11 +95,8 @@ def _result_headings(prompt: str) -> dict[int, str]:
     return headings
 
 
-def _read(paragraph: dict) -> str:
-    """A finding as it is weighed: after the heading of its section, which says what it is about ("Root
-    cause: A configuration change lowered the pool …" for "What caused the outage?"); it is quoted without."""
-    heading = paragraph.get("heading", "")
-    return f"{heading}: {paragraph['text']}" if heading else paragraph["text"]
+def _read(finding: dict) -> str:
+    return under_heading(finding["heading"], finding["text"])
 
 
 def _distinct_items(value: object) -> list[dict]:
@@ -250,7 +247,7 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     the best three of every statement of the findings and items (terms and meaning; more citations, then
     order, break ties)."""
     candidates = [
-        (sentence, len(f["citations"]), _read({**f, "text": sentence}))
+        (sentence, len(f["citations"]), under_heading(f["heading"], sentence))
         for f in findings
         for sentence in (statements(f["text"]) or [f["text"]])
     ] + [(sentence, 0, sentence) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
