@@ -9,6 +9,7 @@ import json
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -17,10 +18,11 @@ from llm_platform.ir import build_envelope, note_source, render_text
 from llm_platform.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
 from llm_platform.offline import OfflineProvider
 from llm_platform.sourcerefs import ref_key
+from llm_platform.statements import is_statement
 from llm_platform.task_envelope import evidence_chunks, task_text
+from research_app.runs.offline import sufficiency
 from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
 from research_app.runs.offline.questions import question_clauses, question_parts, split_clauses
-from llm_platform.statements import is_statement
 from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"
@@ -344,6 +346,17 @@ def test_a_question_in_our_frame_narrows_to_its_own_key_terms_not_the_frames():
     item = {"kind": "fact", "text": "The search team plans a migration.", "sources": ["road.txt::S1"]}
     judged = ask("NODE_SUFFICIENCY", {"question": child, "findings": [], "context_items": [item]})
     assert judged["gaps"] == ["No evidence yet on “platform”."]
+
+
+def test_a_question_in_our_frame_that_no_passage_answers_names_its_subject_not_our_words(monkeypatch):
+    monkeypatch.setattr(sufficiency.embeddings, "closeness", lambda query, texts: np.full(len(texts), 0.1))
+    item = {"kind": "fact", "text": "Configuration changes now need a second reviewer.", "sources": ["pm.md::S4"]}
+    for question, gap in (
+        ("What is known about changing?", "No evidence yet on “changing”."),
+        ("What are we changing?", "No passage answers “What are we changing” yet."),
+    ):
+        judged = ask("NODE_SUFFICIENCY", {"question": question, "findings": [], "context_items": [item]})
+        assert judged["is_sufficient"] is False and judged["gaps"] == [gap], question
 
 
 def test_decompose_respects_max_children():

@@ -63,7 +63,12 @@ def node_sufficiency(prompt: str) -> dict:
         phrases = [thing_phrase(phrase, to_cover, verbs) for phrase in uncovered_phrases(to_cover, set(covered))]
         gaps = [f"No evidence yet on “{phrase}”." for phrase in phrases if phrase]
     if unanswered and not gaps:
-        gaps = [f"No passage answers “{question.rstrip('?')}” yet."]
+        # Of a question in our frame ("What is known about …") the gap names what it is about, not our words.
+        gaps = [
+            f"No passage answers “{question.rstrip('?')}” yet."
+            if to_cover == question
+            else f"No evidence yet on “{to_cover.rstrip('?')}”."
+        ]
     if not has_evidence and not gaps:
         gaps = ["No search findings and no items from the user's files bear on this question yet."]
     words = surface_words(to_cover)
