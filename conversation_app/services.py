@@ -263,15 +263,19 @@ def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dic
     An excerpt is shown as its sentence (a digest line without its "[fact] " marker); one that cites a
     span keeps its SourceRef and carries that span's citation (sourceref, version, span, source_url).
     """
-    lines = [(a.key, item_text(line)) for a in artifacts for line in a.text.split("\n") if line.strip()]
-    lines = [(key, text) for key, text in lines if is_statement(plain_sentence(text))]
-    scores = nearness(question, [plain_sentence(text) for _key, text in lines])  # words, not references
+    lines = []  # (artifact key, the line as shown, its words without references)
+    for artifact in artifacts:
+        for line in filter(str.strip, artifact.text.split("\n")):
+            text = item_text(line)
+            if is_statement(words := plain_sentence(text)):
+                lines.append((artifact.key, text, words))
+    scores = nearness(question, [words for _key, _text, words in lines])
     ranked = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
     suggestions: dict[str, dict] = {}
     for i in ranked:
         if scores[i] <= 0 or len(suggestions) == MAX_SUGGESTIONS:
             break
-        key, text = lines[i]
+        key, text, _words = lines[i]
         # One excerpt, whichever artifact holds it.
         suggestions.setdefault(sentence_key(text), {"label": key, "text": text[:500]})
     chosen = list(suggestions.values())

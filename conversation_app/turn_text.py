@@ -28,5 +28,6 @@ def plain_sentence(text: str) -> str:
 
 def item_text(line: str) -> str:
     """A line without the digest marker it may start with ("[fact] "), its SourceRefs kept."""
-    marker = _MARKS.match(line.strip())
-    return line.strip()[marker.end() :] if marker and line.strip().startswith("[") else line.strip()
+    line = line.strip()
+    marker = _MARKS.match(line) if line.startswith("[") else None
+    return line[marker.end() :] if marker else line

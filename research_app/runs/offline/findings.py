@@ -27,6 +27,17 @@ def result_number(chunk: EvidenceChunk) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
+    """(n, heading, text) of each numbered search result whose text the prompt carries: its heading is the
+    line its text starts with ("Root cause"), or ""."""
+    results = []
+    for chunk in evidence_chunks(prompt):
+        number, text = result_number(chunk), chunk_text(chunk)
+        if number is not None and text:  # not a numbered result, or its text omitted by the token budget
+            results.append((number, split_leading_heading(text)[0], text))
+    return results
+
+
 def under_heading(heading: str, sentence: str) -> str:
     """A statement as it is weighed: after the heading of its section, which says what it is about ("Root
     cause: A configuration change lowered the pool …" for "What caused the outage?"); it is quoted without."""
@@ -46,11 +57,7 @@ def node_findings(prompt: str) -> dict:
     question = required_question(inputs, "NODE_FINDINGS")
     candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
     read_as: list[str] = []  # each statement as scored: after its section's heading
-    for chunk in evidence_chunks(prompt):
-        number, text = result_number(chunk), chunk_text(chunk)
-        if number is None or not text:
-            continue  # not a numbered result, or its text was omitted by the token budget
-        heading = split_leading_heading(text)[0]
+    for number, heading, text in numbered_results(prompt):
         for position, sentence in enumerate(statements(text)):
             candidates.append((number, position, sentence))
             read_as.append(under_heading(heading, sentence))

@@ -8,15 +8,14 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 
 from __future__ import annotations
 
-from llm_platform.extractive import chunk_text
 from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement, statements
-from llm_platform.task_envelope import evidence_chunks, read_task
-from llm_platform.terms import comparison_key, cut_text, split_leading_heading
+from llm_platform.task_envelope import read_task
+from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
-from .findings import result_number, under_heading
+from .findings import numbered_results, under_heading
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import question_clauses, without_frame
 
@@ -37,7 +36,8 @@ def report(prompt: str) -> dict:
     """The report from the inputs alone: findings by node, the relevant context items, open gaps."""
     _, inputs = read_task(prompt)
     question = input_text(inputs.get("question"))
-    findings = _report_findings(inputs.get("findings"), _result_headings(prompt))
+    headings = {number: heading for number, heading, _text in numbered_results(prompt)}
+    findings = _report_findings(inputs.get("findings"), headings)
     # A sentence both a finding and an item of the user's files is told once, under its node,
     # citing both its search results and its SourceRefs.
     distinct = _distinct_items(inputs.get("context_items"))
@@ -83,16 +83,6 @@ def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
                 }
             )
     return findings
-
-
-def _result_headings(prompt: str) -> dict[int, str]:
-    """[n] → the heading its result's text starts with ("Root cause"), for the results that have one."""
-    headings = {}
-    for chunk in evidence_chunks(prompt):
-        number = result_number(chunk)
-        if number is not None:
-            headings[number] = split_leading_heading(chunk_text(chunk))[0]
-    return headings
 
 
 def _read(finding: dict) -> str:
@@ -143,8 +133,8 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
     else after its sub-questions' sections, as "Further findings" (a split into its parts,
     each answered by its own section: the rest of its own search's findings are by the way).
     """
-    home = _homes(findings)
     read_as = {f["text"]: _read(f) for f in findings}
+    home = _homes(findings, read_as)
     by_question: dict[str, list[dict]] = {}
     root_questions = {f["question"] for f in findings if f["node"].count(".") == 0}
     for finding in findings:
@@ -166,16 +156,14 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
     return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
 
 
-def _homes(findings: list[dict]) -> dict[str, str]:
+def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
     """text → the one node question it is told under: of the nodes that found it, those none of whose
     sub-questions did (the most specific), and of those the one it answers best (terms and meaning, read
     with its heading; the first on a tie): parts of a question ("where …", "what is being done …") often
     find the same sentence, and a reader wants it once, where it belongs."""
     nodes_of: dict[str, dict[str, str]] = {}  # text → {node path: question}
-    read_as: dict[str, str] = {}
     for finding in findings:
         nodes_of.setdefault(finding["text"], {}).setdefault(finding["node"], finding["question"])
-        read_as[finding["text"]] = _read(finding)
     finders: dict[str, list[str]] = {}
     for text, nodes in nodes_of.items():
         # A sub-question in our frame ("What is known about …") that found what a question in the user's
