@@ -12,6 +12,7 @@ import io
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from django.conf import settings
@@ -230,8 +231,21 @@ def _stage(filename: str, upload: Upload) -> _Staged:
     handle.seek(0)
     blob = ContextFile._meta.get_field("blob")
     # A new object every time (objects are never overwritten), copied in chunks, never whole in memory.
-    blob_name = blob.storage.save(blob.generate_filename(None, filename), File(handle, name=filename))
+    name = _stored_name(filename)
+    blob_name = blob.storage.save(blob.generate_filename(None, name), File(handle, name=name))
     return _Staged(content_hash, size, file_format, mime_type, blob_name)
+
+
+STORED_NAME_BYTES = 120  # far below a file system's 255 bytes a name, with room for the suffix a clash adds
+
+
+def _stored_name(filename: str) -> str:
+    """The name a file's bytes are stored under: its display name (up to 255 characters, up to 4 bytes each)
+    cut to STORED_NAME_BYTES of UTF-8, its extension kept. The display name itself is the ContextFile's."""
+    suffix = PurePosixPath(filename).suffix
+    suffix = suffix if len(suffix.encode()) <= 16 else ""
+    stem = filename[: len(filename) - len(suffix)].encode()[: STORED_NAME_BYTES - len(suffix.encode())]
+    return stem.decode(errors="ignore") + suffix
 
 
 @contextmanager

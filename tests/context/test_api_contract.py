@@ -2,10 +2,12 @@
 
 import json
 import uuid
+from pathlib import PurePosixPath
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from context_app.models import ContextFile
 from tests.factories import ContextApi, make_member
 from workspaces import idempotency
 
@@ -242,6 +244,20 @@ def test_filenames_are_cleaned_and_unique(api):
     again = api.upload(sid, {"notes_v2.txt": TEXT + b"x"}).json()
     assert again["diff"][0]["change"] == "changed"
     assert len(api.manifest(sid)["files"]) == 1
+
+
+def test_long_filenames_are_stored_and_shown_whole(api):
+    """A name of 255 characters of up to 4 bytes each is stored under a shorter one (file systems take 255
+    bytes a name) and shown as given."""
+    sid = api.create_session()
+    names = ["a" * 251 + ".txt", "報告" * 100 + ".md", "x" * 300 + ".json"]
+    response = api.upload(sid, {name: TEXT for name in names})
+    assert response.status_code == 201, response.content
+    shown = sorted(f["filename"] for f in response.json()["files"])
+    assert shown == sorted([names[0], names[1], "x" * 250 + ".json"])
+    for file in ContextFile.objects.all():
+        assert len(PurePosixPath(file.blob.name).name.encode()) <= 160
+        assert file.blob.read() == TEXT
 
 
 def test_preview_download_and_digest_endpoints(api, session_with_file):

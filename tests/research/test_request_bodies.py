@@ -1,6 +1,7 @@
 """Request bodies (research_app/api/bodies.py): values only as sent, the same messages as before, refusals replayed."""
 
 import pytest
+from django.test import Client
 
 from tests.factories import ContextApi, make_member
 from workspaces.api.bodies import AsSent, Body, Boolean, Text, check
@@ -57,7 +58,8 @@ def test_a_refused_body_is_replayed_like_any_answer_the_view_returns(api):
     ("method", "path"),
     [("get", "/api/nope"), ("post", "/api/sessions/x/y/z"), ("get", "/api/"), ("delete", "/api/runs/1/2/3/4")],
 )
-def test_an_unknown_api_path_answers_a_json_404(client, method, path):
-    response = getattr(client, method)(path)
+def test_an_unknown_api_path_answers_a_json_404(method, path):
+    # CSRF checks on, as for a real client: a POST without a cookie is still told the path is unknown.
+    response = getattr(Client(enforce_csrf_checks=True), method)(path)
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
     assert response.json() == {"error": f"no such API endpoint: {path}"}
