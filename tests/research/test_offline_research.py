@@ -312,6 +312,30 @@ def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_sub
     assert split_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
 
 
+def test_why_how_when_and_where_are_never_the_subject():
+    question = "Why are patients missing appointments, what does it cost us, and what are we doing about it?"
+    assert question_parts(question) == ("patients", frozenset({"missing"}))
+    assert question_clauses(question) == [
+        "Why are patients missing appointments",
+        "what does patients missing appointments cost us",
+        "what are we doing about patients missing appointments",
+    ]
+    # "who", "what" and "which" can be: the word after the auxiliary is then the verb.
+    assert question_parts("Who must consent before the report is shared?")[1] == frozenset({"consent"})
+
+
+def test_a_gap_that_names_nothing_narrows_to_the_questions_key_terms():
+    question = "What are we doing about it?"
+    gaps = ["No passage answers “What are we doing about it” yet."]
+    out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 3})
+    [child] = out["children"]
+    assert "passage" not in child["question"] and "yet" not in child["question"], child
+    # A pronoun is no gap: "what does it cost us" lacks nothing the evidence must name but the cost.
+    item = {"kind": "fact", "text": "Missed appointments cost 45 euros each.", "sources": ["p.md::S3"]}
+    judged = ask("NODE_SUFFICIENCY", {"question": "What does it cost us?", "findings": [], "context_items": [item]})
+    assert not any("“us”" in gap for gap in judged["gaps"]), judged
+
+
 def test_a_list_of_nouns_is_not_split_into_clauses():
     question = "Did the programme reduce losses, costs and complaints?"
     assert split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]

@@ -139,15 +139,16 @@ def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -
 
 def _narrowing_child(question: str, subject: str, verbs: frozenset[str], gaps: list[str]) -> dict:
     """The one child when nothing splits: narrowed to the first gap, or to the question's own key terms."""
-    if gaps:
-        phrase = thing_phrase(" ".join(_gap_words(gaps[0]).values()) or gaps[0].rstrip("."), question, verbs)
+    named = " ".join(_gap_words(gaps[0]).values()) if gaps else ""
+    if named:  # a gap that names nothing ("No passage answers “what are we doing about it” yet") narrows nothing
+        phrase = thing_phrase(named, question, verbs)
         return {
             "question": _narrowed(question, subject, verbs, phrase),
             "rationale": f"Narrows to the first gap: {ended(gaps[0])}",
         }
     return {
         "question": _key_terms_question(question),
-        "rationale": "No gap was named; narrows the question to direct statements on its key terms.",
+        "rationale": "No gap names a thing to look for; narrows the question to direct statements on its key terms.",
     }
 
 

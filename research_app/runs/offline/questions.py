@@ -20,6 +20,9 @@ KEY_TERMS_FRAME = "What do sources state directly about "
 _DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
 AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
 _WH_WORDS = QUESTION_WORDS - {"much", "many"}
+# The question words that can be a question's subject ("*Who* must consent …"); "why", "how", "when" and
+# "where" never are ("Why are *patients* missing appointments?").
+_SUBJECT_WH_WORDS = frozenset("who what which whose".split())
 _DETERMINERS = frozenset("the a an this that these those its their our his her my your".split())
 # Verbs that commonly follow the subject of a do- or modal question ("Did the programme *reduce* …").
 # Only used to find where the subject ends; a miss just gives a longer subject.
@@ -138,6 +141,7 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
     after = auxiliary + 1
     if (
         start > 0
+        and words[start - 1].lower() in _SUBJECT_WH_WORDS
         and auxiliary == start
         and after < len(words)
         and words[auxiliary].lower() not in ("do", "does", "did")
