@@ -65,6 +65,10 @@ NUMBER_WORDS = {
         "seventeen eighteen nineteen twenty".split()
     )
 } | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
+# The month of an ISO date ("2024-03", "2024-03-14") is also a term by its name: tables write a date one way,
+# people ask the other ("in March 2024").
+_ISO_MONTH = re.compile(r"(?<![\d-])\d{4}-(0[1-9]|1[0-2])(?:-\d{2})?(?![\d-])")
+MONTH_NAMES = "january february march april may june july august september october november december".split()
 _per_thread = threading.local()  # a Snowball stemmer keeps state between calls: one per thread
 
 
@@ -78,13 +82,19 @@ def stem(word: str) -> str:
 
 
 def analyze(text: str) -> list[str]:
-    """Index terms of `text` in order: lower-cased word stems without stop words or single letters."""
+    """Index terms of `text` in order: lower-cased word stems without stop words or single letters, then the
+    names of the months its ISO dates name."""
     terms = []
     for match in WORD.finditer(text.lower()):
         word = match.group()
         if len(word) > 1 and word not in STOP_WORDS:
             terms.append(stem(word))
-    return terms
+    return terms + [stem(month) for month in iso_month_names(text) if month not in STOP_WORDS]
+
+
+def iso_month_names(text: str) -> list[str]:
+    """The names of the months of the ISO dates in `text`, in order ("2024-03-14" → "march")."""
+    return [MONTH_NAMES[int(month) - 1] for month in _ISO_MONTH.findall(text)]
 
 
 def query_terms(question: str) -> list[str]:
@@ -172,7 +182,8 @@ def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> 
 
 def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
     """The stemmed content words of `text`, each once, in order of first appearance (token overlap)."""
-    return list(dict.fromkeys(stem(word.lower()) for word in WORD.findall(text) if is_content_word(word, ignored)))
+    words = [*WORD.findall(text), *iso_month_names(text)]
+    return list(dict.fromkeys(stem(word.lower()) for word in words if is_content_word(word, ignored)))
 
 
 def question_terms(question: str) -> list[str]:

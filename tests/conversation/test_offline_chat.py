@@ -409,6 +409,18 @@ def test_a_sentence_keeps_the_subject_of_its_paragraph():
     assert answer["citations"] == ["log.md::S3"] and "12,000 euros" in answer["answer"]
 
 
+def test_a_month_asked_by_name_finds_the_row_of_its_iso_date():
+    rows = [
+        f"month: 2024-{m:02d}; booked: {b}; missed: {x}" for m, b, x in ((1, 1210, 118), (2, 1180, 79), (3, 1250, 70))
+    ]
+    table = note_source(
+        "[passage:appointments.csv::S2] appointments.csv › CSV rows 2–4",
+        "\n".join(f"{r} (appointments.csv::S2)" for r in rows),
+    )
+    answer = chat("How many appointments were missed in March 2024?", [*SESSION, table])
+    assert answer["citations"] == ["appointments.csv::S2"] and "missed: 70" in answer["answer"], answer
+
+
 def test_an_instruction_says_the_command_it_introduces():
     tool = passage(
         "tool.md::S2",

@@ -1,6 +1,6 @@
 """llm_platform.terms and llm_platform.prose: the sentences of a span's text, and which of them are prose."""
 
-from llm_platform.terms import split_sentences
+from llm_platform.terms import analyze, bm25_rank, content_terms, split_sentences
 
 ROWS = (
     "district: Northgate; year: 2023; losses_percent: 25.0; bursts: 30\n"
@@ -79,3 +79,12 @@ def test_a_heading_in_sentence_case_is_no_term_of_the_sentence_under_it():
     assert "Non-revenue water fell from 23 percent in 2024 to 19 percent in 2025." in split_sentences(text)
     term = "Non-revenue water\nWater that is produced but never billed to a customer.\n"
     assert split_sentences(term) == ["Non-revenue water: Water that is produced but never billed to a customer."]
+
+
+def test_an_iso_dates_month_is_also_a_term_by_its_name():
+    row = "month: 2024-03; booked: 1250; missed: 70; reviewed 2023-11-14"
+    assert {"march", "novemb"} <= set(analyze(row)) and {"march", "novemb"} <= set(content_terms(row))
+    # The library finds the row for a question in words; a number that only looks like a date names no month.
+    march, april = bm25_rank("missed in March 2024", [row, "month: 2024-04; missed: 55"])
+    assert march > april
+    assert not {"march", "januari"} & set(analyze("build 12024-03, part 2024-13, 2024-01-015"))
