@@ -75,6 +75,7 @@ class _Forms(NamedTuple):
     terms: frozenset[str]
     before: frozenset[str]
     context: frozenset[str]
+    answers: frozenset[str]
 
 
 def answer_scores(candidates: list[Candidate], terms: list[str], question: str) -> list[tuple[float, Candidate]]:
@@ -100,7 +101,9 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     if not terms:
         return []
     total = len(candidates)
-    forms = {id(c): _Forms(*(frozenset(map(base, t)) for t in (c.terms, c.before, c.context))) for c in candidates}
+    forms = {
+        id(c): _Forms(*(frozenset(map(base, t)) for t in (c.terms, c.before, c.context, c.answers))) for c in candidates
+    }
     frequency = Counter(term for f in forms.values() for term in f.terms if term in terms)
     weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
     whole = sum(weight.values())
@@ -117,7 +120,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     scored = []
     for candidate in candidates:
         form = forms[id(candidate)]
-        own = form.terms | form.before if why or refers_back(candidate) else form.terms
+        own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
         held = sum(weight[t] for t in terms if t in own)
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
         if figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked):

@@ -28,6 +28,7 @@ _BARE_REF = re.compile(rf"(?<![\w.-])([\w][\w.-]*::{SPAN})")
 _REFS_ONLY = re.compile(rf"^\([^()]*::{SPAN}[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
+_TITLE_PARTS = re.compile(r"\s+[›>]\s+")  # a passage's title: file › section > subsection › heading
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
 
 
@@ -48,6 +49,9 @@ class Candidate:
     announced: str = ""
     before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
     prior: str = ""  # that sentence
+    # Terms of the question its passage's heading asks (an FAQ's "How do I get my test results?"): what is
+    # said under it answers that question, so they count as its own.
+    answers: frozenset[str] = frozenset()
 
 
 def chunk_key(title: str) -> str:
@@ -123,9 +127,11 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     by_text: dict[str, Candidate] = {}
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "") -> None:
+    def add(
+        piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "", answers: str = ""
+    ) -> None:
         normal = comparison_key(piece)
-        if not normal:
+        if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
             return
         candidate = by_text.get(normal)
         if candidate is None:
@@ -135,6 +141,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         candidate.context |= frozenset(content_terms(REF_GROUP.sub(" ", context)))  # words, not references
         candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
         candidate.prior = candidate.prior or before
+        candidate.answers |= frozenset(content_terms(answers))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -145,6 +152,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             for key in holders or [""]:
                 add(piece, key, supplied=True, given=given)
     for key, title, text in chunks:
+        asked = heading_question(title) if key.startswith(PASSAGE_KEY) else ""
         previous = ""
         paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
         span: list[str] = []
@@ -156,7 +164,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])
-            add(piece, key, supplied=False, given=False, context=context, before=previous)
+            add(piece, key, supplied=False, given=False, context=context, before=previous, answers=asked)
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
             # stand alone.
@@ -167,6 +175,17 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             else:
                 previous = ""
     return list(by_text.values())
+
+
+def is_question(piece: str) -> bool:
+    return REF_GROUP.sub("", piece).rstrip(" .").endswith("?")
+
+
+def heading_question(title: str) -> str:
+    """The question a passage's innermost heading asks ("faq.html › FAQ › How do I get my test results?"),
+    or ""."""
+    innermost = _TITLE_PARTS.split(title.strip())[-1]
+    return innermost if innermost.endswith("?") else ""
 
 
 def announces(sentence: str) -> bool:

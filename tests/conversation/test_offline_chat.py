@@ -421,6 +421,24 @@ def test_a_month_asked_by_name_finds_the_row_of_its_iso_date():
     assert answer["citations"] == ["appointments.csv::S2"] and "missed: 70" in answer["answer"], answer
 
 
+def test_under_a_question_heading_the_answer_is_what_follows_it_never_the_question():
+    faq = passage(
+        "faq.html::S3",
+        "Frequently asked questions > Can I bring someone with me?",
+        "Can I bring someone with me?",
+        "Yes.",
+        "One companion may join you in the consultation room.",
+    )
+    late = passage(
+        "faq.html::S4",
+        "Frequently asked questions > What if I am late?",
+        "If you arrive more than 10 minutes late, we may ask you to rebook.",
+    )
+    answer = chat("Can I bring someone with me to my appointment?", [*SESSION, faq, late])
+    assert answer["citations"] == ["faq.html::S3"], answer
+    assert "One companion may join you" in answer["answer"] and "?" not in answer["answer"], answer
+
+
 def test_an_instruction_says_the_command_it_introduces():
     tool = passage(
         "tool.md::S2",
