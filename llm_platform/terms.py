@@ -89,7 +89,7 @@ def analyze(text: str) -> list[str]:
         word = match.group()
         if len(word) > 1 and word not in STOP_WORDS:
             terms.append(stem(word))
-    return terms + [stem(month) for month in iso_month_names(text) if month not in STOP_WORDS]
+    return terms + [stem(month) for month in iso_month_names(text)]
 
 
 def iso_month_names(text: str) -> list[str]:

@@ -28,7 +28,6 @@ _BARE_REF = re.compile(rf"(?<![\w.-])([\w][\w.-]*::{SPAN})")
 _REFS_ONLY = re.compile(rf"^\([^()]*::{SPAN}[^()]*\)[.;,]?$")
 _INDEX_LINE = re.compile(r'^\[\d+\] (?P<sid>\S+) \| [^|\n]+ \| (?P<title>"(?:[^"\\\n]|\\.)*")', re.M)
 _ITEM_INSIDE = re.compile(r"\s+(?=\[(?:" + "|".join(sorted(ITEM_KINDS)) + r")\]\s)")
-_TITLE_PARTS = re.compile(r"\s+[›>]\s+")  # a passage's title: file › section > subsection › heading
 PASSAGE_KEY = "passage:"  # conversation_app.artifacts.question_passages
 
 
@@ -184,7 +183,8 @@ def is_question(piece: str) -> bool:
 def heading_question(title: str) -> str:
     """The question a passage's innermost heading asks ("faq.html › FAQ › How do I get my test results?"),
     or ""."""
-    innermost = _TITLE_PARTS.split(title.strip())[-1]
+    # A passage's title: file › section > subsection › heading (conversation_app.artifacts.question_passages).
+    innermost = title.strip().replace(" > ", " › ").rpartition(" › ")[2]
     return innermost if innermost.endswith("?") else ""
 
 
