@@ -107,7 +107,12 @@ NARRATE: dict[str, Callable[[dict], str]] = {
     "report_context_attached": lambda p: (
         f"Attached full user context for report writing ({plural(p.get('items', 0), 'item')} from "
         f"{plural(p.get('files', 0), 'file')}, {plural(p.get('findings', 0), 'finding')}, "
-        f"{plural(p.get('references', 0), 'reference')})."
+        f"{plural(p.get('references', 0), 'reference')})"
+        + (
+            f"; left out {plural(p['items_not_citable'], 'item')} no cited span states (a total, a paraphrase)."
+            if p.get("items_not_citable")
+            else "."
+        )
     ),
     "run_completed": lambda p: (
         f"Updated report ready: {p['update']}." if p.get("update") else f"Report ready: “{p.get('title', '')}”."

@@ -35,7 +35,11 @@ def write_report(run_id) -> None:
     bundle = run.context_bundle or {}
     nodes = list(ResearchNode.objects.filter(run=run).order_by("depth", "path"))
     references, findings = _numbered_references(nodes)
-    items, cut = compact_items(digest_items(bundle.get("aggregate_digest")), run.question)
+    versions = bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id"))
+    every_item = digest_items(bundle.get("aggregate_digest"))
+    source_texts = provenance.span_texts({ref for item in every_item for ref in item["sources"]}, versions)
+    citable = citable_items(every_item, source_texts)
+    items, cut = compact_items(citable, run.question)
     file_summaries = [
         {"filename": f["filename"], "summary": f["summary"]} for f in bundle.get("files", []) if f["summary"]
     ]
@@ -58,6 +62,7 @@ def write_report(run_id) -> None:
             while_status=Status.REPORTING,
             items=len(items),
             items_left_out=cut,
+            items_not_citable=len(every_item) - len(citable),
             files=len(file_summaries),
             findings=len(findings),
             references=len(references),
@@ -75,8 +80,6 @@ def write_report(run_id) -> None:
     except TaskFailed as exc:
         fail_run(run.pk, str(exc))
         return
-    versions = bundle.get("source_versions") or provenance.current_versions(bundle.get("session_context_id"))
-    source_texts = provenance.span_texts({ref for item in items for ref in item["sources"]}, versions)
     reference_texts = {r["n"]: evidence_text(r) for r in references}
     report, dropped = checked_report(result.output, reference_texts, source_texts)
     pin_sources(report, versions)
@@ -166,6 +169,17 @@ def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[di
                 }
             )
     return references, findings
+
+
+def citable_items(items: list[dict], source_texts: dict[str, str]) -> list[dict]:
+    """The items a report can cite: those one of their own sources supports (llm_platform.grounding).
+    A digest's computed fact ("the total over 4 rows is 322") states what no span says; given to the
+    writer, it would be cited, then removed by the check every report passes (checked_report)."""
+    return [
+        item
+        for item in items
+        if grounding.supporting(item["text"], {ref: source_texts.get(ref, "") for ref in item["sources"]})[0]
+    ]
 
 
 def _open_gaps(nodes: list[ResearchNode]) -> list[str]:

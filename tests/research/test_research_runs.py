@@ -124,10 +124,29 @@ def test_the_report_cites_search_results_and_the_users_files(api):
     sources = {ref for s in report["sections"] for p in s["paragraphs"] for ref in p["sources"]}
     assert sources and sources <= known
     attached = next(e for e in events_of(api, rid) if e["type"] == "report_context_attached")["payload"]
-    assert attached["items"] == len(aggregate["facts"]) + len(aggregate["uncertainties"])
+    items = len(aggregate["facts"]) + len(aggregate["uncertainties"])
+    assert attached["items"] + attached["items_not_citable"] == items
     assert attached["files"] == 2
     assert report["dropped"] == []
     assert model_calls(sid, "report") == 1
+
+
+@pytest.mark.one_database  # what the report may cite, which the database does not change
+def test_the_report_is_given_only_items_a_cited_span_states(api):
+    """A CSV's digest computes totals ("the total over 4 rows is 322") that no row states: given to the
+    report's writer, such an item was cited, then removed by the report's check, and the report said
+    "Validation removed 2 unsupported citations" of the product's own digest."""
+    table = "month,booked,attended,missed\n2024-01,820,738,82\n2024-02,790,715,75\n2024-03,805,712,93\n"
+    notes = "Missed appointments rose in the winter. Most patients who missed said they forgot.\n"
+    sid = session_with_files(api, {"appointments.csv": table.encode(), "notes.txt": notes.encode()})
+    rid = start(api, sid, question="How many appointments were missed?", max_depth=0)
+    assert finished(api, rid)["status"] == "completed"
+    report = api.get(f"/api/runs/{rid}/report").json()["report"]
+    assert report["dropped"] == []
+    attached = next(e for e in events_of(api, rid) if e["type"] == "report_context_attached")["payload"]
+    assert attached["items_not_citable"] >= 1  # the CSV's range and total of "missed", at least
+    quoted = " ".join(p["text"] for s in report["sections"] for p in s["paragraphs"])
+    assert "Most patients who missed said they forgot." in quoted
 
 
 def test_one_failing_file_is_isolated_and_all_failing_leaves_a_warning(api):
