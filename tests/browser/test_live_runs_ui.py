@@ -66,7 +66,9 @@ def test_a_teammate_sees_a_run_appear_and_its_tree_grow_without_reloading(browse
     final = watcher.locator("#node-tree li[data-node]").evaluate_all("items => items.map(i => i.dataset.node)")
     assert final == starter.locator("#node-tree li[data-node]").evaluate_all("items => items.map(i => i.dataset.node)")
 
-    # Every event was narrated once, in order, on both pages.
+    # Every event was narrated once, in order, on both pages (the coverage line, told after
+    # run_completed, is the last).
+    watcher.wait_for_selector('#thought-stream li[data-type="coverage_recorded"]')
     seqs = watcher.eval_on_selector_all("#thought-stream li", "items => items.map(i => +i.dataset.seq)")
     assert seqs == list(range(1, len(seqs) + 1))
     # The starter's stream may still be filling its last events from the API: wait for it, then compare.

@@ -55,6 +55,9 @@ def test_a_run_grows_its_tree_narrates_and_writes_a_cited_report(
     open_research(page, live_server_url, session_id)
     assert page.locator("#run-question").input_value() == QUESTION
     run_to_completion(page)
+    # The coverage line is the stream's last event, told just after run_completed: counted before it
+    # arrived, the stream replayed on reload below held one more line than `seqs`.
+    page.wait_for_selector('#thought-stream li[data-type="coverage_recorded"]')
 
     stream = stream_text(page)
     for said in (
@@ -227,7 +230,8 @@ def test_the_research_tab_works_with_javascript_disabled(browser, live_server_ur
     page.click("#start-run")
     first = ResearchRun.objects.get(session_id=session_id)
     assert page.url.endswith(f"?run={first.pk}#research-tab")
-    wait_until(lambda: ResearchRun.objects.get(pk=first.pk).status == "completed", message="the run")
+    # The run's last event (its coverage line) is stored just after it is completed.
+    wait_until(lambda: first.events.filter(type="coverage_recorded").exists(), message="the run")
     page.reload()
     assert page.locator("#run-state").get_attribute("data-status") == "completed"
     assert page.locator("#report-view .report-title").inner_text() == QUESTION
