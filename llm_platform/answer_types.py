@@ -27,7 +27,9 @@ _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fe
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
 _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
-_CAUSE_WORDS = r"(?:because|due to|owing to|since|so that|in order to|as a result|caus\w*|reasons?)"
+# "since" before a time ("since April 2024", "since then") says when, not why.
+_SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
+_CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|in order to|as a result|caus\w*|reasons?)"
 WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold. A question of another
 # kind ("what", "which", "how do I") names no answer type: its terms decide alone.
@@ -71,6 +73,11 @@ def _names(text: str, asked: set[str]) -> bool:
         if stem(word.lower()) not in asked and word.lower() not in STOP_WORDS and not _NOT_NAMES.match(word)
     ]
     return any(start > 0 for start, _ in new) or len(new) >= 2
+
+
+def asks_answer_type(question: str) -> bool:
+    """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
+    return bool(_HOW_MANY.search(question)) or any(asks.search(question) for asks, _holds in _ANSWER_TYPES)
 
 
 def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:

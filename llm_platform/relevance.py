@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import embeddings
-from .answer_types import holds_answer_type
+from .answer_types import asks_answer_type, holds_answer_type
 from .terms import bm25_rank, question_terms
 
 KEYWORD_WEIGHT = 0.4
@@ -29,6 +29,8 @@ def relevance(question: str, texts: Sequence[str]) -> list[float]:
     above 1 for one that also holds what the question asks for (llm_platform.answer_types: an amount of
     money for "what did it cost", a date for "when did"), so it ranks before every one that does not."""
     scores = nearness(question, texts)
+    if not asks_answer_type(question):  # its terms and meaning alone: on the scale of a typed question's
+        return scores
     asked = set(question_terms(question))
     return [
         score + 1.0 if score > 0 and holds_answer_type(question, text, asked) else score

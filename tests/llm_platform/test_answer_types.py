@@ -3,6 +3,7 @@
 import pytest
 
 from llm_platform.answer_types import holds_answer_type
+from llm_platform.relevance import relevance
 from llm_platform.terms import question_terms
 
 
@@ -20,6 +21,11 @@ from llm_platform.terms import question_terms
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
         ("Who chaired the meeting?", "The meeting was chaired by Ana Ruiz.", "The meeting was chaired well."),
         ("Why did costs rise?", "Costs rose because energy prices went up.", "Costs rose sharply."),
+        (
+            "Why are patients missing appointments?",
+            "Patients miss them since the bus route was cut.",
+            "Since April 2024 every patient gets a text reminder.",  # "since" a time says when, not why
+        ),
     ],
 )
 def test_a_sentence_holds_what_the_question_asks_for_or_not(question, holds, lacks):
@@ -30,3 +36,11 @@ def test_a_sentence_holds_what_the_question_asks_for_or_not(question, holds, lac
 
 def test_a_question_that_names_no_answer_type_lets_any_sentence_through():
     assert holds_answer_type("Which module measures time?", "The timeit module does.", {"modul", "measur", "time"})
+
+
+def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that_hold_it():
+    """A typed question's answers score above 1; a question of no type scores on its terms and meaning
+    alone, so a sentence's fit to two sibling questions ("why …", "what are we doing about …") compares."""
+    texts = ["Patients miss them because the bus route was cut.", "The clinic sends reminders to patients."]
+    assert relevance("Why do patients miss appointments?", texts)[0] > 1
+    assert max(relevance("What are we doing about patients missing appointments?", texts)) <= 1
