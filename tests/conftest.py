@@ -159,6 +159,20 @@ CHROMIUM_FLAGS = [
 ARTIFACTS = __import__("pathlib").Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
+@pytest.fixture(autouse=True)
+def passwords_the_live_server_can_check(request):
+    """Users made for a test on the live server are hashed with the product's hashers (the suite's is
+    MD5: tests/settings.py), so the server's login form accepts them. Autouse: before `member`."""
+    if "live_server_url" not in request.fixturenames:
+        yield
+        return
+    from django.conf import global_settings
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=global_settings.PASSWORD_HASHERS):
+        yield
+
+
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, celery_worker_thread):
     from django.db import connection

@@ -15,3 +15,8 @@ os.environ.setdefault("SECRET_KEY", "groundwork-test-suite-key-not-for-any-deplo
 os.environ.setdefault("HTTPS", "0")
 
 from config.settings import *  # noqa: E402,F401,F403
+
+# A password hash costs a third of a second by design (PBKDF2), and the suite makes about a thousand
+# users: it hashes them with MD5. A test whose users log in to a server the suite started in a process
+# of its own (daphne, on the product's settings) hashes them the product's way (tests/conftest.py).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
