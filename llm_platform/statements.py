@@ -13,6 +13,8 @@ from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
+# A table's row as the extractor writes it ("month: 2024-03; booked: 805; missed: 93"): it states its values.
+_ROW = re.compile(r"^[^:;\n]{1,80}: [^;\n]*(?:; [^:;\n]{1,80}: [^;\n]*)+$")
 
 
 def statements(text: str) -> list[str]:
@@ -22,11 +24,16 @@ def statements(text: str) -> list[str]:
 
 def is_statement(text: str) -> bool:
     """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
-    enough to be prose whose full stop was lost; and it is prose (llm_platform.prose). A
+    enough to be prose whose full stop was lost; and it is prose (llm_platform.prose). A table's row
+    ("month: 2024-03; missed: 93", as a CSV's spans hold them) states its values. A
     heading ("Costs and maintenance"), a label ("Corrosion"), a title in capitals, a synopsis
     ("grep [OPTION...] -e PATTERNS...") or a question is not one."""
     text = text.strip()
-    if not text or text.endswith("?") or not is_prose(text):
+    if not text or text.endswith("?"):
+        return False
+    if _ROW.match(text):
+        return True
+    if not is_prose(text):
         return False
     return bool(_STATEMENT_END.search(text)) or len(WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
 

@@ -18,6 +18,11 @@ from llm_platform.terms import question_terms
         ("What did the valve programme cost?", "It cost €1.2 M.", "The programme's cost was reviewed in May."),
         ("How long did the training take?", "It took about three weeks.", "The training was long and thorough."),
         ("How many households lost water?", "The burst left 230 households without water.", "230 pipes burst."),
+        (
+            "How many appointments were missed?",
+            "month: 2024-03; booked: 805; missed: 93",  # a table's row: its column names what it counts
+            "month: 2024-03; booked: 805",
+        ),
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
         ("Who chaired the meeting?", "The meeting was chaired by Ana Ruiz.", "The meeting was chaired well."),
         ("Why did costs rise?", "Costs rose because energy prices went up.", "Costs rose sharply."),

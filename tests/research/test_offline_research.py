@@ -769,6 +769,23 @@ def test_findings_are_statements_never_headings_or_labels():
         assert not is_statement(not_one), not_one
 
 
+def test_a_tables_row_is_a_finding_for_the_question_it_answers():
+    """A CSV's rows ("month: 2024-03; …; missed: 93", as its spans hold them) state their values: they
+    were never findings, so a report on "how many were missed" quoted the policy, never the table."""
+    rows = (
+        "month: 2024-01; booked: 820; attended: 738; missed: 82\n"
+        "month: 2024-03; booked: 805; attended: 712; missed: 93\n"
+    )
+    results = [
+        (1, "appointments.csv, rows 2-3", rows),
+        (2, "policy.md", "Appointments are booked by phone or online. Same-day slots open at 8am."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "How many appointments were missed in March 2024?"}, results)
+    march = "month: 2024-03; booked: 805; attended: 712; missed: 93"
+    assert findings["findings"][0] == {"text": march, "citations": [1]}
+    assert not is_statement("month, booked, attended, missed"), "a header names columns, it states nothing"
+
+
 def test_findings_lead_with_the_statement_that_best_answers_by_bm25():
     """A term few results share ("threaten") weighs more than terms they all repeat ("valve programme"):
     counting shared terms put "The valve programme replaced 42 gate valves …" first."""
