@@ -176,7 +176,7 @@ def child_extraction_ms(repeat: int = 30, between_ms: int = 50) -> dict:
 
     cold, in_a_run = [], []
     for _ in range(repeat):
-        isolation._discard_spare()
+        isolation.discard_spare()
         cold.append(once())
         time.sleep(between_ms / 1000)
         in_a_run.append(once())

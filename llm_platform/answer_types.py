@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
 from .terms import NUMBER_WORDS, STOP_WORDS, WORD, stem
 
@@ -58,9 +59,6 @@ _ANSWER_TYPES = (
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
-# A table's cell as the extractor writes a row ("month: 2024-03; booked: 805; missed: 93"): its column
-# names what the count counts.
-_LABELLED_COUNT = re.compile(rf"([^\W\d_]+): {_COUNT}(?:;|$)", re.I | re.M)
 _COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
@@ -90,7 +88,11 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
         return any(
             noun in [stem(word.lower()) for word in WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
             for match in _COUNT_RE.finditer(text)
-        ) or any(stem(label.lower()) in asked for label in _LABELLED_COUNT.findall(text))
+        ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
+            _COUNT_RE.fullmatch(value) and any(stem(word.lower()) in asked for word in WORD.findall(column))
+            for line in text.splitlines()
+            for column, value in csv_row_fields(line)
+        )
     for asks, holds in _ANSWER_TYPES:
         if asks.search(question):
             return _names(text, asked) if holds is None else bool(holds.search(text))

@@ -11,14 +11,32 @@ PROSE_SHARE = 0.5
 _PROSE_WORD = re.compile(r"[(“\"'‘]*[a-z][a-z'’-]*[a-z][)”\"'’.,;:!?]*")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 _URL = re.compile(r"<?(?:https?://|www\.)\S+|\S+@\S+\.\w+")
-# A row of a table, never prose (nor a wrapped line of it: llm_platform.terms.split_sentences): Markdown's
-# ("| a | b |"), a Word or HTML table's cells as extracted ("a | b | c"), and a CSV row as extracted
-# ("district: Harbour; year: 2023; bursts: 63").
-TABLE_ROW = re.compile(r"^\s*\||^.*\S \| \S|^[^:;\n]{1,60}: [^;\n]*(?:; [^:;\n]{1,60}: [^;\n]*)+$")
+# Markdown's table row ("| a | b |"), a Word or HTML table's cells as extracted ("a | b | c").
+_TABLE_CELLS = re.compile(r"^\s*\||^.*\S \| \S")
+MAX_COLUMN_NAME_CHARS = 60
+
+
+def csv_row_fields(line: str) -> list[tuple[str, str]]:
+    """The (column, value) fields of a CSV row as the extractor writes it ("district: Harbour; year: 2023;
+    bursts: 63"); [] for any other line (a row has two fields at least, a column's name no ":" or ";")."""
+    if "\n" in line:
+        return []
+    fields = [part.partition(": ") for part in line.split("; ")]
+    if len(fields) < 2 or not all(
+        separator and 0 < len(name) <= MAX_COLUMN_NAME_CHARS and ":" not in name and ";" not in value
+        for name, separator, value in fields
+    ):
+        return []
+    return [(name, value) for name, _separator, value in fields]
+
+
+def is_table_row(line: str) -> bool:
+    """A row of a table, never prose (nor a wrapped line of it: llm_platform.terms.split_sentences)."""
+    return bool(_TABLE_CELLS.match(line) or csv_row_fields(line))
 
 
 def is_prose(sentence: str) -> bool:
-    if TABLE_ROW.match(sentence):
+    if is_table_row(sentence):
         return False
     words = [word for word in _URL.sub(" ", sentence).split() if _HAS_LETTER.search(word)]
     if words:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import re
 
-from .prose import is_prose
+from .prose import csv_row_fields, is_prose
 from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
-# A table's row as the extractor writes it ("month: 2024-03; booked: 805; missed: 93"): it states its values.
-_ROW = re.compile(r"^[^:;\n]{1,80}: [^;\n]*(?:; [^:;\n]{1,80}: [^;\n]*)+$")
 
 
 def statements(text: str) -> list[str]:
@@ -31,7 +29,7 @@ def is_statement(text: str) -> bool:
     text = text.strip()
     if not text or text.endswith("?"):
         return False
-    if _ROW.match(text):
+    if csv_row_fields(text):  # a CSV's row states its values
         return True
     if not is_prose(text):
         return False

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from llm_platform.prose import TABLE_ROW
+from llm_platform.prose import is_table_row
 
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
@@ -234,7 +234,7 @@ def _unwrap(text: str) -> str:
             len(previous) >= _WRAPPED_LINE_CHARS
             and previous[-1] not in ".!?:;"
             and line.strip()
-            and not (_HEADING_MARK.match(previous) or TABLE_ROW.match(previous))
+            and not (_HEADING_MARK.match(previous) or is_table_row(previous))
             and not _stands_apart(line)
         )
         if continues:
@@ -270,7 +270,7 @@ def _is_definition_term(previous: str, line: str) -> bool:
 
 def _stands_apart(line: str) -> bool:
     """A heading, a list item, a table row or a title: a line that is joined to no other."""
-    return bool(_HEADING_MARK.match(line) or _LIST_MARK.match(line) or TABLE_ROW.match(line) or _is_title(line))
+    return bool(_HEADING_MARK.match(line) or _LIST_MARK.match(line) or is_table_row(line) or _is_title(line))
 
 
 def _is_title(piece: str) -> bool:
@@ -314,7 +314,7 @@ def is_heading_line(line: str) -> bool:
         and heading[-1] not in ".!?:;,\"'”’)]"
         and len(_WORD.findall(heading)) <= HEADING_MAX_WORDS
         and not _LIST_MARK.match(heading)
-        and not TABLE_ROW.match(heading)
+        and not is_table_row(heading)
     )
 
 
