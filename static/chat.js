@@ -1,13 +1,10 @@
-// The session chat (SPEC §5). The server renders it (templates/conversation/_chat.html), with the page
-// and live: /ws/sessions/{sid}/conversation/pane/ sends the pane's fragments after every chat event.
+// The session chat (SPEC §5), rendered by the server (conversation/_chat.html) with the page and live.
 // Here: the answer being written, streamed into a draft until its message arrives, and Ctrl+Enter.
 import { $, liveSocket, sessionId as sid, swapFragments } from "./groundwork.js";
-
 const answered = (questionId) => $("chat-log").querySelector(`li[data-reply-to="${CSS.escape(questionId)}"]`);
 
-// A delta (conversation:delta) continues the draft of the answer to its question at `offset` (0: a new
-// attempt starts over); text only, never markup. Provisional: the final message replaces the draft (its
-// text was checked against its citations).
+// A delta continues the draft answer to its question at `offset` (0: a new attempt starts over); text
+// only, and provisional: the final message (checked against its citations) replaces the draft.
 function showDelta(event) {
   const questionId = event.user_message_id;
   if (answered(questionId)) return;
@@ -21,7 +18,6 @@ function showDelta(event) {
   content.textContent = content.textContent.slice(0, event.offset) + event.delta;
   $("chat-log").scrollTop = $("chat-log").scrollHeight;
 }
-
 function showFragments(html) {
   const before = $("chat-log").scrollHeight;
   swapFragments(html);
@@ -30,7 +26,6 @@ function showFragments(html) {
   }
   if ($("chat-log").scrollHeight !== before) $("chat-log").scrollTop = $("chat-log").scrollHeight;
 }
-
 $("chat-input").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
 });

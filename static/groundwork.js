@@ -1,73 +1,55 @@
-// What every page script shares: JSON requests with the API's headers, live sockets, server-rendered
-// fragments and forms, and the source dialog. No HTML is built here: it comes rendered from the
-// server (Django's autoescaping), and the little text script sets goes in with textContent.
+// What every page script shares: API requests, live sockets, server-rendered fragments and forms, the source
+// dialog. No HTML is built here: it comes rendered (Django's autoescaping); a script's text goes in as textContent.
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 export const $ = (id) => document.getElementById(id);
-// The session a session page shows (undefined on other pages).
-export const sessionId = document.querySelector("[data-session-id]")?.dataset.sessionId;
+export const sessionId = document.querySelector("[data-session-id]")?.dataset.sessionId;  // on a session page
 
-export class ApiError extends Error {
-  constructor(status, body) {
-    super((body && body.error) || `request failed (${status})`);
-    this.status = status;
-  }
-}
-
-// Every mutation carries the CSRF token and a fresh Idempotency-Key (SPEC §2.6).
-export function mutationHeaders(extra) {
+const apiError = (status, body) => Object.assign(new Error(body?.error || `request failed (${status})`), { status });
+// A request to the API: its JSON answer, or an error with its status and message. A mutation carries the
+// CSRF token and a fresh Idempotency-Key (SPEC §2.6). XHR, not fetch: only XHR reports upload progress.
+export const requestJson = (method, path, { body, headers, onProgress } = {}) => new Promise((resolve, reject) => {
+  const xhr = new XMLHttpRequest();
+  xhr.open(method, path);
+  xhr.responseType = "json";  // null when the answer is not JSON
   const key = crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random();
-  return Object.assign({ "X-CSRFToken": csrf, "Idempotency-Key": key }, extra);
-}
+  const sent = method === "GET" ? {} : { "X-CSRFToken": csrf, "Idempotency-Key": key, ...headers };
+  if (body !== undefined && !(body instanceof FormData)) sent["Content-Type"] = "application/json";
+  Object.entries({ Accept: "application/json", ...sent }).forEach(([name, value]) => xhr.setRequestHeader(name, value));
+  if (onProgress) xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+  xhr.onload = () => (xhr.status < 300 ? resolve(xhr.response) : reject(apiError(xhr.status, xhr.response)));
+  xhr.onerror = () => reject(apiError(0, { error: "network error: the request did not reach the server" }));
+  xhr.send(body === undefined || body instanceof FormData ? body : JSON.stringify(body));
+});
 
-export async function requestJson(method, path, { body, headers } = {}) {
-  const options = { method, headers: { Accept: "application/json" } };
-  if (method !== "GET") {
-    Object.assign(options.headers, mutationHeaders(headers), body === undefined ? {} : { "Content-Type": "application/json" });
-    options.body = body === undefined ? undefined : JSON.stringify(body);
-  }
-  const response = await fetch(path, options);
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data);
-  return data;
-}
-
-// The server-rendered fragments a GET of `path` answers, given to `show` (swapped in) unless a later
-// load with the same `key` started meanwhile: the reader's later choice wins over an earlier answer.
+// The fragments a GET of `path` answers, given to `show` unless a later load of `key` started meanwhile.
 const latest = {};
 export async function load(path, key = path, show = swapFragments) {
   const ticket = (latest[key] = (latest[key] || 0) + 1);
   const response = await fetch(path);
   const html = response.ok ? await response.text() : null;
   if (ticket !== latest[key]) return false;
-  if (!response.ok) throw new ApiError(response.status, null);
+  if (!response.ok) throw apiError(response.status, null);
   show(html);
   return true;
 }
-
 export function scrollToHighlight(container) {
   const target = container.querySelector(".preview-span.highlight");
   if (!target) return;
-  // Only the nearest scroller moves (the source dialog's text: its title and Close, and the page around it,
-  // stay where they are). A run of rows taller than the view starts at its top (its column names).
+  // Only the nearest scroller moves (the dialog's title and Close stay); tall rows start at their column names.
   target.scrollIntoView({ block: target.offsetHeight > container.clientHeight ? "start" : "center", container: "nearest" });
   target.focus({ preventScroll: true });
 }
 
-// A websocket that comes back after a drop, with growing pauses. `path` may be a function: asked
-// again at each connect (a pane's socket names what the page shows then).
+// A websocket that comes back after a drop, with growing pauses; `path()` is asked again at each connect.
 export function liveSocket(path, { onMessage, onState }) {
-  let delay = 500;
-  let closed = false;
-  let socket;
+  let delay = 500, closed = false, socket;
   function connect() {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(`${scheme}://${location.host}${typeof path === "function" ? path() : path}`);
+    socket = new WebSocket(`${location.protocol.replace("http", "ws")}//${location.host}${typeof path === "function" ? path() : path}`);
     socket.onopen = () => { delay = 500; onState("connected"); };
     socket.onmessage = (event) => onMessage(JSON.parse(event.data));
     socket.onclose = () => {
       onState("disconnected");
-      if (closed) return;
-      setTimeout(connect, delay);
+      if (!closed) setTimeout(connect, delay);
       delay = Math.min(delay * 2, 10000);
     };
   }
@@ -75,10 +57,7 @@ export function liveSocket(path, { onMessage, onState }) {
   return { close() { closed = true; socket.close(); } };
 }
 
-// --- the source dialog ---------------------------------------------------------------
-// `heading` at once, then the server-rendered title, provenance and spans `path` answers
-// (context/_source.html's fragments), the highlighted span in view. A citation opens its exact
-// version (/sources/{version}/{span}/), never a file by name: a newer upload of that name is other text.
+// The source dialog: `heading` at once, then the fragments of context/_source.html, its span in view.
 export async function openSource(heading, path, gone) {
   const spans = $("source-dialog-spans");
   $("source-dialog-title").textContent = heading;
@@ -88,41 +67,26 @@ export async function openSource(heading, path, gone) {
   try {
     if (await load(path, "source-dialog")) scrollToHighlight(spans);
   } catch (error) {
-    const failed = $("source-failed-template").content.cloneNode(true);
-    failed.firstElementChild.textContent = error.status === 404 ? gone : error.message;
-    spans.replaceChildren(failed);
+    spans.replaceChildren($("source-failed-template").content.cloneNode(true));
+    spans.firstElementChild.textContent = error.status === 404 ? gone : error.message;
   }
 }
 
-// A citation's data attributes ({source, version, span}: a chip, a report's [n]) in the dialog.
-function openCitation({ source, version, span }) {
-  const query = new URLSearchParams({ fragment: "", session: sessionId || "" });
-  const path = `/sources/${encodeURIComponent(version)}/${encodeURIComponent(span)}/?${query}`;
-  return openSource(source ? source.replace("::", " · ") : "Source", path, "This source is no longer available.");
-}
-
-// --- server-rendered fragments and forms ---------------------------------------------
-// A live fragment (HTML a consumer rendered from the page's own partials) is a list of
-// containers named by id; each one's children take the place of the shown container's.
-// A child whose id and markup are unchanged stays the same node (what is typed into it and
-// the focus stay); a changed one takes over what was typed into its fields (by id).
-// Children the page made itself ([data-client-only], a streamed draft) stay at the end.
-// A container marked data-swap="append" brings only new children: those whose id is not shown yet
-// are added at its end (a run's next thought-stream lines).
+// A fragment (rendered from the page's own partials) is containers named by id, whose children replace the
+// shown ones'. An unchanged child stays the same node (with its typed text and focus); a changed one takes
+// over its fields' typed text; [data-client-only] children stay; data-swap="append" adds only new ids.
 export function swapFragments(html) {
   const parsed = document.createElement("template");
   parsed.innerHTML = html;
-  // The outermost elements with an id; a wrapper without one is looked through (a table's body
-  // travels inside a <table>: the parser drops a <tbody> anywhere else).
+  // The outermost elements with an id (a <tbody> travels inside a <table>: the parser drops it elsewhere).
   for (const fresh of parsed.content.querySelectorAll("[id]")) {
-    if (fresh.parentElement && fresh.parentElement.closest("[id]")) continue;
+    if (fresh.parentElement?.closest("[id]")) continue;
     const shown = $(fresh.id);
     if (shown && fresh.dataset.swap === "append") {
       for (const child of [...fresh.children]) if (!child.id || !$(child.id)) shown.append(child);
     } else if (shown) swapChildren(shown, fresh);
   }
 }
-
 function swapChildren(shown, fresh) {
   if (!fresh.children.length) {
     if (shown.textContent !== fresh.textContent) shown.textContent = fresh.textContent;
@@ -130,10 +94,9 @@ function swapChildren(shown, fresh) {
   }
   const byId = new Map([...shown.children].filter((child) => child.id).map((child) => [child.id, child]));
   const next = [...fresh.children].map((child) => {
-    const old = child.id && byId.get(child.id);
-    if (!old) return child;
-    if (old.isEqualNode(child)) return old;
-    carryTyped(old, child);
+    const old = byId.get(child.id);
+    if (old?.isEqualNode(child)) return old;
+    if (old) carryTyped(old, child);
     return child;
   });
   next.push(...[...shown.children].filter((child) => child.hasAttribute("data-client-only")));
@@ -142,7 +105,6 @@ function swapChildren(shown, fresh) {
   while (shown.children.length > next.length) shown.lastElementChild.remove();
   if (focused && !shown.contains(document.activeElement)) $(focused)?.focus();
 }
-
 function carryTyped(old, fresh) {
   for (const field of old.querySelectorAll("textarea[id], input[id]:not([type=hidden])")) {
     const twin = fresh.querySelector(`#${CSS.escape(field.id)}`);
@@ -150,8 +112,7 @@ function carryTyped(old, fresh) {
   }
 }
 
-// A form's fields as its API endpoint's JSON body ("payloads.0.kind" → {payloads: [{kind}]});
-// the server reads a form posted without script the same way (workspaces.api.bodies.form_json).
+// A form's fields as its endpoint's JSON body ("payloads.0.kind" → {payloads: [{kind}]}), as bodies.form_json.
 export function formJson(form) {
   const body = {};
   for (const field of form.elements) {
@@ -165,9 +126,8 @@ export function formJson(form) {
   return body;
 }
 
-// A server-rendered form with data-api posts its JSON there (with the API's headers) instead of
-// leaving the page; what changed arrives as a live fragment. A refusal shows in the nearest alert.
-// The answer goes to the page's script as a "groundwork:posted" event; data-keep-values keeps what was typed.
+// A form with data-api posts its JSON there instead of leaving the page (the change arrives as a fragment);
+// a refusal shows in the nearest alert, the answer goes out as "groundwork:posted".
 document.addEventListener("submit", async (event) => {
   const form = event.target;
   if (!form.matches("form[data-api]")) return;
@@ -175,15 +135,14 @@ document.addEventListener("submit", async (event) => {
   const buttons = form.querySelectorAll("button");
   let alert = null;
   for (let node = form; node && !alert; node = node.parentElement) alert = node.querySelector(":scope > [role=alert]");
-  if (alert) { alert.hidden = true; alert.textContent = ""; }
+  if (alert) Object.assign(alert, { hidden: true, textContent: "" });
   buttons.forEach((button) => { button.disabled = true; });
   try {
     const answer = await requestJson("POST", form.dataset.api, { body: formJson(form) });
     if (!form.hasAttribute("data-keep-values")) form.reset();
-    // On the document: a live fragment may have replaced the form meanwhile.
-    document.dispatchEvent(new CustomEvent("groundwork:posted", { detail: { form, answer } }));
+    document.dispatchEvent(new CustomEvent("groundwork:posted", { detail: { form, answer } }));  // a fragment may replace the form
   } catch (error) {
-    if (alert) { alert.hidden = false; alert.textContent = error.message; }
+    if (alert) Object.assign(alert, { hidden: false, textContent: error.message });
   } finally {
     buttons.forEach((button) => { button.disabled = false; });
   }
@@ -193,10 +152,13 @@ document.addEventListener("change", (event) => {
   if (form && event.target.closest("[data-submit-on-change]") && event.target.value) form.requestSubmit();
 });
 
-// A server-rendered citation chip, or a report's [n] of stored text, opens in the source dialog.
+// A citation opens its exact version in the source dialog, never a file by name (a newer upload is other text).
 document.addEventListener("click", (event) => {
   const chip = event.target.closest("a.source-link, a.citation[data-version]");
   if (!chip || event.defaultPrevented) return;
   event.preventDefault();
-  openCitation(chip.dataset);
+  const { source, version, span } = chip.dataset;
+  const query = new URLSearchParams({ fragment: "", session: sessionId || "" });
+  const path = `/sources/${encodeURIComponent(version)}/${encodeURIComponent(span)}/?${query}`;
+  openSource(source ? source.replace("::", " · ") : "Source", path, "This source is no longer available.");
 });

@@ -1,7 +1,5 @@
-// The Research tab. The server renders it (templates/research/_research_tab.html), with the page and
-// live: /ws/sessions/{sid}/runs/pane/?run=<shown run> sends its fragments after each of the run's events.
-// Here: showing another run without leaving the page, the elapsed-time clock, an [n] marking its
-// reference (groundwork.js opens the text it cites), and the phone view turning to a report just written.
+// The Research tab, rendered by the server (research/_research_tab.html) with the page and live. Here: another
+// run shown without leaving the page, the clock, an [n] marking its reference, a phone turning to the report.
 import { $, liveSocket, load, sessionId, swapFragments } from "./groundwork.js";
 
 const pagePath = `/sessions/${sessionId}/`;
@@ -21,25 +19,22 @@ function show(html) {
   if (finished && $("research-tab").dataset.view === "tree" && getComputedStyle($("research-views")).display !== "none") $("view-report").click();
   tick();
 }
-
 function connect() {
-  if (socket) socket.close();
+  socket?.close();
   socket = liveSocket(() => `/ws${pagePath}runs/pane/?run=${encodeURIComponent($("run-select").value)}`, {
     onMessage: (message) => message.type === "fragments" && show(message.html),
     onState: (state) => { $("run-select").dataset.live = state; },
   });
 }
 
-// Another run: its fragments, then a socket for it. The socket's first message is the run as it
-// is then, never older than what the fetch showed.
+// Another run: its fragments, then its socket (whose first message is never older than the fetch's).
 async function showRun(runId) {
   socket.close();
   try {
     if (!(await load(`${pagePath}?${new URLSearchParams({ run: runId, fragment: "" })}`, "run", show))) return;
     history.replaceState(null, "", `${pagePath}?run=${encodeURIComponent(runId)}${location.hash}`);
   } catch (error) {
-    $("run-error").hidden = false;
-    $("run-error").textContent = error.message;
+    Object.assign($("run-error"), { hidden: false, textContent: error.message });
   }
   connect();
 }
@@ -59,12 +54,11 @@ document.addEventListener("groundwork:posted", (event) => {
   if (answer.run_id) showRun(answer.run_id);
   else if (answer.message) {
     const alert = form.querySelector("[role=alert]");
-    if (alert) { alert.hidden = false; alert.textContent = `Nothing to update: ${answer.message}.`; }
+    if (alert) Object.assign(alert, { hidden: false, textContent: `Nothing to update: ${answer.message}.` });
   }
 });
 
-// An [n] marks its reference; one of stored text opens it in the source dialog (groundwork.js), a web
-// reference is scrolled to by the link itself.
+// An [n] marks its reference (one of stored text also opens in the source dialog: groundwork.js).
 $("report-view").addEventListener("click", (event) => {
   const mark = event.target.closest("a.citation");
   if (!mark) return;
@@ -80,5 +74,4 @@ function tick() {
   }
 }
 setInterval(tick, 1000);
-
 connect();

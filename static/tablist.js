@@ -1,31 +1,21 @@
-// WAI-ARIA tabs for every [role=tablist] on the page: the selected tab is the one
-// Tab stop (roving tabindex), arrow keys / Home / End move between tabs and select
-// them. A tab list whose tabs each control their own panel switches the panels
-// here; one whose tabs share a panel (the digest views) leaves that to its page
-// script, which listens to the tabs' click events as usual. One that says
-// data-switch="page" (the Research views below 1200 px: all shown when wide) names
-// the view on its parent (data-view), whose CSS shows that view's pane.
-const tabsOf = (list) => Array.from(list.querySelectorAll('[role="tab"]'));
+// WAI-ARIA tabs for every [role=tablist]: the selected tab is the one Tab stop; arrows, Home and End move and
+// select. Tabs with a panel each switch it here (tabs sharing one, the digest views, leave it to the page's
+// script); data-switch="page" (Research below 1200 px) names the view on the parent (data-view) for CSS.
+const tabsOf = (list) => [...list.querySelectorAll('[role="tab"]')];
 
 function select(list, tab) {
   const tabs = tabsOf(list);
-  const ownPanels = list.dataset.switch !== "page"
-    && new Set(tabs.map((t) => t.getAttribute("aria-controls"))).size === tabs.length;
+  const ownPanels = list.dataset.switch !== "page" && new Set(tabs.map((t) => t.getAttribute("aria-controls"))).size === tabs.length;
   for (const other of tabs) {
-    const selected = other === tab;
-    other.setAttribute("aria-selected", String(selected));
-    other.tabIndex = selected ? 0 : -1;
-    if (ownPanels) {
-      const panel = document.getElementById(other.getAttribute("aria-controls"));
-      if (panel) panel.hidden = !selected;
-    }
+    other.setAttribute("aria-selected", String(other === tab));
+    other.tabIndex = other === tab ? 0 : -1;
+    const panel = ownPanels && document.getElementById(other.getAttribute("aria-controls"));
+    if (panel) panel.hidden = other !== tab;
   }
   if (list.dataset.switch === "page") list.parentElement.dataset.view = tab.dataset.view;
 }
-
 function enhance(list) {
-  const current = tabsOf(list).find((t) => t.getAttribute("aria-selected") === "true") || tabsOf(list)[0];
-  if (current) select(list, current);
+  select(list, tabsOf(list).find((t) => t.getAttribute("aria-selected") === "true") || tabsOf(list)[0]);
   list.addEventListener("click", (event) => {
     const tab = event.target.closest('[role="tab"]');
     if (tab && list.contains(tab)) select(list, tab);
@@ -33,9 +23,8 @@ function enhance(list) {
   list.addEventListener("keydown", (event) => {
     const tabs = tabsOf(list);
     const at = tabs.indexOf(document.activeElement);
-    if (at < 0) return;
     const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[event.key];
-    if (next === undefined) return;
+    if (at < 0 || next === undefined) return;
     event.preventDefault();
     const tab = tabs[(next + tabs.length) % tabs.length];
     tab.focus();
@@ -43,16 +32,11 @@ function enhance(list) {
   });
 }
 
-function openFromHash(lists) {
-  const panelId = decodeURIComponent(location.hash.slice(1));
-  if (!panelId) return;
-  for (const list of lists) {
-    const tab = tabsOf(list).find((t) => t.getAttribute("aria-controls") === panelId);
-    if (tab) tab.click();
-  }
-}
-
-const lists = Array.from(document.querySelectorAll('[role="tablist"]'));
+const lists = [...document.querySelectorAll('[role="tablist"]')];
 lists.forEach(enhance);
-openFromHash(lists);
-window.addEventListener("hashchange", () => openFromHash(lists));
+function openFromHash() {
+  const panelId = decodeURIComponent(location.hash.slice(1));
+  for (const list of panelId ? lists : []) tabsOf(list).find((t) => t.getAttribute("aria-controls") === panelId)?.click();
+}
+openFromHash();
+window.addEventListener("hashchange", openFromHash);

@@ -1,6 +1,7 @@
-"""The page's own JavaScript keeps to behaviours (issue 23): at most 500 lines of code, counted as cloc
-counts them (blank and comment lines apart), and no HTML made from strings: markup comes rendered from
-the server's templates, and the one place that parses it is the swap of a server-rendered fragment."""
+"""The page's own JavaScript keeps to behaviours (issue 23): at most 500 lines, counted as the issue
+counted its 1,698 (`wc -l static/*.js`: comments and blank lines too), and no HTML made from strings:
+markup comes rendered from the server's templates, and the one place that parses it is the swap of a
+server-rendered fragment."""
 
 import re
 from pathlib import Path
@@ -9,13 +10,8 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 SCRIPTS = sorted(STATIC.glob("*.js"))
 
 
-def code_lines(script: Path) -> int:
-    lines = (line.strip() for line in script.read_text().splitlines())
-    return sum(1 for line in lines if line and not line.startswith("//"))
-
-
-def test_our_javascript_is_at_most_500_lines_of_code():
-    counts = {script.name: code_lines(script) for script in SCRIPTS}
+def test_our_javascript_is_at_most_500_lines():
+    counts = {script.name: len(script.read_text().splitlines()) for script in SCRIPTS}
     assert len(counts) >= 5 and sum(counts.values()) <= 500, counts
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from research_app.services import create_session
+from tests.browser.script_errors import SCRIPT_ERRORS
 from tests.factories import make_member
 from workspaces.models import Team
 
@@ -34,7 +35,7 @@ def login(browser, live_server_url, user):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.on("console", lambda msg: print("CONSOLE", msg.type, msg.text))
-    page.on("pageerror", lambda err: print("PAGEERROR", err))
+    page.on("pageerror", lambda err: SCRIPT_ERRORS.append(f"{page.url}: {err}"))
     page.on(
         "dialog",
         lambda dialog: dialog.accept() if dialog.type == "confirm" else pytest.fail(f"dialog: {dialog.message}"),

@@ -1,0 +1,12 @@
+import pytest
+
+from tests.browser.script_errors import SCRIPT_ERRORS
+
+
+@pytest.fixture(autouse=True)
+def script_errors_fail_the_test():
+    """A browser test fails on a script error it caused, whatever it checks: a page that throws
+    in a handler may still show what the test waits for, or time out without saying why."""
+    SCRIPT_ERRORS.clear()
+    yield
+    assert not SCRIPT_ERRORS, f"uncaught script errors in the page: {SCRIPT_ERRORS}"
