@@ -14,6 +14,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from config.request_limits import RefuseOversizedBodies  # noqa: E402
 from context_app.routing import websocket_urlpatterns as context_websockets  # noqa: E402
 from conversation_app.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
+from llm_platform import embeddings  # noqa: E402
 from research_app.routing import websocket_urlpatterns as research_websockets  # noqa: E402
 from workspaces.ws_auth import TokenOrSessionAuthMiddleware  # noqa: E402
 
@@ -26,3 +27,5 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+# A chat question is answered in the request: its search should not wait for the model to load.
+embeddings.warm_up()

@@ -20,6 +20,16 @@ from llm_platform.embeddings.gateway import (
     model_key,
     reset_provider,
     text_hash,
+    warm_up,
 )
 
-__all__ = ["EmbeddingsUnavailable", "closeness", "embed", "enabled", "model_key", "reset_provider", "text_hash"]
+__all__ = [
+    "EmbeddingsUnavailable",
+    "closeness",
+    "embed",
+    "enabled",
+    "model_key",
+    "reset_provider",
+    "text_hash",
+    "warm_up",
+]

@@ -50,6 +50,24 @@ def provider() -> EmbeddingProvider:
     return _provider[name]
 
 
+def warm_up() -> threading.Thread | None:
+    """Builds the provider in the background, so that the first search of a web process (a chat
+    question) does not wait a second or two for the local model to load. A provider that cannot be
+    built is left for that first search to report (it goes on by keywords)."""
+    if not enabled():
+        return None
+
+    def build() -> None:
+        try:
+            provider()
+        except EmbeddingsUnavailable:
+            pass
+
+    thread = threading.Thread(target=build, name="embeddings-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def reset_provider() -> None:
     """Forget the built provider and any cool-down (tests, settings changes)."""
     global _down_until

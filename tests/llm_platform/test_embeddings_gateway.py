@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from llm_platform import embeddings
+from llm_platform.embeddings import gateway
 from llm_platform.ledger import session_ledger
 from llm_platform.models import LLMCall, TextEmbedding
 from research_app.services import create_session
@@ -87,3 +88,19 @@ def test_off_means_no_call(settings):
     assert not embeddings.enabled()
     with pytest.raises(embeddings.EmbeddingsUnavailable, match="off"):
         embeddings.embed(["x"])
+
+
+def test_warm_up_builds_the_provider_before_any_search(remote_embeddings):
+    embeddings.reset_provider()
+    assert gateway._provider == {}
+
+    embeddings.warm_up().join(timeout=30)
+
+    assert set(gateway._provider) == {"openai"} and remote_embeddings.inputs == []
+
+
+def test_warm_up_with_embeddings_off_does_nothing(settings):
+    settings.GROUNDWORK_EMBEDDINGS = "off"
+    embeddings.reset_provider()
+
+    assert embeddings.warm_up() is None and gateway._provider == {}
