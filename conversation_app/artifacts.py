@@ -115,11 +115,15 @@ def cited_sentence(sentence: str, sourceref: str) -> str:
 
 
 def report_text(report: dict) -> str:
+    """The report as lines of sentences, each paragraph's sources inside every one of its sentences: a
+    paragraph's "(refs)" after its last sentence joined it to the next paragraph (a line ending in ")"
+    reads as wrapped), and a chat answer quoted three paragraphs as one sentence."""
     lines = [report["summary"]]
     for section in report["sections"]:
         for paragraph in section["paragraphs"]:
             refs = ", ".join(paragraph.get("sources", []))
-            lines.append(f"{paragraph['text']} ({refs})" if refs else paragraph["text"])
+            sentences = split_sentences(paragraph["text"])
+            lines.append(" ".join(cited_sentence(s, refs) for s in sentences) if refs else paragraph["text"])
     return "\n".join(lines)
 
 

@@ -31,31 +31,35 @@ _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 # "since" before a time ("since April 2024", "since then") says when, not why.
 _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
 _CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|in order to|as a result|caus\w*|reasons?)"
-WHY = re.compile(r"^\W*why\b|\bwhat (?:caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
-# What the question asks for, and what a sentence that answers it must hold. A question of another
+WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
+# What the question asks for, and what a sentence that answers it must hold; a pattern's "ask" group holds the
+# words that name the answer type ("long" of "how long"), which a sentence answers by holding that type, not
+# by using the words. A question of another
 # kind ("what", "which", "how do I") names no answer type: its terms decide alone.
 _ANSWER_TYPES = (
-    (re.compile(r"\bhow (?:long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
+    (re.compile(r"\bhow (?P<ask>long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
     (
-        re.compile(r"\bhow (?:often|frequently)\b", re.I),
+        re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
     ),
     # "How much did it cost", "what did it cost": an amount of money; "how many", "how much": a count or
     # quantity (not a year).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
-    (re.compile(r"\bby how much\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
+    (re.compile(r"\bby how (?P<ask>much)\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
     (
-        re.compile(rf"\bhow much\b(?=.*\b{_MONEY_WORDS}\b)|\bwhat (?:did|does|do|will|would)\b.*\bcost\b", re.I),
+        re.compile(
+            rf"\bhow (?P<ask>much)\b(?=.*\b{_MONEY_WORDS}\b)|\bwhat (?:did|does|do|will|would)\b.*\bcost\b", re.I
+        ),
         re.compile(_MONEY, re.I),
     ),
-    (re.compile(r"\bhow (?:many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
+    (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
     (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
         re.compile(r"\bwhen (?:did|was|were|will)\b", re.I),
         re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
     ),
-    (re.compile(r"^\W*who\b|\bname of\b", re.I), None),  # a name: see _names
+    (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
@@ -79,6 +83,17 @@ def _names(text: str, asked: set[str]) -> bool:
 def asks_answer_type(question: str) -> bool:
     """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
     return bool(_HOW_MANY.search(question)) or any(asks.search(question) for asks, _holds in _ANSWER_TYPES)
+
+
+def answer_type_terms(question: str) -> set[str]:
+    """The stems of the words that name what the question asks for ("long" of "how long", "cause" of "what
+    was the cause"): a sentence answers them by holding that kind of answer, not by repeating them."""
+    return {
+        stem(word.lower())
+        for asks, _holds in _ANSWER_TYPES
+        if (match := asks.search(question)) and match.groupdict().get("ask")
+        for word in WORD.findall(match.group("ask"))
+    }
 
 
 def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from llm_platform import embeddings
-from llm_platform.answer_types import FIGURE, WHY, holds_answer_type
+from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import base_term, stem
 
@@ -96,8 +96,10 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # Figures must occur as written (see below). A question with "did"/"does" puts its verb in the base form
     # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
     # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
+    # The words that name the answer type ("long" of "how long") are answered by holding it (below).
     base = base_term if _DO_SUPPORT.search(question) else str
-    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit()))
+    typed = answer_type_terms(question)
+    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in typed))
     if not terms:
         return []
     total = len(candidates)

@@ -129,13 +129,15 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     def add(
         piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "", answers: str = ""
     ) -> None:
-        normal = comparison_key(piece)
+        normal = comparison_key(REF_GROUP.sub(" ", piece))  # the sentence, whatever sources it is given with
         if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
             return
         candidate = by_text.get(normal)
         if candidate is None:
             terms = frozenset(content_terms(REF_GROUP.sub(" ", piece)))  # its words, not its references
             candidate = by_text[normal] = Candidate(piece, terms, len(by_text), supplied, given)
+        elif source_refs(piece) and not source_refs(candidate.text):
+            candidate.text = piece  # said again with the sources it stands on (a report's summary, then its body)
         candidate.given = candidate.given or given
         candidate.context |= frozenset(content_terms(REF_GROUP.sub(" ", context)))  # words, not references
         candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
@@ -159,7 +161,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             refs = source_refs(piece)
             if refs != span:
                 paragraph, span = [], refs
-            announcing = by_text.get(comparison_key(previous)) if announces(previous) else None
+            announcing = by_text.get(comparison_key(REF_GROUP.sub(" ", previous))) if announces(previous) else None
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])

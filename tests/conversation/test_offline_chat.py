@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
+from conversation_app.artifacts import report_text
 from conversation_app.offline.candidates import source_refs
 from conversation_app.offline.turn import GREETING
 from llm_platform.base import LLMRequest
@@ -81,6 +82,34 @@ def test_an_answer_from_a_report_cites_the_report_key():
     assert output["answer"].startswith("The valve programme cost 2.1 M€ in total.")
     assert output["citations"][0] == f"report:{RUN}"
     assert "The weather was mild that year." not in output["answer"]  # shares no term with the message
+
+
+def test_a_reports_paragraphs_are_quoted_one_sentence_at_a_time():
+    # Each paragraph of a report cites its sources; the answer quotes the sentence that answers, with them.
+    report = {
+        "summary": "The outage lasted 3 hours and 40 minutes, from 09:12 to 12:52 UTC.",
+        "sections": [
+            {
+                "paragraphs": [
+                    {
+                        "text": "The outage lasted 3 hours and 40 minutes, from 09:12 to 12:52 UTC.",
+                        "sources": ["pm.md::S2"],
+                    },
+                    {"text": "About 18,400 orders failed during the outage.", "sources": ["pm.md::S2"]},
+                    {
+                        "text": "Checkout recovered after the cache was warmed. It took an hour.",
+                        "sources": ["pm.md::S3"],
+                    },
+                ]
+            }
+        ],
+    }
+    sources = [note_source(f"[report:{RUN}] Report: The outage", report_text(report))]
+
+    output = chat("How long did the outage last?", sources)
+
+    assert output["answer"] == "The outage lasted 3 hours and 40 minutes, from 09:12 to 12:52 UTC (pm.md::S2)."
+    assert output["citations"] == ["pm.md::S2"]  # the file's span the report stands on, which opens in one click
 
 
 def test_an_answer_quotes_only_the_sentences_that_answer_best_first():

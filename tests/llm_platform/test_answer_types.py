@@ -2,7 +2,7 @@
 
 import pytest
 
-from llm_platform.answer_types import holds_answer_type
+from llm_platform.answer_types import answer_type_terms, holds_answer_type
 from llm_platform.relevance import relevance
 from llm_platform.terms import question_terms
 
@@ -49,3 +49,18 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
     texts = ["Patients miss them because the bus route was cut.", "The clinic sends reminders to patients."]
     assert relevance("Why do patients miss appointments?", texts)[0] > 1
     assert max(relevance("What are we doing about patients missing appointments?", texts)) <= 1
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("How long did the outage last?", {"long"}),
+        ("How often is the backup run?", {"often"}),
+        ("How many orders failed?", {"mani"}),
+        ("What is the name of our CFO?", {"name"}),
+        ("What did the valve programme cost?", set()),  # "cost" is what it is about, and stays a term
+        ("Which pods were restarted?", set()),
+    ],
+)
+def test_the_words_that_name_the_answer_type_are_known(question, named):
+    assert answer_type_terms(question) == named
