@@ -30,8 +30,9 @@ _MONEY = rf"[€$£]\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 # "since" before a time ("since April 2024", "since then") says when, not why.
 _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
-_CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|in order to|as a result|caus\w*|reasons?)"
-WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|(?:was|is) the (?:cause|reason))\b", re.I)
+# ", so" joins a cause to its effect ("The page reached the wrong person, so nobody acted").
+_CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|, so|in order to|as a result|caus\w*|reasons?)"
+WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b", re.I)
 # What the question asks for, and what a sentence that answers it must hold; a pattern's "ask" group holds the
 # words that name the answer type ("long" of "how long"), which a sentence answers by holding that type, not
 # by using the words. A question of another
@@ -53,7 +54,8 @@ _ANSWER_TYPES = (
         re.compile(_MONEY, re.I),
     ),
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
-    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b", re.I)),
+    # A cause, or a statement read under a heading that asks why ("What made it last longer: The page …").
+    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}", re.I)),
     # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
     (
         re.compile(r"\bwhen (?:did|was|were|will)\b", re.I),

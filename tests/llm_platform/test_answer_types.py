@@ -31,6 +31,17 @@ from llm_platform.terms import question_terms
             "Patients miss them since the bus route was cut.",
             "Since April 2024 every patient gets a text reminder.",  # "since" a time says when, not why
         ),
+        (
+            "What made the outage last so long?",
+            "The page reached the wrong person, so nobody acted for 19 minutes.",  # ", so": cause, then effect
+            "The outage lasted so long that orders failed.",
+        ),
+        (
+            "Why did the outage last so long?",
+            # A research statement is weighed after its section's heading, which may ask why itself.
+            "What made it last longer: The rollback did not release connections.",
+            "Summary: The outage lasted 3 hours and 40 minutes.",
+        ),
     ],
 )
 def test_a_sentence_holds_what_the_question_asks_for_or_not(question, holds, lacks):
