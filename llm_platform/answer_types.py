@@ -33,10 +33,9 @@ _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
 # ", so" joins a cause to its effect ("The page reached the wrong person, so nobody acted").
 _CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|, so|in order to|as a result|caus\w*|reasons?)"
 WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b", re.I)
-# What the question asks for, and what a sentence that answers it must hold; a pattern's "ask" group holds the
-# words that name the answer type ("long" of "how long"), which a sentence answers by holding that type, not
-# by using the words. A question of another
-# kind ("what", "which", "how do I") names no answer type: its terms decide alone.
+# What the question asks for, and what a sentence that answers it must hold. A question of another kind
+# ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
+# the words that name the type ("long" of "how long"): a sentence answers them by holding the type.
 _ANSWER_TYPES = (
     (re.compile(r"\bhow (?P<ask>long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
     (
