@@ -48,7 +48,7 @@ async function loadView() {
   try {
     if (!(await load(`/sessions/${sid}/context/view/?${view}`, "digest-view"))) return;
   } catch (error) {
-    return error.status && flash(`The parsed context could not be read (${error.status}).`, true);
+    return error.status && flash(error.status === 401 ? error.message : `The parsed context could not be read (${error.status}).`, true);
   }
   const shownFile = $("digest-view").querySelector("[data-file-id]");  // the row of a cited span's current text
   if (shownFile) view.set("file", shownFile.dataset.fileId);

@@ -25,10 +25,10 @@ export const requestJson = (method, path, { body, headers, onProgress } = {}) =>
 const latest = {};
 export async function load(path, key = path, show = swapFragments) {
   const ticket = (latest[key] = (latest[key] || 0) + 1);
-  const response = await fetch(path);
+  const response = await fetch(path, { headers: { "X-Requested-With": "fetch" } });  // signed out: a 401
   const html = response.ok ? await response.text() : null;
   if (ticket !== latest[key]) return false;
-  if (!response.ok) throw apiError(response.status, null);
+  if (!response.ok) throw apiError(response.status, await response.json().catch(() => null));
   show(html);
   return true;
 }

@@ -35,7 +35,7 @@ def login(browser, live_server_url, user):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.on("console", lambda msg: print("CONSOLE", msg.type, msg.text))
-    page.on("pageerror", lambda err: SCRIPT_ERRORS.append(f"{page.url}: {err}"))
+    page.on("pageerror", lambda err: SCRIPT_ERRORS.append(f"{page.url}: {err.stack or err}"))
     page.on(
         "dialog",
         lambda dialog: dialog.accept() if dialog.type == "confirm" else pytest.fail(f"dialog: {dialog.message}"),
@@ -562,3 +562,16 @@ def test_a_file_that_cannot_parse_says_why_and_what_would_help_and_offers_no_ret
     page.click('[aria-label="Preview blob.bin"]')  # the parsed-context pane's preview, or the dialog
     page.locator(".empty-state:visible", has_text="unsupported format").wait_for()
     page.screenshot(path=str(artifacts / "context-tab-unsupported.png"), full_page=True)
+
+
+def test_a_page_whose_user_signed_out_says_so_and_keeps_its_content(browser, live_server_url, member, session_id):
+    """The login page, answered to the pane's fetch, took the place of the whole page (config/signed_out.py)."""
+    page = login(browser, live_server_url, member)
+    open_session(page, live_server_url, session_id)
+    page.context.clear_cookies()  # the session ended: expired, or signed out in another tab
+
+    page.click("#dtab-file")
+
+    page.wait_for_function("document.getElementById('flash').textContent.includes('signed out')")
+    assert page.locator("#flash").inner_text() == "You are signed out: reload the page to sign in again."
+    assert page.locator("#digest-view").count() == 1 and page.locator("#id_username").count() == 0
