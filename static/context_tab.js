@@ -87,11 +87,11 @@ async function uploadFiles(fileList, method = "POST", path = "/files", field = "
   const bars = [...fileList].map((file) => {
     body.append(field, file, file.name);
     const row = $("upload-progress").appendChild($("upload-row-template").content.firstElementChild.cloneNode(true));
-    row.querySelector(".name").textContent = method === "PUT" ? `Replacing with ${file.name}` : file.name;
-    const bar = row.querySelector("progress");
-    bar.setAttribute("aria-label", method === "PUT" ? `Replacing with ${file.name}` : `Uploading ${file.name}`);
+    const label = method === "PUT" ? `Replacing with ${file.name}` : `Uploading ${file.name}`;
+    row.querySelector(".name").textContent = method === "PUT" ? label : file.name;
+    row.querySelector("progress").setAttribute("aria-label", label);
     offset += file.size;
-    return { row, bar, name: file.name, start: offset - file.size, size: Math.max(file.size, 1) };
+    return { row, bar: row.querySelector("progress"), name: file.name, start: offset - file.size, size: Math.max(file.size, 1) };
   });
   const onProgress = (share) => bars.forEach((b) => { b.bar.value = Math.min(1, Math.max(0, (share * offset - b.start) / b.size)); });
   const send = () => requestJson(method, `/api/sessions/${sid}/context${path}`, { body, headers: ifMatch(), onProgress });

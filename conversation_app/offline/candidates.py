@@ -129,7 +129,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     def add(
         piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "", answers: str = ""
     ) -> None:
-        normal = comparison_key(REF_GROUP.sub(" ", piece))  # the sentence, whatever sources it is given with
+        normal = _sentence_key(piece)
         if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
             return
         candidate = by_text.get(normal)
@@ -161,7 +161,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             refs = source_refs(piece)
             if refs != span:
                 paragraph, span = [], refs
-            announcing = by_text.get(comparison_key(REF_GROUP.sub(" ", previous))) if announces(previous) else None
+            announcing = by_text.get(_sentence_key(previous)) if announces(previous) else None
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])
@@ -176,6 +176,11 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             else:
                 previous = ""
     return list(by_text.values())
+
+
+def _sentence_key(piece: str) -> str:
+    """What makes two candidates one: the sentence, whatever sources it is given with."""
+    return comparison_key(REF_GROUP.sub(" ", piece))
 
 
 def is_question(piece: str) -> bool:
