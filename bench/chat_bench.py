@@ -40,6 +40,7 @@ MEANING_VALUES = {
     "MEANING_WEIGHT": (0.2, 0.3, 0.5, 0.7),
     "ANSWER_BLEND": (0.0, 0.5, 0.52, 0.54, 0.56),
     "SECOND_RATIO": (0.0, 0.8, 0.9, 0.95),
+    "PROXIMITY_WEIGHT": (0.0, 0.05, 0.1, 0.2),
 }
 RATES = ("answered_with_span", "asked_when_unanswerable")
 

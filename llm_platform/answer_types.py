@@ -61,6 +61,11 @@ _ANSWER_TYPES = (
         re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
     ),
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
+    # "Which option counts …": a command-line option, by its spelling ("-c", "--count").
+    (
+        re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|switch)\b", re.I),
+        re.compile(r"(?<![\w-])--?[^\W\d_]"),
+    ),
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)

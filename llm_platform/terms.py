@@ -180,10 +180,20 @@ def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> 
     return len(lower) > 1 and lower not in ignored
 
 
+# "non-matching" says the opposite of "matching": one term ("nonmatch"), which a question about matching
+# lines does not share.
+_NEGATING_PREFIX = re.compile(r"\b(non)-(?=[^\W\d_])", re.I)
+
+
+def term_sequence(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
+    """The stemmed content words of `text` as they run, repeats included (which stand side by side)."""
+    words = [*WORD.findall(_NEGATING_PREFIX.sub(r"\1", text)), *iso_month_names(text)]
+    return [stem(word.lower()) for word in words if is_content_word(word, ignored)]
+
+
 def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
     """The stemmed content words of `text`, each once, in order of first appearance (token overlap)."""
-    words = [*WORD.findall(text), *iso_month_names(text)]
-    return list(dict.fromkeys(stem(word.lower()) for word in words if is_content_word(word, ignored)))
+    return list(dict.fromkeys(term_sequence(text, ignored=ignored)))
 
 
 def question_terms(question: str) -> list[str]:
@@ -254,15 +264,15 @@ TERM_MAX_WORDS = 3
 def _is_definition_term(previous: str, line: str) -> bool:
     """Whether `previous` is the term of a definition list and `line` the sentence that defines it
     ("-c, --count" above "Suppress normal output; instead print a count …"): a short name or an
-    option that says nothing on its own, then a sentence. Said together, the sentence names what
-    it is about."""
+    option that says nothing on its own, then a sentence, whole or wrapped onto the next line (a
+    PDF's). Said together, the sentence names what it is about."""
     term, sentence = previous.strip(), line.strip()
     return (
         0 < len(term) < _WRAPPED_LINE_CHARS
         and (term.startswith("-") or len(_WORD.findall(term)) <= TERM_MAX_WORDS)
         and term[-1] not in ".!?:;,"
         and sentence[:1].isupper()
-        and sentence[-1] in ".!?"
+        and (sentence[-1] in ".!?" or len(sentence) >= _WRAPPED_LINE_CHARS)
         and not (_stands_apart(term) or _stands_apart(sentence))
         and len(_WORD.findall(sentence)) >= 3
     )

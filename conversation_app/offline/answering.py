@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type
 from llm_platform.sourcerefs import REF_GROUP
-from llm_platform.terms import base_term, stem
+from llm_platform.terms import base_term, stem, term_sequence
 
 from ..turn_text import sentence_key
 from .candidates import Candidate
@@ -39,6 +40,10 @@ ANSWER_SIMILARITY = 0.4
 MEANING_WEIGHT = 0.5
 ANSWER_BLEND = 0.0
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
+# Added to a sentence's score for the share of the question's neighbouring term pairs it says side by side
+# ("counts matching lines" of "a count of matching lines", not of "--invert-match …, count non-matching
+# lines"): of two sentences that hold the same terms, the one that says them as the question does ranks first.
+PROXIMITY_WEIGHT = 0.1
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
 SECOND_RATIO = 0.9  # … as well, nearly: its score is at least this share of the first's (else it is glued on)
 MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
@@ -89,7 +94,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     near miss shares): ANSWER_SCORE of them without embeddings. With embeddings it holds
     MEANING_SCORE of them, its cosine with the question is ANSWER_SIMILARITY, and the blend
     of the two (MEANING_WEIGHT × cosine + the rest × share) reaches ANSWER_BLEND. Its score
-    is the share, or with embeddings the blend.
+    is the share, or with embeddings the blend, plus PROXIMITY_WEIGHT × the share of the
+    question's neighbouring term pairs it says side by side.
     """
     if not candidates or not terms:
         return []
@@ -119,6 +125,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # say one thing.
     why = bool(WHY.search(question))
     similarity = _similarities(question, candidates)
+    pairs = set(pairwise(terms))
     scored = []
     for candidate in candidates:
         form = forms[id(candidate)]
@@ -127,13 +134,15 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
         if figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked):
             share = held / whole
+            said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
+            proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
             if similarity is None:
                 if share >= ANSWER_SCORE:
-                    scored.append((share, candidate))
+                    scored.append((share + proximity, candidate))
                 continue
             score = MEANING_WEIGHT * similarity[id(candidate)] + (1 - MEANING_WEIGHT) * share
             if share >= MEANING_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY and score >= ANSWER_BLEND:
-                scored.append((score, candidate))
+                scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
 

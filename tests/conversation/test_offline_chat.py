@@ -526,3 +526,16 @@ def test_by_how_much_asks_for_a_change_which_a_share_gives():
     # The same terms with no share, amount or count: nothing says by how much.
     vague = passage("survey.md::S4", "Results", "Complaints dropped after the new rota.")
     assert chat("By how much did complaints drop after the new rota?", [*SESSION, vague])["answer"] == ""
+
+
+def test_of_two_sentences_with_the_question_terms_the_one_that_says_them_as_asked_leads():
+    """Both sentences hold "count", "match" (the first in its option's name) and "line"; only the second says
+    them as the question does ("counts matching lines"). The first, about another option, led the answer."""
+    manual = passage(
+        "grep.pdf::S3",
+        "General Output Control",
+        "With the -v, --invert-match option (see above), count non-matching lines.",
+        "-c, --count: Suppress normal output; instead print a count of matching lines for each input file.",
+    )
+    answer = chat("Which grep option counts matching lines?", [*SESSION, manual])
+    assert answer["answer"].startswith("-c, --count: Suppress normal output")

@@ -25,6 +25,11 @@ from llm_platform.terms import question_terms
         ),
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
         ("Who chaired the meeting?", "The meeting was chaired by Ana Ruiz.", "The meeting was chaired well."),
+        (
+            "Which grep option counts matching lines?",
+            "-c, --count: Suppress normal output; instead print a count of matching lines.",
+            "Grep can print a count of matching lines.",
+        ),
         ("Why did costs rise?", "Costs rose because energy prices went up.", "Costs rose sharply."),
         (
             "Why are patients missing appointments?",

@@ -53,6 +53,20 @@ def test_the_term_of_a_definition_list_goes_with_the_sentence_that_defines_it():
     ]
 
 
+def test_a_definition_wrapped_onto_the_next_line_still_goes_with_its_term():
+    """A PDF manual wraps its lines: the term's sentence ends on the line after. Left without its term, the
+    answer to "Which option counts matching lines?" was the sentence after it, the one naming -v."""
+    text = (
+        "-c, --count\n"
+        "Suppress normal output; instead print a count of matching lines for each input file. With the -v,\n"
+        "--invert-match option (see above), count non-matching lines.\n"
+    )
+    assert split_sentences(text) == [
+        "-c, --count: Suppress normal output; instead print a count of matching lines for each input file.",
+        "With the -v, --invert-match option (see above), count non-matching lines.",
+    ]
+
+
 def test_a_heading_a_list_or_a_table_row_is_no_term_of_what_follows():
     text = (
         "## Options\nThe options come in three groups.\n"
