@@ -155,6 +155,22 @@ def test_a_finding_is_weighed_with_its_sections_heading_and_quoted_without_it():
     assert out["summary"].startswith("A setting lowered the pool.")
 
 
+def test_a_finding_is_weighed_after_its_pages_title_which_names_what_its_options_are_of():
+    """A manual's OPTIONS section says "-o" without the command's name: its section's path
+    ("killall(1) > OPTIONS") says it."""
+    results = [
+        (1, "ps.1.md, Section: ps(1) > OPTIONS", "## OPTIONS\n\n-o: Show processes started before a time."),
+        (
+            2,
+            "killall.1.md, Section: killall(1) > OPTIONS",
+            "## OPTIONS\n\n-o: Match only processes started before a time.",
+        ),
+    ]
+    question = "How do I make killall act only on processes started before a time?"
+    findings = ask("NODE_FINDINGS", {"question": question}, results)["findings"]
+    assert findings[0] == {"text": "-o: Match only processes started before a time.", "citations": [2]}
+
+
 def test_findings_are_empty_without_results_or_overlap():
     assert ask("NODE_FINDINGS", {"question": QUESTION})["findings"] == []
     unrelated = [(1, "x.pdf", "The home team won three matches in a row.")]

@@ -19,6 +19,7 @@ MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2
 MAX_FINDING_CHARS = 600
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
+SECTION_LOCATION = ", Section: "  # a result's title: "[3] notes.md, Section: Causes > Housing" (evidence.py)
 
 
 def result_number(chunk: EvidenceChunk) -> int | None:
@@ -28,13 +29,15 @@ def result_number(chunk: EvidenceChunk) -> int | None:
 
 
 def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
-    """(n, heading, text) of each numbered search result whose text the prompt carries: its heading is the
-    line its text starts with ("Root cause"), or ""."""
+    """(n, heading, text) of each numbered search result whose text the prompt carries: its heading is its
+    section's path ("killall(1) > OPTIONS": the page's title says what its options are of), else the line
+    its text starts with ("Root cause"), or ""."""
     results = []
     for chunk in evidence_chunks(prompt):
         number, text = result_number(chunk), chunk_text(chunk)
         if number is not None and text:  # not a numbered result, or its text omitted by the token budget
-            results.append((number, split_leading_heading(text)[0], text))
+            section = chunk.title.partition(SECTION_LOCATION)[2].strip()
+            results.append((number, section or split_leading_heading(text)[0], text))
     return results
 
 
