@@ -13,11 +13,20 @@ from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
+_COPYRIGHT_NOTICE = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 
 
 def statements(text: str) -> list[str]:
-    """The sentences of a text that state something (`is_statement`), in order."""
-    return [sentence for sentence in split_sentences(text) if is_statement(sentence)]
+    """The sentences of a text that state something (`is_statement`), in order; its licence text left out."""
+    return [sentence for sentence in split_sentences(without_licence(text)) if is_statement(sentence)]
+
+
+def without_licence(text: str) -> str:
+    """`text` up to its first line with a copyright notice: from there to the end of its section runs the
+    licence, not the document (a manual's COPYRIGHT section, a web page's footer after its last section)."""
+    lines = text.split("\n")
+    notice = next((number for number, line in enumerate(lines) if _COPYRIGHT_NOTICE.search(line)), len(lines))
+    return "\n".join(lines[:notice])
 
 
 def is_statement(text: str) -> bool:

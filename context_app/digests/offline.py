@@ -26,6 +26,7 @@ Task B, the merge of digests, is offline_aggregate.py.
 import re
 
 from llm_platform.prose import is_prose
+from llm_platform.statements import without_licence
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences
 
 from .envelopes import parse_per_file_envelope
@@ -198,9 +199,6 @@ _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 FURNITURE_MAX_CHARS = 80
 FURNITURE_MIN_SPANS = 3
 _DIGITS = re.compile(r"\d+")
-# Licence text runs from a copyright notice to the end of its section: the licence, not the document
-# (a manual's COPYRIGHT section, a web page's footer after the last section's text).
-_COPYRIGHT = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 # Markdown's markup, not its words: emphasis, code ticks, a link's target, a quote's mark.
 _MARKUP = (
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
@@ -228,9 +226,7 @@ def _line_key(line: str) -> str:
 def _statement_text(span_text: str, furniture: set[str]) -> str:
     """The span's text without its page furniture, its heading, its licence text and markup."""
     lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
-    notice = next((number for number, line in enumerate(lines) if _COPYRIGHT.search(line)), len(lines))
-    lines = lines[:notice]
-    _heading, statements = split_leading_heading("\n".join(lines))
+    _heading, statements = split_leading_heading(without_licence("\n".join(lines)))
     return "\n".join(_without_markup(line) for line in statements.split("\n"))
 
 

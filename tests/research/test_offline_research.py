@@ -171,6 +171,22 @@ def test_a_finding_is_weighed_after_its_pages_title_which_names_what_its_options
     assert findings[0] == {"text": "-o: Match only processes started before a time.", "citations": [2]}
 
 
+def test_licence_text_is_no_finding():
+    """A manual's COPYRIGHT section shares "copies" and "program" with many questions: it states the
+    licence, not anything the manual is about."""
+    results = [
+        (
+            1,
+            "patch.1.md, Section: patch(1) > COPYING",
+            "## COPYING\n\nCopyright (C) 1989 Free Software "
+            "Foundation, Inc.\n\nPermission is granted to make verbatim copies of this program's manual.",
+        ),
+        (2, "cp.1.md, Section: cp(1) > DESCRIPTION", "## DESCRIPTION\n\nCopy the program's files to a folder."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "How do I make copies of a program?"}, results)["findings"]
+    assert findings == [{"text": "Copy the program's files to a folder.", "citations": [2]}]
+
+
 def test_findings_are_empty_without_results_or_overlap():
     assert ask("NODE_FINDINGS", {"question": QUESTION})["findings"] == []
     unrelated = [(1, "x.pdf", "The home team won three matches in a row.")]
