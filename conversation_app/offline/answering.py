@@ -22,7 +22,7 @@ import numpy as np
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type
 from llm_platform.sourcerefs import REF_GROUP
-from llm_platform.terms import base_term, stem, term_sequence
+from llm_platform.terms import DEMONSTRATIVE_NOUN, base_term, stem, term_sequence
 
 from ..turn_text import sentence_key
 from .candidates import Candidate
@@ -60,7 +60,6 @@ def answering_candidates(candidates: list[Candidate], terms: list[str], question
     return list(distinct.values())[:MAX_ANSWERING]
 
 
-_DEMONSTRATIVE = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
 
 
@@ -68,7 +67,7 @@ def refers_back(candidate: Candidate) -> bool:
     """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
     Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
     text = _QUOTED.sub(" ", candidate.text)
-    return any(stem(noun.lower()) in candidate.before for noun in _DEMONSTRATIVE.findall(text))
+    return any(stem(noun.lower()) in candidate.before for noun in DEMONSTRATIVE_NOUN.findall(text))
 
 
 _DO_SUPPORT = re.compile(r"\b(?:do|does|did)(?:n[’']?t)?\b", re.I)

@@ -344,6 +344,16 @@ def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_sub
     assert split_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
 
 
+def test_a_later_clauses_that_key_is_said_as_the_first_clause_says_it():
+    """Asked on its own as a sub-question, "what that key can run" has nothing before it to point at."""
+    question = "How do I let a colleague log in with their SSH key, and how do I restrict what that key can run?"
+    assert question_clauses(question)[1] == "how do I restrict what the SSH key can run"
+    # A noun the first clause does not name stays as it is.
+    assert question_clauses("What did the board decide, and why was that decision late?")[1] == (
+        "why was that decision late"
+    )
+
+
 def test_why_how_when_and_where_are_never_the_subject():
     question = "Why are patients missing appointments, what does it cost us, and what are we doing about it?"
     assert question_parts(question) == ("patients", frozenset({"missing"}))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, question_terms
+from llm_platform.terms import DEMONSTRATIVE_NOUN, OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, question_terms, stem
 
 MAX_SUBJECT_WORDS = 5
 # How NODE_DECOMPOSE words a narrowed sub-question. The frame is ours, not the user's: its words
@@ -76,13 +76,39 @@ def _asks(piece: str) -> bool:
 
 def question_clauses(question: str) -> list[str]:
     """The question's clauses (split_clauses), each to be asked on its own: the subject stands in for
-    "it" after the first ("what did it cost" → "what did the valve programme cost")."""
+    "it" after the first ("what did it cost" → "what did the valve programme cost"), and the first
+    clause's words for "that <noun>" (`_named`)."""
     clauses = split_clauses(question)
     subject = question_subject(question)
-    if len(clauses) < 2 or not subject:
+    if len(clauses) < 2:
         return clauses
-    referent = _referent(clauses[0], subject)
-    return clauses[:1] + [_with_subject(clause, referent) for clause in clauses[1:]]
+    referent = _referent(clauses[0], subject) if subject else ""
+    return clauses[:1] + [_named(_with_subject(clause, referent), clauses[0]) for clause in clauses[1:]]
+
+
+def _named(clause: str, first: str) -> str:
+    """A later clause's "that key" said as the first clause says it ("… with their SSH key, and how do I
+    restrict what that key can run?" → "… what the SSH key can run"): asked on its own, the clause has
+    nothing before it for "that" to point at."""
+
+    def named(match: re.Match) -> str:
+        phrase = _phrase_ending_in(first, match.group(1))
+        return f"the {phrase}" if len(phrase.split()) > 1 else match.group(0)
+
+    return DEMONSTRATIVE_NOUN.sub(named, clause)
+
+
+def _phrase_ending_in(text: str, noun: str) -> str:
+    """The run of content words of `text` that ends in `noun` (any form: "keys" for "key"), or ""."""
+    words = WORD.findall(text)
+    wanted = stem(noun.lower())
+    end = next((i for i, word in enumerate(words) if stem(word.lower()) == wanted), None)
+    if end is None:
+        return ""
+    start = end
+    while start > 0 and words[start - 1].lower() not in OVERLAP_STOP_WORDS | QUESTION_WORDS:
+        start -= 1
+    return " ".join(words[start : end + 1])
 
 
 def _referent(clause: str, subject: str) -> str:
@@ -97,6 +123,8 @@ def _referent(clause: str, subject: str) -> str:
 
 
 def _with_subject(clause: str, subject: str) -> str:
+    if not subject:
+        return clause
     clause = _PRONOUN_ITS.sub(f"{subject}'s", clause)
     return _PRONOUN_IT.sub(subject, clause)
 
