@@ -68,6 +68,7 @@ _ANSWER_TYPES = (
     ),
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
+_QUESTION_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
 _COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
@@ -86,9 +87,21 @@ def _names(text: str, asked: set[str]) -> bool:
     return any(start > 0 for start, _ in new) or len(new) >= 2
 
 
+def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
+    """`pattern`'s match in the question, unless the question word it holds comes after the question's first:
+    "Which module measures how long snippets take?" asks for a module; its "how long" is part of what it
+    asks about, not a duration it asks for."""
+    match = pattern.search(question)
+    if match is None:
+        return None
+    first = _QUESTION_WORD.search(question)
+    own = _QUESTION_WORD.search(question, match.start(), match.end())
+    return None if first and own and own.start() > first.start() else match
+
+
 def asks_answer_type(question: str) -> bool:
     """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
-    return bool(_HOW_MANY.search(question)) or any(asks.search(question) for asks, _holds in _ANSWER_TYPES)
+    return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _ANSWER_TYPES)
 
 
 def answer_type_terms(question: str) -> set[str]:
@@ -97,13 +110,13 @@ def answer_type_terms(question: str) -> set[str]:
     return {
         stem(word.lower())
         for asks, _holds in _ANSWER_TYPES
-        if (match := asks.search(question)) and match.groupdict().get("ask")
+        if (match := _asked(asks, question)) and match.groupdict().get("ask")
         for word in WORD.findall(match.group("ask"))
     }
 
 
 def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
-    counted = _HOW_MANY.search(question)
+    counted = _asked(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
         return any(
@@ -115,6 +128,6 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
             for column, value in csv_row_fields(line)
         )
     for asks, holds in _ANSWER_TYPES:
-        if asks.search(question):
+        if _asked(asks, question):
             return _names(text, asked) if holds is None else bool(holds.search(text))
     return True

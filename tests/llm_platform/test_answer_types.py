@@ -2,7 +2,7 @@
 
 import pytest
 
-from llm_platform.answer_types import answer_type_terms, holds_answer_type
+from llm_platform.answer_types import answer_type_terms, asks_answer_type, holds_answer_type
 from llm_platform.relevance import relevance
 from llm_platform.terms import question_terms
 
@@ -53,6 +53,16 @@ def test_a_sentence_holds_what_the_question_asks_for_or_not(question, holds, lac
     asked = set(question_terms(question))
     assert holds_answer_type(question, holds, asked)
     assert not holds_answer_type(question, lacks, asked)
+
+
+def test_only_the_questions_first_question_word_asks_for_a_kind_of_answer():
+    """ "Which module measures how long snippets take?" asks for a module: a sentence that names one with no
+    duration answers it. "how long" after "Which" is part of what it asks about."""
+    question = "Which module measures how long small code snippets take to run?"
+    assert not asks_answer_type(question)
+    assert answer_type_terms(question) == set()
+    assert holds_answer_type(question, "The timeit module times small bits of code.", set(question_terms(question)))
+    assert asks_answer_type("How long does the timeit module run a snippet?")
 
 
 def test_a_question_that_names_no_answer_type_lets_any_sentence_through():
