@@ -539,3 +539,18 @@ def test_of_two_sentences_with_the_question_terms_the_one_that_says_them_as_aske
     )
     answer = chat("Which grep option counts matching lines?", [*SESSION, manual])
     assert answer["answer"].startswith("-c, --count: Suppress normal output")
+
+
+def test_the_number_word_one_is_no_term_a_sentence_answers_with():
+    """ "pull one file out" and "one of the --create options" share "one" as they share "the": a sentence
+    that holds it, "tar" and "archive" was quoted as the answer to how to get a file out of an archive."""
+    manual = passage(
+        "tar.pdf::S24",
+        "Return value",
+        "GNU tar saves many files together into a single tape or disk archive.",
+        "A tar archive can be compressed with gzip.",
+        "If tar was given one of the --create or --update options, this exit code means that some files "
+        "were changed while being archived.",
+    )
+    answer = chat("How do I pull one file out of a tar archive?", [*SESSION, manual])
+    assert answer["answer"] == "" and answer["needs"]
