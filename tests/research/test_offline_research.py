@@ -348,10 +348,11 @@ def test_a_later_clauses_that_key_is_said_as_the_first_clause_says_it():
     """Asked on its own as a sub-question, "what that key can run" has nothing before it to point at."""
     question = "How do I let a colleague log in with their SSH key, and how do I restrict what that key can run?"
     assert question_clauses(question)[1] == "how do I restrict what the SSH key can run"
-    # A noun the first clause does not name stays as it is.
+    # A noun the first clause does not name stays as it is, and so does one it names with no determiner.
     assert question_clauses("What did the board decide, and why was that decision late?")[1] == (
         "why was that decision late"
     )
+    assert question_clauses("How do I configure SSH keys, and where is that key kept?")[1] == "where is that key kept"
 
 
 def test_why_how_when_and_where_are_never_the_subject():

@@ -99,7 +99,8 @@ def _named(clause: str, first: str) -> str:
 
 
 def _phrase_ending_in(text: str, noun: str) -> str:
-    """The run of content words of `text` that ends in `noun` (any form: "keys" for "key"), or ""."""
+    """The words after a determiner of `text` that end in `noun` (any form: "keys" for "key"): "SSH key" of
+    "their SSH key"; "" when no determiner leads them ("configure SSH keys" is no name of a thing)."""
     words = WORD.findall(text)
     wanted = stem(noun.lower())
     end = next((i for i, word in enumerate(words) if stem(word.lower()) == wanted), None)
@@ -108,7 +109,7 @@ def _phrase_ending_in(text: str, noun: str) -> str:
     start = end
     while start > 0 and words[start - 1].lower() not in OVERLAP_STOP_WORDS | QUESTION_WORDS:
         start -= 1
-    return " ".join(words[start : end + 1])
+    return " ".join(words[start : end + 1]) if start > 0 and words[start - 1].lower() in _DETERMINERS else ""
 
 
 def _referent(clause: str, subject: str) -> str:
