@@ -14,7 +14,7 @@ import re
 
 from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
-from .terms import NUMBER_WORDS, STOP_WORDS, WORD, stem
+from .terms import NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, stem
 
 # A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
 _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
@@ -68,7 +68,6 @@ _ANSWER_TYPES = (
     ),
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
-_QUESTION_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
 _COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
@@ -94,9 +93,9 @@ def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
     match = pattern.search(question)
     if match is None:
         return None
-    first = _QUESTION_WORD.search(question)
-    own = _QUESTION_WORD.search(question, match.start(), match.end())
-    return None if first and own and own.start() > first.start() else match
+    asking = [word.start() for word in WORD.finditer(question) if word.group().lower() in QUESTION_WORDS]
+    own = [start for start in asking if match.start() <= start < match.end()]
+    return None if own and own[0] > asking[0] else match
 
 
 def asks_answer_type(question: str) -> bool:

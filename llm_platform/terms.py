@@ -182,14 +182,9 @@ def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> 
     return len(lower) > 1 and lower not in ignored
 
 
-# "non-matching" says the opposite of "matching": one term ("nonmatch"), which a question about matching
-# lines does not share.
-_NEGATING_PREFIX = re.compile(r"\b(non)-(?=[^\W\d_])", re.I)
-
-
 def term_sequence(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
     """The stemmed content words of `text` as they run, repeats included (which stand side by side)."""
-    words = [*WORD.findall(_NEGATING_PREFIX.sub(r"\1", text)), *iso_month_names(text)]
+    words = [*WORD.findall(text), *iso_month_names(text)]
     return [stem(word.lower()) for word in words if is_content_word(word, ignored)]
 
 

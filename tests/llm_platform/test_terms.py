@@ -102,10 +102,3 @@ def test_an_iso_dates_month_is_also_a_term_by_its_name():
     march, april = bm25_rank("missed in March 2024", [row, "month: 2024-04; missed: 55"])
     assert march > april
     assert not {"march", "januari"} & set(analyze("build 12024-03, part 2024-13, 2024-01-015"))
-
-
-def test_a_word_negated_with_non_is_no_match_for_the_word():
-    """ "count non-matching lines" is about the lines that do not match: it shares "count" and "line" with
-    a question about matching lines, not "match"."""
-    assert content_terms("count non-matching lines") == ["count", "nonmatch", "line"]
-    assert "match" in content_terms("count matching lines, not the non-empty ones")
