@@ -308,7 +308,9 @@ def test_ui_debug_off_hides_the_parsed_context_pane(browser, live_server_url, me
     open_session(page, live_server_url, session_id)
     upload(page, {"alpha.txt": ALPHA})
     wait_status(page, "alpha.txt", "stale")
-    page.uncheck("#ui-debug-toggle")
+    # The reload below must come after the preference is saved, not race its PATCH (it lost on a slow run).
+    with page.expect_response(lambda response: response.url.endswith("/api/me/preferences")):
+        page.uncheck("#ui-debug-toggle")
     page.wait_for_selector("#digest-pane", state="hidden")
     assert chip(page, "alpha.txt").is_visible()
     page.reload()
