@@ -123,24 +123,29 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # installed packages." then "A common convention is to put this list in a requirements.txt file"): the two
     # say one thing.
     why = bool(WHY.search(question))
-    similarity = _similarities(question, candidates)
     pairs = set(pairwise(terms))
-    scored = []
+    could = []  # (candidate, share, proximity) of the sentences that hold what is asked for and its figures
     for candidate in candidates:
+        if not (figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked)):
+            continue
         form = forms[id(candidate)]
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
         held = sum(weight[t] for t in terms if t in own)
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
-        if figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked):
-            share = held / whole
-            said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
-            proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
-            if similarity is None:
-                if share >= ANSWER_SCORE:
-                    scored.append((share + proximity, candidate))
-                continue
+        said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
+        proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
+        could.append((candidate, held / whole, proximity))
+    # Only a sentence that holds enough of the terms is weighed in meaning: the others are not embedded (most of
+    # a turn's time, the first time a session's sentences are seen).
+    similarity = _similarities(question, [c for c, share, _ in could if share >= MEANING_SCORE])
+    scored = []
+    for candidate, share, proximity in could:
+        if similarity is None:
+            if share >= ANSWER_SCORE:
+                scored.append((share + proximity, candidate))
+        elif share >= MEANING_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY:
             score = MEANING_WEIGHT * similarity[id(candidate)] + (1 - MEANING_WEIGHT) * share
-            if share >= MEANING_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY and score >= ANSWER_BLEND:
+            if score >= ANSWER_BLEND:
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
@@ -167,8 +172,10 @@ def _similarities(question: str, candidates: list[Candidate]) -> dict[int, float
     """Each candidate's cosine with the question (the better of the sentence alone and of the sentence after
     the one before it, which it may take up: "The cause was a corroded joint."); None when embeddings are off
     or unavailable."""
-    if not embeddings.enabled() or not candidates:
+    if not embeddings.enabled():
         return None
+    if not candidates:
+        return {}
     alone = [REF_GROUP.sub(" ", c.text).strip() or c.text for c in candidates]
     after = [REF_GROUP.sub(" ", f"{c.prior} {text}").strip() for c, text in zip(candidates, alone, strict=True)]
     try:
