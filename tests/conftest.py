@@ -55,8 +55,10 @@ def _keep_what_the_database_decides(config, items) -> None:
     """The PostgreSQL pass runs the tests whose outcome can depend on the database: those that use
     it. Browser tests drive the page's JavaScript against a server whose database the API and stack
     tests already cover on both; tests with no database at all gain nothing from a second pass, nor
-    do those marked `one_database` (a quality or cost figure: the same rows give the same figure; or
-    a race SQLite's one writer at a time makes harder than PostgreSQL's row locks)."""
+    do those marked `one_database` (a page or the README's steps, which the same rows render alike; or
+    a race SQLite's one writer at a time makes harder than PostgreSQL's row locks). A `figure` (a quality
+    or cost figure) runs here, and `make test`'s SQLite pass leaves it out: the same rows give the same
+    figure, and this pass, without the browser tests, has the time."""
     kept, left = [], []
     for item in items:
         uses_db = item.get_closest_marker("django_db") is not None or DATABASE_FIXTURES & set(item.fixturenames)

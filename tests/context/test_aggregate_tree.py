@@ -64,7 +64,7 @@ def calls(task: str) -> int:
 
 
 @pytest.mark.stack  # a thousand files through the whole pipeline (eager): with the slow tests, not test-fast
-@pytest.mark.one_database  # three minutes; counts model calls, which the database does not change
+@pytest.mark.figure  # two minutes; counts model calls, which the database does not change
 @pytest.mark.django_db(transaction=True)
 def test_a_thousand_files_cost_close_to_the_minimum_and_one_change_costs_its_path(eager, settings):
     settings.GROUNDWORK_CONTEXT_PUSH_SECONDS = 5  # nobody watches: fewer manifests of 1,000 files

@@ -9,7 +9,7 @@ from tests.factories import ContextApi, extract_uploads, make_member
 from workspaces.models import ResearchSession
 from workspaces.services import team_cache_scope
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]  # a quality figure
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.figure]
 
 
 def test_recall_at_5_on_the_python_docs_corpus():

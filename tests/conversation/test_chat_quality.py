@@ -19,7 +19,7 @@ from llm_platform import embeddings
 from research_app.services import create_session
 from tests.factories import make_member
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.figure]
 
 HELD_OUT_SHA256 = "71f3c18da9f847f1012ec7f22df3013c725b3b6d3d93c058ff0f3c642080bd9c"
 ANSWERED_BAR = 0.45  # answerable held-out questions whose answer cites the answering span (0.464 today)

@@ -21,7 +21,8 @@ from research_app.services import create_session
 from tests.context.test_hostile_files import heavy_content_stream_pdf
 from tests.factories import make_member, wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# SQLite's one write lock at a time is what this load tests; PostgreSQL's row locks never make a writer wait on it.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.one_database]
 
 PROCESSES = 2
 WRITERS_PER_PROCESS = 25
