@@ -355,6 +355,16 @@ def test_a_later_clauses_that_key_is_said_as_the_first_clause_says_it():
     assert question_clauses("How do I configure SSH keys, and where is that key kept?")[1] == "where is that key kept"
 
 
+def test_a_thing_after_the_verb_and_a_preposition_is_the_subject():
+    """What went wrong with X is about X: "it" of the next clause is X, never the verb "went"."""
+    question = "What went wrong with the DNA extraction of the deep soil cores, and how was it fixed?"
+    assert question_parts(question)[0] == "the DNA extraction of the deep soil cores"
+    assert question_clauses(question)[1] == "how was the DNA extraction of the deep soil cores fixed"
+    assert question_parts("What happened to the pumps at station north?")[0] == "the pumps"
+    # Without a determiner after the preposition, the words before the verb stay the subject.
+    assert question_parts("What water losses occurred in 2022?")[0] == "water losses"
+
+
 def test_why_how_when_and_where_are_never_the_subject():
     question = "Why are patients missing appointments, what does it cost us, and what are we doing about it?"
     assert question_parts(question) == ("patients", frozenset({"missing"}))

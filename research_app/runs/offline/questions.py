@@ -146,8 +146,8 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
       the word after the auxiliary is the verb, the subject the first determiner-led phrase after it;
     - "What risks threaten the valve programme?" (no auxiliary): the verb is the word before
       the first stop word, the subject the name or determiner-led phrase after it ("the valve
-      programme"), else the words between the question word and the verb ("What *water losses*
-      occurred in 2022?").
+      programme"), or after a preposition ("What went wrong with *the DNA extraction*?"), else
+      the words between the question word and the verb ("What *water losses* occurred in 2022?").
 
     The verbs keep sub-questions well-formed: "What is known about risks for the valve
     programme?", never "… about risks threaten?". ("", ∅) when nothing fits.
@@ -165,7 +165,9 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
         verb = stop - 1
         if verb < start:
             return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
-        named = _noun_phrase(words, verb + 1, bare_verbs=False)[0] if verb + 1 < len(words) else ""
+        # The thing may follow a preposition: "What went wrong *with the* DNA extraction?"
+        thing = verb + 2 if verb + 2 < len(words) and words[verb + 2].lower() in _DETERMINERS else verb + 1
+        named = _noun_phrase(words, thing, bare_verbs=False)[0] if thing < len(words) else ""
         return named or " ".join(words[start:verb]), frozenset({words[verb].lower()})
     after = auxiliary + 1
     if (
