@@ -40,7 +40,7 @@ STOP_WORDS = frozenset(
 )
 # Token overlap (offline research and chat handlers, the context split): the search list plus
 # a few function words that only matter when judging overlap (kept out of the search list, see above).
-OVERLAP_STOP_WORDS = STOP_WORDS | frozenset("also done one upon us via whose within without".split())
+OVERLAP_STOP_WORDS = STOP_WORDS | frozenset("also done might must one shall upon us via whose within without".split())
 # Words that make a question a question; they say nothing about what evidence covers it.
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
 # What a figure is about (the offline aggregate's conflict check): words of three letters or more

@@ -1,6 +1,6 @@
 """llm_platform.terms and llm_platform.prose: the sentences of a span's text, and which of them are prose."""
 
-from llm_platform.terms import analyze, bm25_rank, content_terms, split_sentences
+from llm_platform.terms import analyze, bm25_rank, content_terms, question_terms, split_sentences
 
 ROWS = (
     "district: Northgate; year: 2023; losses_percent: 25.0; bursts: 30\n"
@@ -102,3 +102,10 @@ def test_an_iso_dates_month_is_also_a_term_by_its_name():
     march, april = bm25_rank("missed in March 2024", [row, "month: 2024-04; missed: 55"])
     assert march > april
     assert not {"march", "januari"} & set(analyze("build 12024-03, part 2024-13, 2024-01-015"))
+
+
+def test_a_modal_verb_is_no_term_a_sentence_must_share():
+    # "can", "should" and "would" never were: "must", "shall" and "might" say no more of the subject.
+    assert question_terms("How often must the NanoDrop be calibrated?") == ["often", "nanodrop", "calibr"]
+    assert "shall" not in question_terms("Who shall sign the contract?")
+    assert "might" not in question_terms("What might delay the release?")
