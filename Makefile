@@ -81,7 +81,8 @@ run: bootstrap
 # half its time waiting on workers, servers and the browser, so two passes share the two cores of
 # a CI machine. A quality or cost figure (marked `figure`) is measured in the PostgreSQL pass
 # alone, which has no browser tests to run. That pass keeps its files in a var dir of its own and
-# its output in var/test-postgres.log, printed when it ends.
+# its output in var/test-postgres.log, printed when it ends. Ctrl-C stops the SQLite pass; the
+# PostgreSQL one (in the background, deaf to Ctrl-C) runs to its end and stops its own servers.
 test: NEED_CHROMIUM = 1
 test: NEED_POSTGRES = 1
 test: NEED_PDFTOPPM = 1
