@@ -165,7 +165,8 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
         verb = stop - 1
         if verb < start:
             return _noun_phrase(words, start, bare_verbs=False)[0], frozenset()
-        # The thing may follow a preposition: "What went wrong *with the* DNA extraction?"
+        # words[verb + 1] is the stop word that ended the verb; when it is a preposition, a determiner after it
+        # leads the thing: "What went wrong *with the* DNA extraction?"
         thing = verb + 2 if verb + 2 < len(words) and words[verb + 2].lower() in _DETERMINERS else verb + 1
         named = _noun_phrase(words, thing, bare_verbs=False)[0] if thing < len(words) else ""
         return named or " ".join(words[start:verb]), frozenset({words[verb].lower()})
