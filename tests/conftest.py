@@ -105,6 +105,17 @@ def eager():
 
 
 @pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test's websockets get a channel layer of their own. channels_redis keeps one receive lock per
+    layer, made in the event loop of its first receive: a consumer whose loop ended while it waited left it
+    locked and bound to that loop, and the next test's consumer failed on it (seen on a loaded machine)."""
+    from channels.layers import channel_layers
+
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture(autouse=True)
 def worker_idle_after_test(request):
     """A test on the session-wide worker ends only when the worker has nothing left to do.
 
