@@ -58,17 +58,20 @@ system-packages:
 
 bootstrap: $(BIN)/.installed system-packages
 
-# A local development run: DEBUG on unless set, and this machine's own SECRET_KEY in var/secret_key.
+# A local development run: DEBUG on unless set, and this machine's own SECRET_KEY in var/secret_key
+# (under GROUNDWORK_VAR_DIR).
 # The workers restart when they die (bin/restart-on-exit); the Redis it starts keeps its
 # queues in var/appendonlydir, so jobs queued survive a restart of `make run`.
 run: export DEBUG ?= 1
+# Where the run keeps its database, files, key and Redis queues (config/settings.py reads the same variable).
+run: export GROUNDWORK_VAR_DIR ?= $(CURDIR)/var
 run: bootstrap
-	@mkdir -p var
+	@mkdir -p "$$GROUNDWORK_VAR_DIR"
 	@# This machine's own key, kept for manage.py in other shells (config/settings.py reads it).
-	@test -s var/secret_key || (umask 077; $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
+	@key="$$GROUNDWORK_VAR_DIR/secret_key"; test -s "$$key" || (umask 077; $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > "$$key")
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py ensure_demo_user
-	@procfile=var/Procfile.run; \
+	@procfile="$$GROUNDWORK_VAR_DIR/Procfile.run"; \
 	sed -E 's#^(worker|llm|beat): #\1: bin/restart-on-exit #' Procfile > $$procfile; \
 	$(BIN)/python bin/redis-procfile-line "$$REDIS_URL" >> $$procfile || exit 1; \
 	echo; echo "  Groundwork: http://$(HOST):$(PORT)/   login: demo / demo   (LLM: $${GROUNDWORK_LLM:-$$( [ -n "$$ANTHROPIC_API_KEY" ] && echo anthropic || echo offline extractive mode)}; embeddings: $${GROUNDWORK_EMBEDDINGS:-local})"; echo; \
