@@ -24,6 +24,7 @@ from rest_framework.test import APIClient  # noqa: E402
 
 from context_app import provenance, services  # noqa: E402
 from context_app.models import FileText  # noqa: E402
+from llm_platform.offline import OfflineProvider  # noqa: E402
 from research_app.models import ResearchRun  # noqa: E402
 from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
@@ -93,7 +94,7 @@ def report_for(versions: list[FileText], session) -> dict:
         "references": references,
         "dropped": [],
         "provider": "offline",
-        "model": "extractive-v4",
+        "model": OfflineProvider.model,
         "generated_at": timezone.now().isoformat(),
         "_words": words,
     }

@@ -10,7 +10,9 @@ top-level list, written as "label: value" with the value as indented JSON
 - a list of objects is a table of records: its shape and columns are stated as a CSV's are
   (offline_csv), then its records, numbered from 1 ("assets[1]: id P-101, type pump, …", or
   "Record 1: …" in a file that is the list);
-- a list of plain values is stated as the list.
+- a list of plain values is stated as the list;
+- the objects and lists inside an object are stated the same way, labelled by their path
+  ("rotation.escalation[1]: after_minutes 15, to secondary on-call").
 
 Every fact cites the span its value was read from. A span that is not such a value (a window
 cut inside a large value) leaves the file to the sentence digest.
@@ -26,6 +28,7 @@ from .offline_csv import MAX_CLAIM_CHARS, READ_FROM_VALUES, Column, Table, colum
 
 MAX_LISTED = 12  # fields of a record, or items of a list, named in one claim
 MAX_RECORDS_STATED = 30  # of one list, spread over it
+MAX_DEPTH = 4  # levels of nested objects and lists stated below a top-level value
 PLAIN = str | int | float | bool | None
 
 
@@ -56,27 +59,37 @@ def read_json(filename: str, spans: list[dict]) -> list[JsonValue] | None:
 def json_facts(filename: str, values: list[JsonValue]) -> list[dict]:
     if _is_list_of_records(values):
         return _records_facts(filename, [(item.value, item.ref) for item in values], "Record {}")
-    facts: list[dict] = []
-    for item in values:
-        if _is_record(item.value):
-            facts.append(_read(_record_claim(item.label, item.value), [item.ref]))
-        elif _are_records(item.value):
-            facts.extend(_records_facts(item.label, [(record, item.ref) for record in item.value], item.label + "[{}]"))
-        elif isinstance(item.value, list) and all(isinstance(entry, PLAIN) for entry in item.value):
-            facts.append(_read(f"{item.label}: {_listed([_plain(entry) for entry in item.value])}.", [item.ref]))
-        elif isinstance(item.value, PLAIN):
-            facts.append(_read(f"{item.label}: {_plain(item.value)}", [item.ref]))
+    return [fact for item in values for fact in _value_facts(item.label, item.value, item.ref, MAX_DEPTH)]
+
+
+def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:
+    """What `value` states, and, down to `depth` levels, what the objects and lists inside an object state,
+    each labelled by its path ("rotation.escalation[1]: after_minutes 15, …"): a config's nested
+    settings are statements of the file too."""
+    if isinstance(value, PLAIN):
+        return [_read(f"{label}: {_plain(value)}", [ref])]
+    if _are_records(value):
+        return _records_facts(label, [(record, ref) for record in value], label + "[{}]")
+    if isinstance(value, list) and all(isinstance(entry, PLAIN) for entry in value):
+        return [_read(f"{label}: {_listed([_plain(entry) for entry in value])}.", [ref])]
+    if not isinstance(value, dict):
+        return []  # a list of mixed or nested values: left to the file's summary
+    facts = [_read(_record_claim(label, value), [ref])] if _is_record(value) else []
+    if depth > 1:
+        for name, inner in value.items():
+            if not isinstance(inner, PLAIN):
+                facts.extend(_value_facts(f"{label}.{name}", inner, ref, depth - 1))
     return facts
 
 
 def json_summary(values: list[JsonValue]) -> str:
     """What the file holds, by its top-level labels: their records and fields, or their values."""
     if _is_list_of_records(values):
-        return f"A list of {len(values)} records with the fields {_listed(_fields(item.value for item in values))}."
+        return f"A list of {_records(len(values))} with the fields {_listed(_fields(item.value for item in values))}."
     parts = []
     for item in values:
         if _are_records(item.value):
-            parts.append(f"{item.label}: {len(item.value)} records with the fields {_listed(_fields(item.value))}")
+            parts.append(f"{item.label}: {_records(len(item.value))} with the fields {_listed(_fields(item.value))}")
         elif _is_record(item.value):
             parts.append(f"{item.label}: a record with the fields {_listed(_fields([item.value]))}")
         elif isinstance(item.value, PLAIN):
@@ -95,7 +108,7 @@ def _records_facts(label: str, records: list[tuple[dict, str]], record_label: st
                 columns[name].cells.append((_plain(value), ref, number))
     refs = list(dict.fromkeys(ref for _record, ref in records))
     table = Table(list(columns.values()), len(records), refs, unit="record")
-    shape = _read(f"{label} holds {len(records)} records with the fields {_listed(names)}.", refs)
+    shape = _read(f"{label} holds {_records(len(records))} with the fields {_listed(names)}.", refs)
     numbered = list(enumerate(records, 1))
     if len(numbered) > MAX_RECORDS_STATED:
         numbered = [numbered[(i * len(numbered)) // MAX_RECORDS_STATED] for i in range(MAX_RECORDS_STATED)]
@@ -129,6 +142,10 @@ def _record_claim(label: str, record: dict) -> str:
         f"{name} {_plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
     ]
     return f"{label}: {_listed(fields)}."
+
+
+def _records(count: int) -> str:
+    return f"{count} record" if count == 1 else f"{count} records"
 
 
 def _listed(items: list[str]) -> str:

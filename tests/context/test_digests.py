@@ -804,6 +804,28 @@ def test_a_json_file_that_is_a_list_cites_each_record_and_states_a_spread_of_a_l
     assert check_file(digest, "inspections.json", spans, "json").valid
 
 
+def test_the_objects_and_lists_inside_a_json_object_are_stated_by_their_path():
+    config = {
+        "rotation": {
+            "length_days": 7,
+            "escalation": [{"after_minutes": 15, "to": "secondary"}, {"after_minutes": 30, "to": "manager"}],
+            "contact": {"channel": "#oncall", "regions": ["eu", "us"]},
+        },
+        "flags": {"beta": {"enabled": True}},
+    }
+    spans = _json_spans("oncall.json", config)
+    digest = file_digest("oncall.json", spans, "json")
+    claims = {fact["claim"]: fact["sources"] for fact in digest["facts"]}
+    rotation_ref, flags_ref = (f"oncall.json::{span['span_id']}" for span in spans)
+    assert claims["rotation: length_days 7."] == [rotation_ref]
+    assert claims["rotation.escalation holds 2 records with the fields after_minutes, to."] == [rotation_ref]
+    assert claims["rotation.escalation[2]: after_minutes 30, to manager."] == [rotation_ref]
+    assert claims["rotation.contact: channel #oncall."] == [rotation_ref]
+    assert claims["rotation.contact.regions: eu, us."] == [rotation_ref]
+    assert claims["flags.beta: enabled true."] == [flags_ref]  # an object of objects states what is inside
+    assert check_file(digest, "oncall.json", spans, "json").valid
+
+
 def test_a_json_value_cut_by_a_window_is_read_as_text():
     spans = spans_of('assets: [\n  {\n    "id": "P-101",\n    "site": "Elm Street"')  # no closing brackets
     digest = file_digest("assets.json", spans, "json")
