@@ -68,7 +68,8 @@ _ANSWER_TYPES = (
     ),
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
-_COUNT_RE = re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)
+# A count of what "how many" counts is a number: "a second engineer" counts nothing ("an hour" is a duration).
+_COUNT_RE = re.compile(rf"\b(?!an?\b){_COUNT}\b(?!\s*(?:%|percent))", re.I)
 _COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")

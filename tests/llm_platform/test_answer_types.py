@@ -18,6 +18,12 @@ from llm_platform.terms import question_terms
         ("What did the valve programme cost?", "It cost €1.2 M.", "The programme's cost was reviewed in May."),
         ("How long did the training take?", "It took about three weeks.", "The training was long and thorough."),
         ("How many households lost water?", "The burst left 230 households without water.", "230 pipes burst."),
+        # An article counts nothing: "a second engineer" says no number of engineers.
+        (
+            "How many engineers does the team have?",
+            "The team has four engineers.",
+            "Hiring a second engineer may slip.",
+        ),
         (
             "How many appointments were missed?",
             "month: 2024-03; booked: 805; missed: 93",  # a table's row: its column names what it counts
