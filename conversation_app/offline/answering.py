@@ -17,8 +17,6 @@ from collections import Counter
 from itertools import pairwise
 from typing import NamedTuple
 
-import numpy as np
-
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type
 from llm_platform.sourcerefs import REF_GROUP
@@ -143,8 +141,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         if similarity is None:
             if share >= ANSWER_SCORE:
                 scored.append((share + proximity, candidate))
-        elif share >= MEANING_SCORE and similarity[id(candidate)] >= ANSWER_SIMILARITY:
-            score = MEANING_WEIGHT * similarity[id(candidate)] + (1 - MEANING_WEIGHT) * share
+        elif share >= MEANING_SCORE and similarity[id(candidate)][0] >= ANSWER_SIMILARITY:
+            score = MEANING_WEIGHT * similarity[id(candidate)][1] + (1 - MEANING_WEIGHT) * share
             if score >= ANSWER_BLEND:
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
@@ -168,20 +166,24 @@ def best_candidates(candidates: list[Candidate], wanted: set[str]) -> list[Candi
     return used
 
 
-def _similarities(question: str, candidates: list[Candidate]) -> dict[int, float] | None:
-    """Each candidate's cosine with the question (the better of the sentence alone and of the sentence after
-    the one before it, which it may take up: "The cause was a corroded joint."); None when embeddings are off
-    or unavailable."""
+def _similarities(question: str, candidates: list[Candidate]) -> dict[int, tuple[float, float]] | None:
+    """Each candidate's cosine with the question, as (whether it answers, how well): the better of the
+    sentence alone and of the sentence after the one before it, which it may take up ("The cause was a
+    corroded joint."); whether it answers may also read it under its passage's heading, which names what
+    the sentence leaves unsaid ("Checkout outage › What went well: The on-call engineer … paged …"), but
+    the heading ranks nothing: every sentence of a section would share it. None when embeddings are off or
+    unavailable."""
     if not embeddings.enabled():
         return None
     if not candidates:
         return {}
     alone = [REF_GROUP.sub(" ", c.text).strip() or c.text for c in candidates]
     after = [REF_GROUP.sub(" ", f"{c.prior} {text}").strip() for c, text in zip(candidates, alone, strict=True)]
+    under = [f"{c.heading}: {text}" if c.heading else text for c, text in zip(candidates, alone, strict=True)]
     try:
-        vectors = embeddings.embed([question, *alone, *after])
+        vectors = embeddings.embed([question, *alone, *after, *under])
     except embeddings.EmbeddingsUnavailable:
         return None
-    count = len(candidates)
-    cosines = np.maximum(vectors[1 : count + 1] @ vectors[0], vectors[count + 1 :] @ vectors[0])
-    return {id(c): float(cosine) for c, cosine in zip(candidates, cosines, strict=True)}
+    cosines = (vectors[1:] @ vectors[0]).reshape(3, len(candidates))
+    gate, rank = cosines.max(axis=0), cosines[:2].max(axis=0)
+    return {id(c): (float(g), float(r)) for c, g, r in zip(candidates, gate, rank, strict=True)}

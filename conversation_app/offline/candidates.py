@@ -48,6 +48,9 @@ class Candidate:
     announced: str = ""
     before: frozenset[str] = frozenset()  # terms of the sentence before it in a passage (part of `context`)
     prior: str = ""  # that sentence
+    # Where a passage sentence stands, in words ("postmortem.md › Checkout outage > What went well"): the
+    # subject its section is about, which the sentence itself often leaves unsaid.
+    heading: str = ""
     # Terms of the question its passage's heading asks (an FAQ's "How do I get my test results?"): what is
     # said under it answers that question, so they count as its own.
     answers: frozenset[str] = frozenset()
@@ -127,7 +130,15 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
     def add(
-        piece: str, key: str, *, supplied: bool, given: bool, context: str = "", before: str = "", answers: str = ""
+        piece: str,
+        key: str,
+        *,
+        supplied: bool,
+        given: bool,
+        context: str = "",
+        before: str = "",
+        answers: str = "",
+        heading: str = "",
     ) -> None:
         normal = _sentence_key(piece)
         if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
@@ -142,6 +153,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         candidate.context |= frozenset(content_terms(REF_GROUP.sub(" ", context)))  # words, not references
         candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
         candidate.prior = candidate.prior or before
+        candidate.heading = candidate.heading or heading
         candidate.answers |= frozenset(content_terms(answers))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
@@ -165,7 +177,17 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])
-            add(piece, key, supplied=False, given=False, context=context, before=previous, answers=asked)
+            heading = title if key.startswith(PASSAGE_KEY) else ""
+            add(
+                piece,
+                key,
+                supplied=False,
+                given=False,
+                context=context,
+                before=previous,
+                answers=asked,
+                heading=heading,
+            )
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
             # stand alone.

@@ -78,7 +78,9 @@ def chat_turn(prompt: str) -> dict:
     supplied, resumed = read_supplies(inputs.get("supplied"))
     candidates = collect_candidates(chunk_texts(prompt), supplied)
     wanted = set(terms)
-    mentioned = set().union(*(c.terms for c in candidates)) if candidates else set()
+    # What the session mentions: its sentences' words and those of the headings they stand under ("Vendor
+    # review: PagerDuty" mentions "vendor" though none of its sentences does).
+    mentioned = set().union(*(c.terms | c.context for c in candidates)) if candidates else set()
     covered = wanted & mentioned
     coverage = len(covered) / len(wanted)
     uncovered = uncovered_phrases(asked, covered | IGNORED_TERMS)

@@ -13,11 +13,13 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from conversation_app.artifacts import report_text
 from conversation_app.offline.candidates import source_refs
 from conversation_app.offline.turn import GREETING
+from llm_platform import embeddings
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
@@ -176,6 +178,13 @@ def test_a_request_says_what_the_session_mentions_without_answering():
         "This session's files, digests and reports mention “valve programme”, but none answers this"
     ), need["description"]
     assert "and none mentions “inspected”, “new”." in need["description"]
+
+
+def test_a_request_counts_the_words_of_a_passages_headings_as_mentioned():
+    review = passage("vendors.pdf::S1", "Vendor review: PagerDuty", "The annual contract costs 14,400 euros.")
+    need = chat("Which vendor replaced the pagers?", [*SESSION, review])["needs"][0]
+    assert "mention “vendor”" in need["description"], need["description"]
+    assert "none mentions “replaced”, “pagers”." in need["description"]
 
 
 def test_a_request_names_the_document_the_message_mentions():
@@ -423,6 +432,23 @@ def passage(ref: str, heading: str, *sentences: str):
     name = ref.split("::")[0]
     lines = [f"{s[:-1]} ({ref}){s[-1]}" if s[-1] in ".:" else f"{s} ({ref})." for s in sentences]
     return note_source(f"[passage:{ref}] {name} › {heading}", "\n".join(lines))
+
+
+@pytest.mark.django_db
+def test_a_sentence_is_close_in_meaning_when_read_under_its_heading(settings):
+    """A sentence often leaves unsaid what its section is about ("The on-call engineer … paged the database
+    team" under "Checkout outage › What went well"): read under its heading, it answers a question on that
+    subject (alone, its cosine with the question is far below ANSWER_SIMILARITY)."""
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    embeddings.reset_provider()
+    sentence = "The on-call engineer, Priya Nair, paged the database team within six minutes."
+    question = "Who was on call during the checkout outage?"
+    try:
+        under_its_subject = passage("postmortem.md::S4", "Checkout outage of 12 March > What went well", sentence)
+        answer = chat(question, [*SESSION, under_its_subject])
+        assert answer["citations"] == ["postmortem.md::S4"] and "Priya Nair" in answer["answer"], answer
+    finally:
+        embeddings.reset_provider()
 
 
 def test_a_sentence_keeps_the_subject_of_its_paragraph():
