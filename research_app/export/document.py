@@ -115,12 +115,18 @@ def build(run: ResearchRun, user, absolute: Callable[[str], str]) -> ReportDocum
 
 
 def update_lines(update: dict | None) -> list[str]:
-    """An updated report's change summary as plain lines: what it re-checked, the counts, each withdrawn claim."""
+    """An updated report's change summary as plain lines: what it re-checked, the counts, each withdrawn
+    claim and each claim rewritten from the new text."""
     if not update:
         return []
     files = ", ".join(f"{f['filename']} ({f['status']})" for f in update["changed_files"])
     lines = [f"An update of an earlier report, re-checked against {files}: {update['summary']}."]
-    lines += [f"Withdrawn: “{clean(c['old_text'])}”" for c in update["claims"] if c["status"] == "withdrawn"]
+    for claim in update["claims"]:
+        old, new = clean(claim["old_text"]), clean(claim["new_text"])
+        if claim["status"] == "withdrawn":
+            lines.append(f"Withdrawn: “{old}”")
+        elif claim["status"] == "changed" and old != new:  # rewritten from the new text
+            lines.append(f"Now says: “{new}” (was: “{old}”)")
     return lines
 
 

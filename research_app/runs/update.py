@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -28,6 +29,8 @@ from django.utils import timezone
 from context_app import provenance
 from llm_platform import grounding
 from llm_platform.models import LLMCall
+from llm_platform.statements import statements
+from llm_platform.terms import content_terms, cut_text
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
@@ -42,6 +45,11 @@ NodeStatus = ResearchNode.Status
 
 UNCHANGED_MESSAGE = "no cited source changed"
 NEW_SECTION = "From the changed files"
+# A statement of a changed file's new version that holds this share of a withdrawn claim's words (and the
+# claim of its own) says the same thing with other facts, and rewrites the claim. Chosen, not tuned: a
+# corrected figure or name leaves most words; another statement of the same file shares its subject's few.
+REWRITE_OVERLAP = 0.6
+MAX_HEADING_CHARS = 300  # a report section's heading: its node's question, cut (offline/report.py)
 MARKER_FIELDS = ("status", "old_text", "old_cited_text", "new_text", "new_cited_text")
 
 
@@ -151,14 +159,25 @@ def _create_update_run(
 # --- the re-check ---------------------------------------------------------------------
 
 
-def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tuple[str, set]]]:
-    """(the report with every claim re-checked, the claims that cite a changed version, each withdrawn
-    claim's text with the (version, span) citations it lost). `successors`: provenance.successors."""
+class Withdrawn(NamedTuple):
+    text: str
+    lost: set  # the (version, span) citations it lost
+    section: str  # the heading it stood under
+
+
+def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[Withdrawn]]:
+    """(the report with every claim re-checked, the claims that cite a changed version, the withdrawn
+    ones). `successors`: provenance.successors.
+
+    A claim that none of its citations supports any more is rewritten from the new text when one of
+    its files' new versions says it again with other facts (`_rewritten`: "… unavailable for 52
+    minutes …" of "… for 47 minutes …"), else withdrawn."""
     refs = {r["n"]: dict(r) for r in report["references"]}
     stale = {n for n, r in refs.items() if r.get("version") in successors}
     repinned: dict[int, dict] = {}
     next_n = max(refs, default=0) + 1
     sections, claims, withdrawn = [], [], []
+    rewritten: dict[str, str] = {}  # a claim's old text → the sentence of the new text that says it now
     unchanged = 0
     for section in report["sections"]:
         paragraphs = []
@@ -171,8 +190,14 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
                 paragraphs.append(paragraph)
                 unchanged += 1
                 continue
-            text = paragraph["text"]
+            original = paragraph["text"]
             citations = [n for n in paragraph["citations"] if n not in stale]
+            alone = not citations and len(touched_links) == len(links)  # no unchanged citation backs it
+            text = (
+                _rewritten(original, [refs[n] for n in touched_refs] + touched_links, successors) if alone else original
+            )
+            if text != original:
+                rewritten[original] = text
             renumber: dict[int, int] = {}
             old_cited, new_cited, lost_here, same = [], [], [], True
             for n in touched_refs:
@@ -208,13 +233,13 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
                 kept_links.append(new_link)
                 new_cited.append(new_text)
             old_cited, new_cited = list(dict.fromkeys(old_cited)), list(dict.fromkeys(new_cited))
-            entry = {"section": section["heading"], "old_text": text, "old_cited_text": "\n".join(old_cited)}
+            entry = {"section": section["heading"], "old_text": original, "old_cited_text": "\n".join(old_cited)}
             if not citations and not kept_links:
                 claims.append({**entry, "status": "withdrawn", "new_text": None, "new_cited_text": None})
-                withdrawn.append((text, set(lost_here)))
+                withdrawn.append(Withdrawn(original, set(lost_here), section["heading"]))
                 continue
             new_text = grounding.keeping_marks(_renumbered(text, renumber), set(citations))
-            status = "unchanged" if same and not lost_here and new_text == text else "changed"
+            status = "unchanged" if same and not lost_here and new_text == original else "changed"
             if status == "unchanged":
                 unchanged += 1
                 marker = None
@@ -232,23 +257,54 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[tupl
     references = [r for n, r in refs.items() if n not in stale]
     references += [{k: v for k, v in r.items() if k != "_text"} for n, r in repinned.items() if n in cited]
     draft = {**report, "sections": sections, "references": sorted(references, key=lambda r: r["n"])}
-    draft["summary"] = without_withdrawn(report.get("summary", ""), [text for text, _lost in withdrawn])
+    draft["summary"] = summary_now(report.get("summary", ""), [w.text for w in withdrawn], rewritten)
     claims.append({"status": "unchanged", "count": unchanged})
     return draft, claims, withdrawn
 
 
-def without_withdrawn(summary: str, withdrawn: list[str]) -> str:
+def summary_now(summary: str, withdrawn: list[str], rewritten: dict[str, str]) -> str:
     """The report's summary without its sentences that state a withdrawn claim (they cite nothing,
-    so no citation check would catch them)."""
-    if not withdrawn:
+    so no citation check would catch them), and with those that state a rewritten one said anew."""
+    old_claims = [*withdrawn, *rewritten]
+    if not old_claims:
         return summary
-    claims = [_plain(text) for text in withdrawn]
-    kept = [
-        sentence
-        for sentence in grounding.sentences(summary)
-        if not any(_plain(sentence) == claim or grounding.supports(sentence, claim) for claim in claims)
-    ]
-    return " ".join(kept)
+    said = []
+    for sentence in grounding.sentences(summary):
+        stated = next(
+            (
+                claim
+                for claim in old_claims
+                if _plain(sentence) == _plain(claim) or grounding.supports(sentence, _plain(claim))
+            ),
+            None,
+        )
+        if stated is None:
+            said.append(sentence)
+        elif stated in rewritten:
+            said.append(_plain(rewritten[stated]))
+    return " ".join(said)
+
+
+def _rewritten(statement: str, touched: list[dict], successors: dict) -> str:
+    """`statement`; or, when none of its changed citations supports it in the new versions, the statement
+    of those versions that says it again with other facts (it and `statement` share REWRITE_OVERLAP of
+    the longer one's words: a corrected figure, a new date), with `statement`'s citation marks, which
+    the re-check then pins to that sentence's span."""
+    if any(_repin(statement, link, successors)[1] is not None for link in touched):
+        return statement
+    news = {id(new): new for link in touched if (new := successors[link["version"]][1]) is not None}
+    candidates = [sentence for new in news.values() for span in new.spans for sentence in statements(span["text"])]
+    said = _plain(statement)
+    best = max(candidates, key=lambda sentence: _shared_words(said, sentence), default=None)
+    if best is None or _shared_words(said, best) < REWRITE_OVERLAP:
+        return statement
+    return " ".join([best, *(mark.group(0) for mark in grounding.CITATION_MARKS.finditer(statement))])
+
+
+def _shared_words(old: str, new: str) -> float:
+    """The share of the longer statement's words that both hold (figures count as words)."""
+    a, b = set(content_terms(old)), set(content_terms(new))
+    return len(a & b) / max(len(a), len(b), 1)
 
 
 def _same_sentences(statement: str, old_text: str, new_text: str) -> bool:
@@ -289,19 +345,22 @@ def _renumbered(text: str, renumber: dict[int, int]) -> str:
     return grounding.CITATION_MARKS.sub(marks, text)
 
 
-def nodes_to_explore_again(nodes: list[ResearchNode], withdrawn: list[tuple[str, set]]) -> set[int]:
-    """The indexes of the nodes that made the withdrawn claims: for each, the deepest leaf whose finding
-    is the claim's text and cites what it lost, else the deepest leaf whose findings cite what it lost
-    (a decomposed node's children hold its work: it is not explored again). A claim no node made
-    (a paragraph from the user's files' digest) explores nothing."""
+def nodes_to_explore_again(nodes: list[ResearchNode], withdrawn: list[Withdrawn]) -> set[int]:
+    """The indexes of the nodes that made the withdrawn claims: for each, of the leaves whose finding is
+    the claim's text and cites what it lost (else whose findings cite what it lost), the one whose
+    question heads the claim's section, else the deepest (a decomposed node's children hold its work:
+    it is not explored again). Parts of a question often find the same sentence, and the report tells
+    it under the one it answers. A claim no node made (a paragraph from the user's files' digest)
+    explores nothing."""
     leaves = [(i, node) for i, node in enumerate(nodes) if node.status != NodeStatus.DECOMPOSED]
     again = set()
-    for text, lost in withdrawn:
-        citing = [(i, node) for i, node in leaves if _cited_by_findings(node) & lost]
-        by_text = [(i, node) for i, node in citing if _plain(text) in {_plain(f["text"]) for f in node.findings}]
+    for claim in withdrawn:
+        citing = [(i, node) for i, node in leaves if _cited_by_findings(node) & claim.lost]
+        by_text = [(i, n) for i, n in citing if _plain(claim.text) in {_plain(f["text"]) for f in n.findings}]
         makers = by_text or citing
         if makers:
-            again.add(max(makers, key=lambda pair: (pair[1].depth, -pair[0]))[0])
+            heads = [(i, n) for i, n in makers if claim.section == cut_text(n.question, MAX_HEADING_CHARS)]
+            again.add(max(heads or makers, key=lambda pair: (pair[1].depth, -pair[0]))[0])
     return again
 
 

@@ -220,6 +220,41 @@ def test_an_update_rechecks_only_the_changed_file_and_withdraws_what_it_no_longe
     assert LLMCall.objects.count() == llm_calls
 
 
+def test_a_claim_whose_figure_changed_is_rewritten_from_the_new_text_where_it_stood(api):
+    """The commonest change of a file: a figure corrected. The old claim no longer holds; its node, asked
+    again, finds the new sentence, which takes the claim's place in its section, marked with both texts."""
+    old_sentence, new_sentence = (
+        f"Burst water mains in district 3 dropped from 31 to {n} per year after the pipe renewal." for n in (9, 11)
+    )
+    sid = api.create_session(title="Network", question=QUESTION)
+    api.upload_and_extract(sid, FILES)
+    rid = start(api, sid, max_depth=1)
+    old = finished(api, rid, timeout=180)["report"]
+    holding = [s["heading"] for s in old["sections"] for p in s["paragraphs"] if plain(p["text"]) == old_sentence]
+    assert holding, "a claim states the sentence that changes"
+    pipes = file_text("pipes", TOPICS[3][1], new_sentence)
+    assert api.replace(sid, api.file_id(sid, "pipes.md"), "pipes.md", pipes).status_code == 200
+    extract_uploads()
+    response = update(api, rid)
+    assert response.status_code == 202, response.content
+    new_rid = response.json()["run_id"]
+    report = finished(api, new_rid, timeout=180)["report"]
+
+    rewritten = [c for c in report["update"]["claims"] if c["status"] == "changed" and c["old_text"] != c["new_text"]]
+    assert [(plain(c["old_text"]), plain(c["new_text"])) for c in rewritten] == [(old_sentence, new_sentence)]
+    assert rewritten[0]["section"] == holding[0] and report["update"]["withdrawn"] == 0, report["update"]
+    section = next(s for s in report["sections"] if s["heading"] == holding[0])
+    marked = [p for p in section["paragraphs"] if p.get("update", {}).get("status") == "changed"]
+    assert [plain(p["text"]) for p in marked] == [new_sentence] and "31 to 9" in marked[0]["update"]["old_cited_text"]
+    assert "From the changed files" not in [s["heading"] for s in report["sections"]]
+    for paragraph in marked:  # its citation opens the new sentence
+        opened = opened_citations(api, report, paragraph)
+        assert opened and all(new_sentence in " ".join(o["text"].split()) for o in opened.values()), opened
+    assert calls(new_rid) == 0 and report["update"]["explored_again"] == []  # read from the new text, no model
+    markdown = api.get(f"/api/runs/{new_rid}/report.md").content.decode()
+    assert f"Now says: “{new_sentence}" in markdown, markdown[:2000]
+
+
 def with_survey_deleted(api) -> str:
     """A completed run whose report cites survey.txt, deleted since: an update of it has work to do."""
     sid = api.create_session(title="Pilot", question="Did the valve programme reduce water losses in district 3?")
@@ -325,13 +360,15 @@ def test_two_updates_requested_at_once_start_one(api, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("now", "status"),
+    ("now", "status", "says"),
     [
-        ("The valves are checked every three months by Hydrotec.", "withdrawn"),  # a number word changed
-        ("Since May the valves are checked every six months by Hydrotec.", "changed"),  # still says it
+        # A number word changed: the claim no longer holds, and is said again from the new text.
+        ("The valves are checked every three months by Hydrotec.", "changed", "every three months"),
+        ("Since May the valves are checked every six months by Hydrotec.", "changed", "every six months"),  # holds
+        ("The council replaced the old valves in May.", "withdrawn", None),  # says something else
     ],
 )
-def test_a_claim_whose_number_changed_in_words_is_withdrawn(now, status):
+def test_a_claim_whose_number_changed_in_words_is_rewritten_from_the_new_text(now, status, says):
     from types import SimpleNamespace
 
     before = "The valves are checked every six months by Hydrotec."
@@ -347,6 +384,9 @@ def test_a_claim_whose_number_changed_in_words_is_withdrawn(now, status):
             SimpleNamespace(spans=[{"span_id": "S2", "text": now}], filename="memo.md", version=new_version),
         )
     }
-    _draft, claims, withdrawn = run_update.recheck(report, successors)
+    draft, claims, withdrawn = run_update.recheck(report, successors)
     assert [c["status"] for c in claims if c["status"] != "unchanged"] == [status]
     assert bool(withdrawn) == (status == "withdrawn")
+    said = [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]]
+    claim = f"The valves are checked {says} by Hydrotec." if says else None
+    assert said == ([claim] if claim else []) and draft["summary"] == (claim or ""), (said, draft["summary"])
