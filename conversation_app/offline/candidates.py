@@ -129,17 +129,8 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     by_text: dict[str, Candidate] = {}
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(
-        piece: str,
-        key: str,
-        *,
-        supplied: bool,
-        given: bool,
-        context: str = "",
-        before: str = "",
-        answers: str = "",
-        heading: str = "",
-    ) -> None:
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context="", before="", heading="") -> None:
+        """`heading`: a passage's title, under which the piece stands."""
         normal = _sentence_key(piece)
         if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
             return
@@ -154,7 +145,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
         candidate.prior = candidate.prior or before
         candidate.heading = candidate.heading or heading
-        candidate.answers |= frozenset(content_terms(answers))
+        candidate.answers |= frozenset(content_terms(heading_question(heading)))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -165,7 +156,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             for key in holders or [""]:
                 add(piece, key, supplied=True, given=given)
     for key, title, text in chunks:
-        asked = heading_question(title) if key.startswith(PASSAGE_KEY) else ""
+        heading = title if key.startswith(PASSAGE_KEY) else ""
         previous = ""
         paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
         span: list[str] = []
@@ -177,17 +168,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])
-            heading = title if key.startswith(PASSAGE_KEY) else ""
-            add(
-                piece,
-                key,
-                supplied=False,
-                given=False,
-                context=context,
-                before=previous,
-                answers=asked,
-                heading=heading,
-            )
+            add(piece, key, supplied=False, given=False, context=context, before=previous, heading=heading)
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
             # stand alone.
