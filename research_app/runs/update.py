@@ -192,12 +192,11 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
                 continue
             original = paragraph["text"]
             citations = [n for n in paragraph["citations"] if n not in stale]
-            alone = not citations and len(touched_links) == len(links)  # no unchanged citation backs it
-            text = (
-                _rewritten(original, [refs[n] for n in touched_refs] + touched_links, successors) if alone else original
-            )
-            if text != original:
-                rewritten[original] = text
+            text = original
+            if not citations and len(touched_links) == len(links):  # no unchanged citation backs it
+                text = _rewritten(original, [refs[n] for n in touched_refs] + touched_links, successors)
+                if text != original:
+                    rewritten[original] = text
             renumber: dict[int, int] = {}
             old_cited, new_cited, lost_here, same = [], [], [], True
             for n in touched_refs:
@@ -270,19 +269,16 @@ def summary_now(summary: str, withdrawn: list[str], rewritten: dict[str, str]) -
         return summary
     said = []
     for sentence in grounding.sentences(summary):
-        stated = next(
-            (
-                claim
-                for claim in old_claims
-                if _plain(sentence) == _plain(claim) or grounding.supports(sentence, _plain(claim))
-            ),
-            None,
-        )
+        stated = next((claim for claim in old_claims if _states(sentence, claim)), None)
         if stated is None:
             said.append(sentence)
         elif stated in rewritten:
             said.append(_plain(rewritten[stated]))
     return " ".join(said)
+
+
+def _states(sentence: str, claim: str) -> bool:
+    return _plain(sentence) == _plain(claim) or grounding.supports(sentence, _plain(claim))
 
 
 def _rewritten(statement: str, touched: list[dict], successors: dict) -> str:
