@@ -628,6 +628,24 @@ def test_a_sentence_two_sibling_parts_found_is_told_once_under_the_part_it_answe
     }
 
 
+def test_a_sentence_that_lacks_what_a_part_asks_for_is_told_under_a_part_it_can_answer():
+    """A "how long" part asks for a duration: an action item its search found too, and nearer it by terms
+    ("outage", "checkout"), belongs under the part on what is being done."""
+    lasted = "The checkout outage lasted 47 minutes."
+    action = "Every checkout migration now runs against a copy of production data."
+    findings = [
+        {"node": "1.1", "question": "How long did the checkout outage last?", "text": lasted, "citations": [3]},
+        {"node": "1.1", "question": "How long did the checkout outage last?", "text": action, "citations": [3]},
+        {"node": "1.2", "question": "What are we doing about outages?", "text": action, "citations": [3]},
+    ]
+    out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
+    by_heading = {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in out["sections"]}
+    assert by_heading == {
+        "How long did the checkout outage last?": [lasted],
+        "What are we doing about outages?": [action],
+    }
+
+
 def test_a_sentence_is_told_under_the_users_question_not_our_narrowing_of_it():
     shared = "Configuration changes now need a second reviewer."
     findings = [

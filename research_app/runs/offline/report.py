@@ -8,11 +8,12 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 
 from __future__ import annotations
 
+from llm_platform.answer_types import asks_answer_type, holds_answer_type
 from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement, statements
 from llm_platform.task_envelope import read_task
-from llm_platform.terms import comparison_key, cut_text
+from llm_platform.terms import comparison_key, cut_text, question_terms
 
 from ..split import plural
 from .findings import numbered_results, under_heading
@@ -158,8 +159,9 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
 
 def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
     """text → the one node question it is told under: of the nodes that found it, those none of whose
-    sub-questions did (the most specific), and of those the one it answers best (terms and meaning, read
-    with its heading; the first on a tie): parts of a question ("where …", "what is being done …") often
+    sub-questions did (the most specific), and of those the one it answers best: first one it can answer
+    (it holds what the question asks for, a duration for "how long"), then by terms and meaning, read
+    with its heading (the first on a tie). Parts of a question ("where …", "what is being done …") often
     find the same sentence, and a reader wants it once, where it belongs."""
     nodes_of: dict[str, dict[str, str]] = {}  # text → {node path: question}
     for finding in findings:
@@ -187,7 +189,16 @@ def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
         for question, texts in texts_of.items()
         for text, score in zip(texts, relevance(question, [read_as[t] for t in texts]), strict=True)
     }
-    return {text: max(questions, key=lambda q: fit[q, text]) for text, questions in finders.items()}
+    # A relevance is on its own question's scale, and one that lacks what its question asks for may still top
+    # it by terms ("outage" of an action item for "how long did the outage last?"): it goes where it can answer.
+    return {
+        text: max(questions, key=lambda q: (_can_answer(q, read_as[text]), fit[q, text]))
+        for text, questions in finders.items()
+    }
+
+
+def _can_answer(question: str, text: str) -> bool:
+    return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
 
 
 def _answers_first(question: str, paragraphs: list[dict], read_as: dict[str, str]) -> list[dict]:
