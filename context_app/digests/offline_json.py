@@ -90,8 +90,8 @@ def json_summary(values: list[JsonValue]) -> str:
     for item in values:
         if _are_records(item.value):
             parts.append(f"{item.label}: {_records(len(item.value))} with the fields {_listed(_fields(item.value))}")
-        elif _is_record(item.value):
-            parts.append(f"{item.label}: a record with the fields {_listed(_fields([item.value]))}")
+        elif isinstance(item.value, dict) and item.value:
+            parts.append(f"{item.label}: a record with the fields {_listed(_described_fields(item.value))}")
         elif isinstance(item.value, PLAIN):
             parts.append(f"{item.label}: {_plain(item.value)}")
     return cut_text(f"{'; '.join(parts)}." if parts else "A JSON document of nested values.", MAX_CLAIM_CHARS)
@@ -135,6 +135,21 @@ def _fields(records: Iterable[dict]) -> list[str]:
     for record in records:
         names.update((name, None) for name, value in record.items() if isinstance(value, PLAIN))
     return list(names)
+
+
+def _described_fields(record: dict) -> list[str]:
+    """A record's fields in order, a nested one said with what it holds ("escalation (2 records)")."""
+    described = []
+    for name, value in record.items():
+        if isinstance(value, PLAIN):
+            described.append(name)
+        elif _are_records(value):
+            described.append(f"{name} ({_records(len(value))})")
+        elif isinstance(value, dict):
+            described.append(f"{name} (a record)")
+        else:
+            described.append(f"{name} ({len(value)} values)")
+    return described
 
 
 def _record_claim(label: str, record: dict) -> str:

@@ -823,6 +823,10 @@ def test_the_objects_and_lists_inside_a_json_object_are_stated_by_their_path():
     assert claims["rotation.contact: channel #oncall."] == [rotation_ref]
     assert claims["rotation.contact.regions: eu, us."] == [rotation_ref]
     assert claims["flags.beta: enabled true."] == [flags_ref]  # an object of objects states what is inside
+    assert digest["summary"] == (
+        "rotation: a record with the fields length_days, escalation (2 records), contact (a record); "
+        "flags: a record with the fields beta (a record)."
+    )
     assert check_file(digest, "oncall.json", spans, "json").valid
 
 
