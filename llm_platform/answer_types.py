@@ -14,7 +14,7 @@ import re
 
 from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
-from .terms import NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, stem
+from .terms import NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem
 
 # A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
 _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
@@ -97,6 +97,11 @@ def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
     asking = [word.start() for word in WORD.finditer(question) if word.group().lower() in QUESTION_WORDS]
     own = [start for start in asking if match.start() <= start < match.end()]
     return None if own and own[0] > asking[0] else match
+
+
+def can_answer(question: str, text: str) -> bool:
+    """Whether `text` holds what the question asks for (any text, for a question that asks for no kind)."""
+    return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
 
 
 def asks_answer_type(question: str) -> bool:

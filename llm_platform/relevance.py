@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import embeddings
-from .answer_types import asks_answer_type, holds_answer_type
-from .terms import bm25_rank, question_terms
+from .answer_types import asks_answer_type, can_answer
+from .terms import bm25_rank
 
 KEYWORD_WEIGHT = 0.4
 # The cosine of all-MiniLM-L6-v2 above which a sentence is about what the question asks, though
@@ -31,9 +31,8 @@ def relevance(question: str, texts: Sequence[str]) -> list[float]:
     scores = nearness(question, texts)
     if not asks_answer_type(question):  # its terms and meaning alone: on the scale of a typed question's
         return scores
-    asked = set(question_terms(question))
     return [
-        score + 1.0 if score > 0 and holds_answer_type(question, text, asked) else score
+        score + 1.0 if score > 0 and can_answer(question, text) else score
         for score, text in zip(scores, texts, strict=True)
     ]
 

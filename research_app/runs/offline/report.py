@@ -8,12 +8,12 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 
 from __future__ import annotations
 
-from llm_platform.answer_types import asks_answer_type, holds_answer_type
+from llm_platform.answer_types import can_answer
 from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement, statements
 from llm_platform.task_envelope import read_task
-from llm_platform.terms import comparison_key, cut_text, question_terms
+from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
 from .findings import numbered_results, under_heading
@@ -192,13 +192,9 @@ def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
     # A relevance is on its own question's scale, and one that lacks what its question asks for may still top
     # it by terms ("outage" of an action item for "how long did the outage last?"): it goes where it can answer.
     return {
-        text: max(questions, key=lambda q: (_can_answer(q, read_as[text]), fit[q, text]))
+        text: max(questions, key=lambda q: (can_answer(q, read_as[text]), fit[q, text]))
         for text, questions in finders.items()
     }
-
-
-def _can_answer(question: str, text: str) -> bool:
-    return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
 
 
 def _answers_first(question: str, paragraphs: list[dict], read_as: dict[str, str]) -> list[dict]:
