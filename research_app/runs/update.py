@@ -179,6 +179,15 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
     sections, claims, withdrawn = [], [], []
     rewritten: dict[str, str] = {}  # a claim's old text → the sentence of the new text that says it now
     unchanged = 0
+    pins: dict[tuple, tuple] = {}
+
+    def repin(statement: str, link: dict) -> tuple[str, tuple[dict, str] | None]:
+        """`_repin`, once a (statement, cited span): a claim checked before a rewrite is not checked again."""
+        key = (statement, link["version"], link["span"])
+        if key not in pins:
+            pins[key] = _repin(statement, link, successors)
+        return pins[key]
+
     for section in report["sections"]:
         paragraphs = []
         for paragraph in section["paragraphs"]:
@@ -193,14 +202,17 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
             original = paragraph["text"]
             citations = [n for n in paragraph["citations"] if n not in stale]
             text = original
-            if not citations and len(touched_links) == len(links):  # no unchanged citation backs it
-                text = _rewritten(original, [refs[n] for n in touched_refs] + touched_links, successors)
+            touched = [refs[n] for n in touched_refs] + touched_links
+            # No unchanged citation backs it, and none of its changed ones does any more: say it from the new text.
+            alone = not citations and len(touched_links) == len(links)
+            if alone and all(repin(original, link)[1] is None for link in touched):
+                text = _rewritten(original, touched, successors)
                 if text != original:
                     rewritten[original] = text
             renumber: dict[int, int] = {}
             old_cited, new_cited, lost_here, same = [], [], [], True
             for n in touched_refs:
-                old_text, found = _repin(text, refs[n], successors)
+                old_text, found = repin(text, refs[n])
                 old_cited.append(old_text)
                 if found is None:
                     lost_here.append((refs[n]["version"], refs[n]["span"]))
@@ -221,7 +233,7 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
             sources = [ref for ref in paragraph["sources"] if ref not in {k["sourceref"] for k in touched_links}]
             kept_links = [link for link in links if link not in touched_links]
             for link in touched_links:
-                old_text, found = _repin(text, link, successors)
+                old_text, found = repin(text, link)
                 old_cited.append(old_text)
                 if found is None:
                     lost_here.append((link["version"], link["span"]))
@@ -282,12 +294,10 @@ def _states(sentence: str, claim: str) -> bool:
 
 
 def _rewritten(statement: str, touched: list[dict], successors: dict) -> str:
-    """`statement`; or, when none of its changed citations supports it in the new versions, the statement
-    of those versions that says it again with other facts (it and `statement` share REWRITE_OVERLAP of
-    the longer one's words: a corrected figure, a new date), with `statement`'s citation marks, which
-    the re-check then pins to that sentence's span."""
-    if any(_repin(statement, link, successors)[1] is not None for link in touched):
-        return statement
+    """The statement of the new versions of `touched` (citations no longer supporting `statement`) that
+    says it again with other facts (it and `statement` share REWRITE_OVERLAP of the longer one's words: a
+    corrected figure, a new date), with `statement`'s citation marks, which the re-check then pins to that
+    sentence's span; else `statement`."""
     news = {id(new): new for link in touched if (new := successors[link["version"]][1]) is not None}
     candidates = [sentence for new in news.values() for span in new.spans for sentence in statements(span["text"])]
     said = _plain(statement)
