@@ -86,8 +86,9 @@ def _handshake(path: str, headers: list) -> bool:
     async def scenario():
         communicator = WebsocketCommunicator(application, path, headers=headers)
         connected, _ = await communicator.connect()
-        if connected:
-            await communicator.disconnect()
+        # Disconnect even when refused, as a server does: a consumer left running is cancelled by the event
+        # loop's shutdown instead, and a cancelled channel-layer receive could then hang it (seen under load).
+        await communicator.disconnect()
         return connected
 
     return async_to_sync(scenario)()
