@@ -23,16 +23,13 @@ import re
 from dataclasses import dataclass
 
 from llm_platform.sourcerefs import SPAN
-from llm_platform.terms import NUMBER_WORDS, WORD, analyze
+from llm_platform.terms import analyze, written_numbers
 
 SUPPORT_THRESHOLD = 0.5
 # A sentence with fewer content words ("See [2].") says too little to vouch for a citation alone.
 MIN_CONTENT_TERMS = 2
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
-# Numbers written as words are figures too: "checked every six months" is not supported by "every three
-# months". Not "one": as often a pronoun or an article ("no one", "one of the") as a count.
-_NUMBER_WORDS = {word: str(value) for word, value in NUMBER_WORDS.items() if word != "one"}
 _CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
 # the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
@@ -94,7 +91,8 @@ def _content_terms(text: str) -> int:
 
 def _figures(text: str) -> set[str]:
     digits = {re.sub(r"[ ,]", "", match.group()) for match in _NUMBER.finditer(text)}
-    return digits | {_NUMBER_WORDS[word] for word in WORD.findall(text.lower()) if word in _NUMBER_WORDS}
+    # Numbers written as words are figures too: "checked every six months" is not supported by "every three months".
+    return digits | {str(number) for number in written_numbers(text)}
 
 
 def supporting(statement: str, cited: dict) -> tuple[list, list]:

@@ -67,6 +67,14 @@ NUMBER_WORDS = {
         "seventeen eighteen nineteen twenty".split()
     )
 } | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
+
+
+def written_numbers(text: str) -> list[int]:
+    """The numbers `text` writes as words ("five votes to two" → [5, 2]). Not "one": as often a pronoun or an
+    article ("no one", "one of the") as a count."""
+    return [NUMBER_WORDS[word] for word in WORD.findall(text.lower()) if word in NUMBER_WORDS and word != "one"]
+
+
 # The month of an ISO date ("2024-03", "2024-03-14") is also a term by its name: tables write a date one way,
 # people ask the other ("in March 2024").
 _ISO_MONTH = re.compile(r"(?<![\d-])\d{4}-(0[1-9]|1[0-2])(?:-\d{2})?(?![\d-])")
@@ -237,20 +245,25 @@ def _unwrap(text: str) -> str:
     lines: list[str] = []
     for line in text.split("\n"):
         previous = lines[-1].rstrip() if lines else ""
-        continues = (
-            len(previous) >= _WRAPPED_LINE_CHARS
-            and previous[-1] not in ".!?:;"
-            and line.strip()
-            and not (_HEADING_MARK.match(previous) or is_table_row(previous))
-            and not _stands_apart(line)
-        )
-        if continues:
+        if _continues(previous, line):
             lines[-1] = f"{previous} {line.strip()}"
         elif _is_definition_term(previous, line):
             lines[-1] = f"{previous}: {line.strip()}"
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether `line` goes on with the sentence of `previous`: `previous` stops without punctuation and is
+    long enough to have been wrapped."""
+    return bool(
+        len(previous) >= _WRAPPED_LINE_CHARS
+        and previous[-1] not in ".!?:;"
+        and line.strip()
+        and not (_HEADING_MARK.match(previous) or is_table_row(previous))
+        and not _stands_apart(line)
+    )
 
 
 # A definition list's term is a name of at most this many words, or an option's spelling ("-e PATTERNS,
@@ -294,6 +307,12 @@ def _is_title(piece: str) -> bool:
 HEADING_MAX_WORDS = 12
 
 
+def _wraps(first: str, line: str) -> bool:
+    """Whether a heading's first line goes on in `line`: it is no whole title ("NAME", "Rollout Budget Memo")
+    nor closed by punctuation, and `line` stands apart from nothing."""
+    return first.rstrip()[-1:] not in ".!?:;" and not _is_title(first) and not _stands_apart(line)
+
+
 def split_leading_heading(text: str) -> tuple[str, str]:
     """(heading, the rest) when the first line of `text` is the heading of what follows: a few words
     not closed by punctuation, no list item or table row, with more text after it ("Onboarding notes
@@ -301,7 +320,12 @@ def split_leading_heading(text: str) -> tuple[str, str]:
     title by its capitals (`_is_title`); at the top of a section it still names a subject and states
     nothing."""
     first, newline, rest = text.lstrip("\n").partition("\n")
-    if not newline or not rest.strip() or not is_heading_line(first):
+    # A title the page wrapped goes on in lower case ("Pilot report: three laptops in six" above "classrooms").
+    while newline and rest[:1].islower() and _wraps(first, rest.partition("\n")[0]):
+        more, newline, rest = rest.partition("\n")
+        first = f"{first.rstrip()} {more.strip()}"
+    alone = rest.startswith("\n")  # a paragraph of its own may close with its parenthesis: "Survey (May 2026)"
+    if not newline or not rest.strip() or not is_heading_line(first.removesuffix(")") if alone else first):
         return "", text
     return _HEADING_MARK.sub("", first.strip()), rest
 

@@ -27,7 +27,7 @@ import re
 
 from llm_platform.prose import is_prose
 from llm_platform.statements import without_licence
-from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences
+from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences, written_numbers
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
@@ -240,7 +240,7 @@ def _kind(sentence: str) -> str | None:
     for kind, cue in _KIND_CUES:
         if cue.search(sentence):
             return kind
-    if _DIGIT.search(sentence) or _DATE.search(sentence) or _NAMED.search(sentence):
+    if _DIGIT.search(sentence) or written_numbers(sentence) or _DATE.search(sentence) or _NAMED.search(sentence):
         return "fact"
     return None
 

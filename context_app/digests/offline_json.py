@@ -9,7 +9,8 @@ top-level list, written as "label: value" with the value as indented JSON
 - an object is a record, stated with its plain fields ("owner: name Ana, team Ops.");
 - a list of objects is a table of records: its shape and columns are stated as a CSV's are
   (offline_csv), then its records, numbered from 1 ("assets[1]: id P-101, type pump, …", or
-  "Record 1: …" in a file that is the list);
+  "Record 1: …" in a file that is the list), the fields of an object inside a record by their
+  path ("laptops.count 760");
 - a list of plain values is stated as the list;
 - the objects and lists inside an object are stated the same way, labelled by their path
   ("rotation.escalation[1]: after_minutes 15, to secondary on-call").
@@ -100,6 +101,7 @@ def json_summary(values: list[JsonValue]) -> str:
 def _records_facts(label: str, records: list[tuple[dict, str]], record_label: str) -> list[dict]:
     """The records' shape and columns as a table's, then the records themselves (spread over the list),
     each named by `record_label` with its number."""
+    records = [(_flattened(record), ref) for record, ref in records]
     names = _fields(record for record, _ref in records)
     columns = {name: Column(name) for name in names}
     for number, (record, ref) in enumerate(records, 1):
@@ -130,11 +132,23 @@ def _is_list_of_records(values: list[JsonValue]) -> bool:
 
 
 def _fields(records: Iterable[dict]) -> list[str]:
-    """The plain fields of the records, in the order they first appear."""
+    """The plain fields of the records, those of the objects inside them by path, in the order they first appear."""
     names: dict[str, None] = {}
     for record in records:
-        names.update((name, None) for name, value in record.items() if isinstance(value, PLAIN))
+        names.update((name, None) for name in _flattened(record))
     return list(names)
+
+
+def _flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
+    """A record's plain fields, and those of the objects inside it by their path ("laptops.count"): a school's
+    laptops are its fields as much as its name is."""
+    fields = {}
+    for name, value in record.items():
+        if isinstance(value, PLAIN):
+            fields[name] = value
+        elif isinstance(value, dict) and depth > 1:
+            fields.update((f"{name}.{inner}", plain) for inner, plain in _flattened(value, depth - 1).items())
+    return fields
 
 
 def _described_fields(record: dict) -> list[str]:

@@ -830,6 +830,24 @@ def test_the_objects_and_lists_inside_a_json_object_are_stated_by_their_path():
     assert check_file(digest, "oncall.json", spans, "json").valid
 
 
+def test_the_objects_inside_a_json_files_records_are_their_fields_by_path():
+    inventory = {
+        "schools": [
+            {"name": "North High", "laptops": {"count": 760, "faulty": 95}},
+            {"name": "Oakwood Primary", "laptops": {"count": 150, "faulty": 9}},
+        ]
+    }
+    spans = _json_spans("inventory.json", inventory)
+    digest = file_digest("inventory.json", spans, "json")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert "schools[1]: name North High, laptops.count 760, laptops.faulty 95." in claims
+    assert (
+        "laptops.count ranges from 150 (record 2) to 760 (record 1); the total over 2 records is 910, the mean 455."
+    ) in claims
+    assert digest["summary"] == "schools: 2 records with the fields name, laptops.count, laptops.faulty."
+    assert check_file(digest, "inventory.json", spans, "json").valid
+
+
 def test_a_json_value_cut_by_a_window_is_read_as_text():
     spans = spans_of('assets: [\n  {\n    "id": "P-101",\n    "site": "Elm Street"')  # no closing brackets
     digest = file_digest("assets.json", spans, "json")
@@ -850,6 +868,24 @@ def test_a_sections_heading_in_sentence_case_is_no_fact_nor_part_of_the_summary(
     ]
     assert "Night inspections continue until March" in claims
     assert "Mill Lane pumping station" not in digest["summary"] and "report 2025" not in digest["summary"]
+
+
+def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_parentheses():
+    pdf_page = (
+        "Pilot report: three laptops in six\nclassrooms\nFrom March to May 2026, six classrooms tested three laptops."
+    )
+    text_file = "Parent survey on the laptop refresh (September 2026)\n\n612 families answered the survey."
+    for filename, text in (("pilot.pdf", pdf_page), ("survey.txt", text_file)):
+        digest = file_digest(filename, spans_of(text))
+        claims = [fact["claim"] for fact in digest["facts"]]
+        assert claims == [text.rsplit("\n", 1)[1]], filename
+        assert digest["summary"] == claims[0], filename
+
+
+def test_a_sentence_with_its_figures_in_words_is_a_fact():
+    minutes = "Item 4: Laptop refresh\n\nThe board approved the plan by five votes to two. The meeting ended early."
+    claims = [fact["claim"] for fact in file_digest("minutes.docx", spans_of(minutes), "docx")["facts"]]
+    assert claims == ["The board approved the plan by five votes to two."]
 
 
 def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
