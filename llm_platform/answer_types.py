@@ -55,9 +55,10 @@ _ANSWER_TYPES = (
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
     # A cause, or a statement read under a heading that asks why ("What made it last longer: The page …").
     (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}", re.I)),
-    # "When did/was/will …" asks for a date; "when does the else clause run" for a condition.
+    # "When did/was/will …", "which months", "what year" ask for a date; "when does the else clause run" for a
+    # condition.
     (
-        re.compile(r"\bwhen (?:did|was|were|will)\b", re.I),
+        re.compile(r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b", re.I),
         re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
     ),
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
@@ -125,7 +126,9 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
         return any(
+            # … or a record's field and its count ("laptops.faulty 95")
             noun in [stem(word.lower()) for word in WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
+            or noun in [stem(word.lower()) for word in WORD.findall(text[: match.start()])[-1:]]
             for match in _COUNT_RE.finditer(text)
         ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
             _COUNT_RE.fullmatch(value) and any(stem(word.lower()) in asked for word in WORD.findall(column))

@@ -25,11 +25,22 @@ from llm_platform.terms import question_terms
             "Hiring a second engineer may slip.",
         ),
         (
+            "How many faulty laptops does North High have?",
+            "schools[1]: name North High, laptops.count 760, laptops.faulty 95.",  # a record's field, then its count
+            "schools[1]: name North High, laptops.count 760.",
+        ),
+        (
             "How many appointments were missed?",
             "month: 2024-03; booked: 805; missed: 93",  # a table's row: its column names what it counts
             "month: 2024-03; booked: 805",
         ),
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
+        (
+            "Between which months did the programme run?",
+            "It ran between March 2021 and June 2022.",
+            "The valves are checked every six months.",  # months counted are no months named
+        ),
+        ("In what year was the plant built?", "The plant opened in 1998.", "The plant was built quickly."),
         ("Who chaired the meeting?", "The meeting was chaired by Ana Ruiz.", "The meeting was chaired well."),
         (
             "Which grep option counts matching lines?",
@@ -91,6 +102,7 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
         ("How many orders failed?", {"mani"}),
         ("What is the name of our CFO?", {"name"}),
         ("What did the valve programme cost?", set()),  # "cost" is what it is about, and stays a term
+        ("Between which months did the programme run?", {"month"}),
         ("Which pods were restarted?", set()),
     ],
 )
