@@ -88,6 +88,18 @@ def _names(text: str, asked: set[str]) -> bool:
     return any(start > 0 for start, _ in new) or len(new) >= 2
 
 
+def question_names(question: str) -> set[str]:
+    """The stems of the names a question gives ("HP", "North High"): its capitalised words past the first that
+    are no stop word (a follow-up's "And at night?" is read after the question before it)."""
+    return {
+        stem(word)
+        for match in _CAPITALISED.finditer(question)
+        if match.start() > 0
+        and (word := match.group().lower()) not in STOP_WORDS | QUESTION_WORDS
+        and not _NOT_NAMES.match(match.group())
+    }
+
+
 def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
     """`pattern`'s match in the question, unless the question word it holds comes after the question's first:
     "Which module measures how long snippets take?" asks for a module; its "how long" is part of what it

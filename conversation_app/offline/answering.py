@@ -18,7 +18,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from llm_platform import embeddings
-from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type
+from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type, question_names
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import DEMONSTRATIVE_NOUN, base_term, stem, term_sequence
 
@@ -85,7 +85,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
 
     A sentence could when it holds what the question asks for (a duration for "how long",
     a count of households for "how many households", a date for "when did", a name for
-    "who") and every figure the question names. It answers when it also holds enough of the
+    "who"), every figure the question names and, where it stands, every name ("the HP": a
+    sentence about the Lenovo is no answer, however well it says a duration). It answers when it also holds enough of the
     question's terms, each weighted by its rarity among the candidates (inverse document
     frequency: a rare term the files never use, "mayor", weighs more than the common ones a
     near miss shares): ANSWER_SCORE of them without embeddings. With embeddings it holds
@@ -122,11 +123,14 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # say one thing.
     why = bool(WHY.search(question))
     pairs = set(pairwise(terms))
+    names = {base(name) for name in question_names(question)}
     could = []  # (candidate, share, proximity) of the sentences that hold what is asked for and its figures
     for candidate in candidates:
         if not (figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked)):
             continue
         form = forms[id(candidate)]
+        if not names <= form.terms | form.context | form.answers:
+            continue
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
         held = sum(weight[t] for t in terms if t in own)
         held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)

@@ -212,7 +212,8 @@ def test_a_sentence_answers_only_with_what_the_question_asks_for():
             [
                 "[fact] Board meeting, 12 May 2023. (minutes.txt::S1)",
                 "[fact] Training the night crew on the new valve settings took about three weeks. (minutes.txt::S2)",
-                "[fact] The board asked the director to prepare a proposal for smart meters in district 5. (minutes.txt::S3)",
+                "[fact] The board asked the director to prepare a proposal for smart meters in district 5."
+                " (minutes.txt::S3)",
                 "[fact] Repairs cost 48,000 euros. (minutes.txt::S4)",
                 "[fact] Maria Lopez has led the night crew since January 2022. (minutes.txt::S5)",
                 "[fact] About 61 percent of households in district 3 reported fewer interruptions. (minutes.txt::S6)",
@@ -233,6 +234,23 @@ def test_a_sentence_answers_only_with_what_the_question_asks_for():
     assert chat("How much did training the night crew cost?", sources)["answer"] == ""
     assert chat("How many valves were replaced in district 5?", sources)["answer"] == ""
     assert chat("How many households reported fewer interruptions?", sources)["answer"] == ""  # a share
+
+
+def test_a_sentence_about_another_name_does_not_answer_for_the_one_asked():
+    pilot = note_source(
+        "[digest:pilot.pdf] Digest of pilot.pdf",
+        "\n".join(
+            [
+                "[fact] The Lenovo ThinkPad ran out of battery before the last lesson on four days of fifty."
+                " (pilot.pdf::S1)",
+                "[fact] The HP ProBook lasted through the whole school day. (pilot.pdf::S2)",
+            ]
+        ),
+    )
+    sources = [*SESSION, pilot]
+    assert chat("How long did the Lenovo battery last in the pilot?", sources)["citations"] == ["pilot.pdf::S1"]
+    # The Lenovo's sentence holds a duration and the terms, but it is not about the HP.
+    assert chat("How long did the HP battery last in the pilot?", sources)["answer"] == ""
 
 
 def test_a_rare_term_the_session_never_uses_outweighs_common_ones_it_shares():
