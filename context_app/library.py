@@ -247,10 +247,18 @@ def default_mode() -> SearchMode:
 
 
 def search(
-    scope: str, query: str, limit: int = 10, *, context_set_id=None, mode: SearchMode | None = None
+    scope: str,
+    query: str,
+    limit: int = 10,
+    *,
+    context_set_id=None,
+    mode: SearchMode | None = None,
+    own_session_id: str = "",
 ) -> LibraryResults:
     """The best `limit` records of the scope's library for `query`, deduplicated by (document, location);
-    with `context_set_id`, the library of that set's files alone (a session's chat).
+    with `context_set_id`, the library of that set's files alone (a session's chat). Of copies of one
+    document that score alike, the one in `own_session_id` (the session searching) is the hit: a file the
+    session holds is cited as its own, not as a teammate's copy.
 
     Hybrid (the default with embeddings on) fuses BM25's ranking with the ranking by meaning;
     when the query cannot be embedded (provider off, down, or answering garbage) it is BM25's
@@ -271,7 +279,7 @@ def search(
             mode, keyword = SearchMode.BM25, keyword or bm25_ranking(scope, query, depth, context_set_id=context_set_id)
         else:
             keyword = fuse_scores(keyword, dense)
-    return LibraryResults(_distinct_hits(keyword, limit), mode, warning)
+    return LibraryResults(_distinct_hits(keyword, limit, own_session_id), mode, warning)
 
 
 def bm25_ranking(scope: str, query: str, limit: int, *, context_set_id=None) -> list[tuple[int, float]]:
@@ -286,10 +294,10 @@ def _group(context_set_id) -> str | None:
     return str(context_set_id) if context_set_id is not None else None
 
 
-def _distinct_hits(ranked: list[tuple[int, float]], limit: int) -> list[LibraryHit]:
-    """The ranked records as hits, one per (document, location); a record deleted meanwhile is skipped."""
-    hits: list[LibraryHit] = []
-    seen: set[tuple[str, str]] = set()
+def _distinct_hits(ranked: list[tuple[int, float]], limit: int, own_session_id: str = "") -> list[LibraryHit]:
+    """The ranked records as hits, one per (document, location), of two alike the one in `own_session_id`;
+    a record deleted meanwhile is skipped."""
+    hits: dict[tuple[str, str], LibraryHit] = {}  # in rank order
     # Duplicates are rare (copies of a document, split pages), so a small
     # overfetch almost always fills `limit` in one query.
     for start in range(0, len(ranked), limit * 2):
@@ -299,13 +307,14 @@ def _distinct_hits(ranked: list[tuple[int, float]], limit: int) -> list[LibraryH
             if record_id not in records:
                 continue
             hit = _hit(records[record_id], score)
-            if hit.location_key in seen:
-                continue
-            seen.add(hit.location_key)
-            hits.append(hit)
-            if len(hits) == limit:
-                return hits
-    return hits
+            seen = hits.get(hit.location_key)
+            if seen is None:
+                if len(hits) == limit:
+                    return list(hits.values())
+                hits[hit.location_key] = hit
+            elif hit.score == seen.score and own_session_id and hit.origin_session_id == own_session_id:
+                hits[hit.location_key] = hit
+    return list(hits.values())
 
 
 def _load_records(record_ids: list[int]) -> dict[int, LibraryRecord]:

@@ -367,7 +367,7 @@ def slice_json(context: NodeContextSlice) -> dict:
 
 def _search(run: ResearchRun, queries: Sequence[str]) -> tuple[list[dict], list[str]]:
     """Every query against every provider; one list, deduplicated by (document, page), numbered."""
-    providers = providers_for_scope(team_cache_scope(run.session.team))
+    providers = providers_for_scope(team_cache_scope(run.session.team), own_session=str(run.session_id))
     found: list[SearchResult] = []
     errors: list[str] = []
     for query in queries:

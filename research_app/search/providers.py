@@ -100,12 +100,13 @@ class LibrarySearch:
 
     name = "library"
 
-    def __init__(self, scope: str, mode: library.SearchMode | None = None):
+    def __init__(self, scope: str, mode: library.SearchMode | None = None, own_session: str = ""):
         self.scope = scope
         self.mode = mode
+        self.own_session = own_session  # the session searching: its own copy of a document is the hit
 
     def search(self, query: str, limit: int) -> list[SearchResult]:
-        found = library.search(self.scope, query, limit, mode=self.mode)
+        found = library.search(self.scope, query, limit, mode=self.mode, own_session_id=self.own_session)
         results = [
             SearchResult(
                 provider=self.name,
@@ -213,14 +214,19 @@ def search_all(providers: Sequence[SearchProvider], query: str, limit: int) -> S
 
 
 def providers_for_scope(
-    scope: str, names: Sequence[str] | None = None, *, library_mode: library.SearchMode | None = None
+    scope: str,
+    names: Sequence[str] | None = None,
+    *,
+    library_mode: library.SearchMode | None = None,
+    own_session: str = "",
 ) -> list[SearchProvider]:
     """The configured providers (GROUNDWORK_SEARCH_PROVIDERS) for a team's library scope; the library
-    ranks by `library_mode` (default: hybrid where embeddings are on, else BM25)."""
+    ranks by `library_mode` (default: hybrid where embeddings are on, else BM25) and gives `own_session`'s
+    copy of a document its teammates also hold."""
     providers: list[SearchProvider] = []
     for name in names if names is not None else settings.GROUNDWORK_SEARCH_PROVIDERS:
         if name == "library":
-            providers.append(LibrarySearch(scope, library_mode))
+            providers.append(LibrarySearch(scope, library_mode, own_session))
         elif name == "searxng":
             if not settings.GROUNDWORK_SEARXNG_URL:
                 raise ValueError("search provider searxng needs GROUNDWORK_SEARXNG_URL")

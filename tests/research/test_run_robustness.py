@@ -9,7 +9,7 @@ from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
 from research_app.runs import model_tasks
 from tests import session_worker
-from tests.factories import ContextApi, make_member, wait_until
+from tests.factories import ContextApi, extract_uploads, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, events_of, finished, session_with_files, start
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker_thread")]
@@ -56,6 +56,22 @@ def test_two_files_sharing_a_section_do_not_stop_a_run(team_member):
     references = run["report"]["references"]
     assert len([r for r in references if r["title"] in ("valves.md", "pumps.md")]) >= 1
     assert "node_failed" not in [e["type"] for e in events_of(api, rid)]
+
+
+def test_a_file_the_session_holds_is_cited_as_its_own_not_as_another_sessions_copy(team_member):
+    """Regression: a teammate's session held the same file; ties went to the copy seen first, and a run
+    cited the other session's copy, often beside its own for the same sentence."""
+    api, team = team_member
+    teammate = ContextApi(make_member(team)[0])
+    session_with_files(teammate, FILES, question="What did the valves cost?")
+    sid = session_with_files(api, FILES, question="What did the valves cost?")
+    extract_uploads()  # both sessions' copies are in the team library
+
+    run = finished(api, start(api, sid, max_depth=1), timeout=45)
+    assert run["status"] == "completed", run
+    references = run["report"]["references"]
+    assert references
+    assert [r["title"] for r in references if r.get("from_library")] == []
 
 
 def failing(message: str):
