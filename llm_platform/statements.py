@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .prose import csv_row_fields, is_prose
+from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
@@ -31,8 +31,9 @@ def without_licence(text: str) -> str:
 
 def is_statement(text: str) -> bool:
     """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
-    enough to be prose whose full stop was lost; and it is prose (llm_platform.prose). A table's row
-    ("month: 2024-03; missed: 93", as a CSV's spans hold them) states its values. A
+    enough to be prose whose full stop was lost, or gives a label's figure (`_labelled_value`); and it is prose
+    (llm_platform.prose). A table's row ("month: 2024-03; missed: 93", as a CSV's spans hold them)
+    states its values. A
     heading ("Costs and maintenance"), a label ("Corrosion"), a title in capitals, a synopsis
     ("grep [OPTION...] -e PATTERNS...") or a question is not one."""
     text = text.strip()
@@ -42,7 +43,18 @@ def is_statement(text: str) -> bool:
         return True
     if not is_prose(text):
         return False
-    return bool(_STATEMENT_END.search(text)) or len(WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS
+    return (
+        bool(_STATEMENT_END.search(text)) or len(WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS or _labelled_value(text)
+    )
+
+
+def _labelled_value(text: str) -> bool:
+    """A label and the figure or date it has ("Every school equipped: 30 June 2027", a plan's milestone), as a
+    CSV's row states a value: a heading names a subject and holds no value after a colon."""
+    label, colon, value = text.partition(": ")
+    return bool(colon and label[:1].isalpha() and len(label) <= MAX_COLUMN_NAME_CHARS) and any(
+        c.isdigit() for c in value
+    )
 
 
 def ended(text: str) -> str:

@@ -857,6 +857,18 @@ def test_a_tables_row_is_a_finding_for_the_question_it_answers():
     assert not is_statement("month, booked, attended, missed"), "a header names columns, it states nothing"
 
 
+def test_a_milestone_with_its_date_is_a_finding_for_when():
+    """A plan's timeline ("- Every school equipped: 30 June 2027") was no statement: it has no full stop."""
+    timeline = (
+        "## Timeline\n\n- Tender published: 3 November 2026\n- Every school equipped: 30 June 2027\n"
+        "\nAll schools keep their old laptops until then."
+    )
+    findings = ask("NODE_FINDINGS", {"question": "When will every school be equipped?"}, [(1, "plan.md", timeline)])
+    assert findings["findings"][0] == {"text": "Every school equipped: 30 June 2027", "citations": [1]}
+    for not_one in ("Chapter 3: Methods", "Step 2: Install the package"):  # a heading holds no value
+        assert not is_statement(not_one), not_one
+
+
 def test_findings_lead_with_the_statement_that_best_answers_by_bm25():
     """A term few results share ("threaten") weighs more than terms they all repeat ("valve programme"):
     counting shared terms put "The valve programme replaced 42 gate valves …" first."""
