@@ -30,7 +30,7 @@ from context_app import provenance
 from llm_platform import grounding
 from llm_platform.models import LLMCall
 from llm_platform.statements import statements
-from llm_platform.terms import content_terms, cut_text
+from llm_platform.terms import content_terms, cut_text, split_sentences
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
@@ -316,7 +316,8 @@ def _shared_words(old: str, new: str) -> float:
 def _same_sentences(statement: str, old_text: str, new_text: str) -> bool:
     """Whether the new cited text still holds every sentence of the old one that supports the statement
     (the whole old text when no single sentence does): the claim is unchanged, only re-pinned."""
-    supporting = [s for s in grounding.sentences(old_text) if grounding.supports(statement, s)]
+    # A list's items are its sentences ("- Vendor chosen: 15 January 2027"): a changed item leaves the others.
+    supporting = [s for s in split_sentences(old_text) if grounding.supports(statement, s)]
     if not supporting:
         return " ".join(old_text.split()) == " ".join(new_text.split())
     flat = " ".join(new_text.split())

@@ -390,3 +390,43 @@ def test_a_claim_whose_number_changed_in_words_is_rewritten_from_the_new_text(no
     said = [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]]
     claim = f"The valves are checked {says} by Hydrotec." if says else None
     assert said == ([claim] if claim else []) and draft["summary"] == (claim or ""), (said, draft["summary"])
+
+
+def test_a_changed_item_of_a_list_rewrites_its_claim_and_leaves_the_other_items_claims_unchanged():
+    """Regression: a timeline list was one sentence to the re-check, so each claim citing it was `changed` with
+    its old text; and "First delivery …: 12 April 2027" was kept by its label alone, pinned to another span."""
+    from types import SimpleNamespace
+
+    timeline = "## Timeline\n\n- Vendor chosen: 15 January 2027\n- First delivery to the high schools: {}"
+    scope = "## Scope\n\nDevices in the two high schools go first, because they are the oldest."
+    old_version, new_version = uuid.uuid4(), uuid.uuid4()
+    claims_before = ["Vendor chosen: 15 January 2027", "First delivery to the high schools: 12 April 2027"]
+    report = {
+        "summary": "",
+        "references": [{"n": 1, "version": str(old_version), "span": "S2", "title": "plan.md"}],
+        "sections": [
+            {
+                "heading": "When will the laptops arrive?",
+                "paragraphs": [{"text": f"{claim} [1]", "citations": [1], "sources": []} for claim in claims_before],
+            }
+        ],
+    }
+    spans = [{"span_id": "S1", "text": scope}, {"span_id": "S2", "text": timeline.format("12 April 2027")}]
+    successors = {
+        str(old_version): (
+            SimpleNamespace(spans=spans),
+            SimpleNamespace(
+                spans=[spans[0], {"span_id": "S2", "text": timeline.format("19 April 2027")}],
+                filename="plan.md",
+                version=new_version,
+            ),
+        )
+    }
+    draft, claims, withdrawn = run_update.recheck(report, successors)
+    changed = [(c["old_text"], c["new_text"]) for c in claims if c["status"] == "changed"]
+    assert [(old, plain(new)) for old, new in changed] == [
+        ("First delivery to the high schools: 12 April 2027 [1]", "First delivery to the high schools: 19 April 2027")
+    ]
+    assert claims[-1] == {"status": "unchanged", "count": 1} and not withdrawn
+    said = [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]]
+    assert said == ["Vendor chosen: 15 January 2027", "First delivery to the high schools: 19 April 2027"]
