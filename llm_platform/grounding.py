@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llm_platform.prose import csv_row_fields
 from llm_platform.sourcerefs import SPAN
 from llm_platform.terms import analyze, written_numbers
 
@@ -101,8 +102,11 @@ def _figures(text: str) -> set[str]:
 
 def supporting(statement: str, cited: dict) -> tuple[list, list]:
     """(kept, dropped) keys of `cited` ({key: cited text}): a key is kept when its text supports the
-    statement or one of its sentences or clauses, so a paragraph that weaves two sources keeps both."""
-    parts = [statement] + [part for part in _clauses(statement) if _content_terms(part) >= MIN_CONTENT_TERMS]
+    statement or one of its sentences or clauses, so a paragraph that weaves two sources keeps both. A
+    table's row is one record: only the whole row is supported ("model: ProBook Fortis 14" is no support
+    of the row whose price changed)."""
+    clauses = [] if csv_row_fields(_CITATION_MARK.sub(" ", statement).strip()) else _clauses(statement)
+    parts = [statement] + [part for part in clauses if _content_terms(part) >= MIN_CONTENT_TERMS]
     kept, dropped = [], []
     for key, text in cited.items():
         (kept if any(supports(part, text or "") for part in parts) else dropped).append(key)

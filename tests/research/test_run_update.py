@@ -430,3 +430,33 @@ def test_a_changed_item_of_a_list_rewrites_its_claim_and_leaves_the_other_items_
     assert claims[-1] == {"status": "unchanged", "count": 1} and not withdrawn
     said = [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]]
     assert said == ["Vendor chosen: 15 January 2027", "First delivery to the high schools: 19 April 2027"]
+
+
+def test_a_tables_row_whose_value_changed_is_rewritten_from_its_new_row():
+    """Regression: one field of the old row ("model: ProBook Fortis 14") was taken as support of the whole row,
+    so the claim kept the old price."""
+    from types import SimpleNamespace
+
+    row = "vendor: HP; model: ProBook Fortis 14; unit_price_eur: {}; warranty_years: 4"
+    other = "vendor: Acer; model: TravelMate B3; unit_price_eur: 598; warranty_years: 2"
+    old_version, new_version = uuid.uuid4(), uuid.uuid4()
+    report = {
+        "summary": "",
+        "references": [{"n": 1, "version": str(old_version), "span": "S2", "title": "quotes.csv"}],
+        "sections": [
+            {"heading": "Prices", "paragraphs": [{"text": f"{row.format(715)} [1]", "citations": [1], "sources": []}]}
+        ],
+    }
+    successors = {
+        str(old_version): (
+            SimpleNamespace(spans=[{"span_id": "S2", "text": f"{row.format(715)}\n{other}"}]),
+            SimpleNamespace(
+                spans=[{"span_id": "S2", "text": f"{row.format(689)}\n{other}"}],
+                filename="quotes.csv",
+                version=new_version,
+            ),
+        )
+    }
+    draft, claims, _withdrawn = run_update.recheck(report, successors)
+    assert [c["status"] for c in claims if c["status"] != "unchanged"] == ["changed"]
+    assert [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]] == [row.format(689)]
