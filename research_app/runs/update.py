@@ -332,7 +332,10 @@ def _repin(statement: str, link: dict, successors: dict) -> tuple[str, tuple[dic
     if new is None:
         return old_text, None
     spans = {s["span_id"]: s["text"] for s in new.spans}
-    supported, _ = grounding.supporting(statement, spans)
+    if len({n for mark in grounding.CITATION_MARKS.finditer(statement) for n in grounding.mark_numbers(mark)}) > 1:
+        supported, _ = grounding.supporting(statement, spans)  # a claim that weaves sources: clause by clause
+    else:  # … else its one source says it whole ("First delivery …: 12 April 2027", not the label alone)
+        supported = [span for span, text in spans.items() if grounding.supports(statement, text)]
     if not supported:
         return old_text, None
     span = next((s for s in supported if spans[s] == old_text), supported[0])
