@@ -37,7 +37,9 @@ class Command(BaseCommand):
             raise CommandError(f"no research session {session!r}")
         try:
             scope = team_cache_scope(research_session.team)
-            search_providers = providers_for_scope(scope, providers, library_mode=SearchMode(mode) if mode else None)
+            search_providers = providers_for_scope(
+                scope, providers, library_mode=SearchMode(mode) if mode else None, own_session=str(research_session.pk)
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         response = search_all(search_providers, query, limit)
