@@ -30,12 +30,11 @@ def without_licence(text: str) -> str:
 
 
 def is_statement(text: str) -> bool:
-    """A sentence that states something: it ends as a sentence does (".", "!", "…"), or runs long
-    enough to be prose whose full stop was lost, or gives a label's figure (`_labelled_value`); and it is prose
+    """A sentence that states something: it ends as a sentence does (".", "!", "…"), runs long enough
+    to be prose whose full stop was lost, or gives a label's figure (`_labelled_value`); and it is prose
     (llm_platform.prose). A table's row ("month: 2024-03; missed: 93", as a CSV's spans hold them)
-    states its values. A
-    heading ("Costs and maintenance"), a label ("Corrosion"), a title in capitals, a synopsis
-    ("grep [OPTION...] -e PATTERNS...") or a question is not one."""
+    states its values. A heading ("Costs and maintenance"), a label ("Corrosion"), a title in capitals,
+    a synopsis ("grep [OPTION...] -e PATTERNS...") or a question is not one."""
     text = text.strip()
     if not text or text.endswith("?"):
         return False

@@ -245,25 +245,20 @@ def _unwrap(text: str) -> str:
     lines: list[str] = []
     for line in text.split("\n"):
         previous = lines[-1].rstrip() if lines else ""
-        if _continues(previous, line):
+        continues = (
+            len(previous) >= _WRAPPED_LINE_CHARS
+            and previous[-1] not in ".!?:;"
+            and line.strip()
+            and not (_HEADING_MARK.match(previous) or is_table_row(previous))
+            and not _stands_apart(line)
+        )
+        if continues:
             lines[-1] = f"{previous} {line.strip()}"
         elif _is_definition_term(previous, line):
             lines[-1] = f"{previous}: {line.strip()}"
         else:
             lines.append(line)
     return "\n".join(lines)
-
-
-def _continues(previous: str, line: str) -> bool:
-    """Whether `line` goes on with the sentence of `previous`: `previous` stops without punctuation and is
-    long enough to have been wrapped."""
-    return bool(
-        len(previous) >= _WRAPPED_LINE_CHARS
-        and previous[-1] not in ".!?:;"
-        and line.strip()
-        and not (_HEADING_MARK.match(previous) or is_table_row(previous))
-        and not _stands_apart(line)
-    )
 
 
 # A definition list's term is a name of at most this many words, or an option's spelling ("-e PATTERNS,

@@ -86,12 +86,13 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     A sentence could when it holds what the question asks for (a duration for "how long",
     a count of households for "how many households", a date for "when did", a name for
     "who"), every figure the question names and, where it stands, every name ("the HP": a
-    sentence about the Lenovo is no answer, however well it says a duration). It answers when it also holds enough of the
-    question's terms, each weighted by its rarity among the candidates (inverse document
-    frequency: a rare term the files never use, "mayor", weighs more than the common ones a
-    near miss shares): ANSWER_SCORE of them without embeddings. With embeddings it holds
-    MEANING_SCORE of them, its cosine with the question is ANSWER_SIMILARITY, and the blend
-    of the two (MEANING_WEIGHT × cosine + the rest × share) reaches ANSWER_BLEND. Its score
+    sentence about the Lenovo is no answer, however well it says a duration). It answers
+    when it also holds enough of the question's terms, each weighted by its rarity among the
+    candidates (inverse document frequency: a rare term the files never use, "mayor", weighs
+    more than the common ones a near miss shares): ANSWER_SCORE of them without embeddings.
+    With embeddings it holds MEANING_SCORE of them, its cosine with the question is
+    ANSWER_SIMILARITY, and the blend of the two (MEANING_WEIGHT × cosine + the rest × share)
+    reaches ANSWER_BLEND. Its score
     is the share, or with embeddings the blend, plus PROXIMITY_WEIGHT × the share of the
     question's neighbouring term pairs it says side by side.
     """

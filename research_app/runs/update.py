@@ -181,11 +181,11 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
     unchanged = 0
     pins: dict[tuple, tuple] = {}
 
-    def repin(statement: str, link: dict) -> tuple[str, tuple[dict, str] | None]:
+    def repin(statement: str, link: dict, weaves: bool) -> tuple[str, tuple[dict, str] | None]:
         """`_repin`, once a (statement, cited span): a claim checked before a rewrite is not checked again."""
-        key = (statement, link["version"], link["span"])
+        key = (statement, link["version"], link["span"], weaves)
         if key not in pins:
-            pins[key] = _repin(statement, link, successors)
+            pins[key] = _repin(statement, link, successors, weaves=weaves)
         return pins[key]
 
     for section in report["sections"]:
@@ -203,16 +203,17 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
             citations = [n for n in paragraph["citations"] if n not in stale]
             text = original
             touched = [refs[n] for n in touched_refs] + touched_links
+            weaves = len(paragraph["citations"]) + len(links) > 1  # a claim of several sources
             # No unchanged citation backs it, and none of its changed ones does any more: say it from the new text.
             alone = not citations and len(touched_links) == len(links)
-            if alone and all(repin(original, link)[1] is None for link in touched):
+            if alone and all(repin(original, link, weaves)[1] is None for link in touched):
                 text = _rewritten(original, touched, successors)
                 if text != original:
                     rewritten[original] = text
             renumber: dict[int, int] = {}
             old_cited, new_cited, lost_here, same = [], [], [], True
             for n in touched_refs:
-                old_text, found = repin(text, refs[n])
+                old_text, found = repin(text, refs[n], weaves)
                 old_cited.append(old_text)
                 if found is None:
                     lost_here.append((refs[n]["version"], refs[n]["span"]))
@@ -233,7 +234,7 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
             sources = [ref for ref in paragraph["sources"] if ref not in {k["sourceref"] for k in touched_links}]
             kept_links = [link for link in links if link not in touched_links]
             for link in touched_links:
-                old_text, found = repin(text, link)
+                old_text, found = repin(text, link, weaves)
                 old_cited.append(old_text)
                 if found is None:
                     lost_here.append((link["version"], link["span"]))
@@ -324,17 +325,19 @@ def _same_sentences(statement: str, old_text: str, new_text: str) -> bool:
     return all(" ".join(s.split()) in flat for s in supporting)
 
 
-def _repin(statement: str, link: dict, successors: dict) -> tuple[str, tuple[dict, str] | None]:
+def _repin(statement: str, link: dict, successors: dict, *, weaves: bool) -> tuple[str, tuple[dict, str] | None]:
     """(the old cited span's text, (the citation re-pinned to the new version's span that supports
-    `statement`, that span's text) or None). The span with the old text is preferred when it still supports."""
+    `statement`, that span's text) or None). The span with the old text is preferred when it still supports.
+    A claim that `weaves` several sources is supported clause by clause; one with a single source only by a
+    span that says it whole ("First delivery …: 12 April 2027", not its label alone)."""
     old, new = successors[link["version"]]
     old_text = next((s["text"] for s in old.spans if s["span_id"] == link["span"]), "")
     if new is None:
         return old_text, None
     spans = {s["span_id"]: s["text"] for s in new.spans}
-    if len({n for mark in grounding.CITATION_MARKS.finditer(statement) for n in grounding.mark_numbers(mark)}) > 1:
-        supported, _ = grounding.supporting(statement, spans)  # a claim that weaves sources: clause by clause
-    else:  # … else its one source says it whole ("First delivery …: 12 April 2027", not the label alone)
+    if weaves:
+        supported, _ = grounding.supporting(statement, spans)
+    else:
         supported = [span for span, text in spans.items() if grounding.supports(statement, text)]
     if not supported:
         return old_text, None

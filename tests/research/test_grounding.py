@@ -42,6 +42,17 @@ def test_every_figure_must_occur_in_the_cited_text():
     assert grounding.supports("No one checked the valves.", "The valves were not checked."), "'one' is no count"
 
 
+def test_a_tables_row_is_supported_only_by_a_text_that_holds_it_whole():
+    row = "vendor: HP; model: ProBook Fortis 14; unit_price_eur: {}"
+    now = f"{row.format(689)}\nvendor: Acer; model: TravelMate B3; unit_price_eur: 598"
+    assert grounding.supporting(f"{row.format(689)} [4]", {"S2": now}) == (["S2"], [])
+    # One of its fields ("model: ProBook Fortis 14") is no support of the row whose price changed.
+    assert grounding.supporting(f"{row.format(715)} [4]", {"S2": now}) == ([], ["S2"])
+    # A sentence's clauses still vouch for the two sources it weaves.
+    woven = "Losses fell by 18 percent; the valves were replaced in May."
+    assert grounding.supporting(woven, {"a": LOSSES, "b": "The valves were replaced in May."})[0] == ["a", "b"]
+
+
 def test_marks_of_dropped_citations_leave_the_text():
     assert (
         grounding.keeping_marks("Losses fell [1, 3]. Costs rose [3]. See [12].", {1})
