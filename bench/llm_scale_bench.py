@@ -274,7 +274,7 @@ def calls_of(context_set_id) -> dict:
 
 def interactive_probe(latency: float) -> float:
     """Seconds one interactive model call takes end to end (queueing for a slot included)."""
-    from context_app.digests.envelopes import per_file_envelope
+    from digests.envelopes import per_file_envelope
     from llm_platform import gateway
     from llm_platform.base import LLMRequest
 

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "template_partials",
     "workspaces",
     "llm_platform",
+    "digests",
     "context_app",
     "research_app",
     "conversation_app",

@@ -22,13 +22,13 @@ import logging
 
 from django.utils import timezone
 
+from digests.generate import file_digest_from_answer, file_digest_request, prompt_version
 from llm_platform import gateway, limiter
 from llm_platform.base import ProviderError
 from llm_platform.models import LLMBatch
 from workspaces import leases
 from workspaces.claims import claim
 
-from .digests.generate import file_digest_from_answer, file_digest_request, prompt_version
 from .models import FILE_JOB, ContextFile, DigestStatus, FileText
 from .notify import notify_context_changed
 from .pipeline import jobs

@@ -12,13 +12,13 @@ import uuid
 from django.conf import settings
 from django.db import transaction
 
+from digests.generate import file_digest_request
 from llm_platform import gateway
 from llm_platform.base import LLMRequest, ProviderError
 from llm_platform.models import LLMBatch
 
 from . import digest_cache
 from .digest_cache import file_cache_key
-from .digests.generate import file_digest_request
 from .models import ContextFile, ContextSet, DigestStatus, FileText
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from context_app import library, provenance
-from context_app.digests.items import digest_items, item_line
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
+from digests.items import digest_items, item_line
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source

@@ -44,7 +44,7 @@ class ModelTask:
     schema: str  # prompts/schemas/<schema>.schema.json
     prompt_version: Callable[[], str]  # recorded on every call; digests read theirs from settings
     instructions: str = ""  # an envelope's task section, above INPUT_JSON
-    # The function answering it offline (prompt text → JSON value), e.g. "context_app.digests.offline.per_file_digest".
+    # The function answering it offline (prompt text → JSON value), e.g. "digests.offline.per_file_digest".
     offline_handler: str = ""
     label: str = ""  # what its calls do, in words (the usage panel's line)
 

@@ -14,13 +14,13 @@ from django.conf import settings
 from django.db import connections, transaction
 from redis.exceptions import LockError
 
+from digests.generate import generate_aggregate_digest, prompt_version
 from llm_platform import limiter
 from llm_platform.model_task import TaskFailed
 from workspaces import leases, shared_redis
 from workspaces.claims import move
 
 from .. import digest_cache, provenance
-from ..digests.generate import generate_aggregate_digest, prompt_version
 from ..extraction import sha256_hex
 from ..models import AGGREGATE_JOB, ContextFile, ContextSet, DigestStatus, StoredDigest
 from ..notify import notify_context_changed

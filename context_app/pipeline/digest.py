@@ -6,6 +6,7 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
+from digests.generate import GeneratedDigest, generate_file_digest
 from llm_platform import limiter
 from llm_platform.gateway import SpendingCapReached
 from llm_platform.model_task import TaskFailed
@@ -14,7 +15,6 @@ from workspaces.claims import claim
 
 from .. import digest_cache, signals
 from ..digest_cache import file_cache_key
-from ..digests.generate import GeneratedDigest, generate_file_digest
 from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
 from ..notify import notify_context_changed_soon
 from .aggregate import prebuild_first_level

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from context_app.digests.items import ITEM_KINDS
+from digests.items import ITEM_KINDS
 from llm_platform.extractive import chunk_text
 from llm_platform.ir.render import CONTENT_HEADER
 from llm_platform.sourcerefs import REF_GROUP, SPAN, ref_key

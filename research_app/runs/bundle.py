@@ -1,6 +1,6 @@
 """The run's ContextBundle and the context items nodes work with (seed 001 §3.2, §4.1).
 
-Context items are a digest's facts and uncertainties (context_app.digests.items).
+Context items are a digest's facts and uncertainties (digests.items).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from context_app import provenance
-from context_app.digests.items import item_line
 from context_app.models import ContextSet, DigestStatus
 from context_app.selectors import files_of
+from digests.items import item_line
 from llm_platform.ir import build_envelope, fit_to_budget, sources_from_spans
 from llm_platform.terms import analyze
 

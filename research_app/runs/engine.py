@@ -15,8 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import services as context_services
-from context_app.digests.items import digest_items
 from context_app.models import ContextFile, ContextSet, DigestStatus
+from digests.items import digest_items
 from llm_platform import grounding
 from llm_platform.model_task import TaskFailed
 from workspaces.claims import claim

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import provenance
-from context_app.digests.items import digest_items
+from digests.items import digest_items
 from llm_platform import grounding
 from llm_platform.model_task import TaskFailed
 from workspaces.claims import claim

@@ -1,7 +1,6 @@
 """The extraction child (context_app/isolation.py): each extraction starts the next one's child, and a
 child no extraction took ends with the process that started it, however that process ends."""
 
-import os
 import subprocess
 import sys
 import time

@@ -249,8 +249,8 @@ def test_a_crashing_provider_is_still_recorded(settings):
 def test_every_task_the_apps_send_has_the_handler_it_names():
     from django.utils.module_loading import import_string
 
-    from context_app.digests import generate
     from conversation_app import services as chat_services
+    from digests import generate
     from llm_platform.model_task import ModelTask
     from research_app.runs import model_tasks
 
@@ -274,7 +274,7 @@ def test_every_task_the_apps_send_has_the_handler_it_names():
         assert handler is import_string(task.offline_handler), name
         assert handler.__name__ == task.recorded_as, name
     # Each app answers its own tasks, each by the function of the task's name.
-    assert {t.offline_handler.split(".")[0] for t in tasks_of(generate).values()} == {"context_app"}
+    assert {t.offline_handler.split(".")[0] for t in tasks_of(generate).values()} == {"digests"}
     assert {t.offline_handler.split(".")[0] for t in tasks_of(model_tasks).values()} == {"research_app"}
     assert {t.offline_handler.split(".")[0] for t in tasks_of(chat_services).values()} == {"conversation_app"}
 

@@ -6,8 +6,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from context_app.digests.generate import AGGREGATE_DIGEST, PER_FILE_DIGEST, generate_file_digest
 from conversation_app.services import CHAT_TURN
+from digests.generate import AGGREGATE_DIGEST, PER_FILE_DIGEST, generate_file_digest
 from llm_platform import gateway
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope

@@ -2,7 +2,7 @@
 
 import pytest
 
-from context_app.digests.generate import generate_file_digest
+from digests.generate import generate_file_digest
 from llm_platform import gateway
 from llm_platform.base import LLMRequest
 from llm_platform.models import LLMCall

@@ -215,7 +215,7 @@ def test_other_teams_get_404_and_mutations_need_an_idempotency_key(api):
 
 
 def test_cancel_stops_a_run_and_a_finished_run_cannot_be_cancelled(api, scripted_llm):
-    from context_app.digests.offline import per_file_digest
+    from digests.offline import per_file_digest
 
     cancelled = threading.Event()
 

@@ -180,7 +180,7 @@ def test_a_cancel_during_the_bind_phase_ends_its_parsing_status(team_member, scr
                 cancelled.append(api.post(f"/api/runs/{rid}/cancel").status_code)
         return digest_offline.per_file_digest(prompt)
 
-    from context_app.digests import offline as digest_offline
+    from digests import offline as digest_offline
 
     scripted_llm.handlers["PER_FILE_DIGEST"] = cancel_meanwhile
     rid = start(api, sid, max_depth=1)

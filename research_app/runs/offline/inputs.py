@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from context_app.digests.items import ITEM_KINDS
+from digests.items import ITEM_KINDS
 from llm_platform.base import ProviderError
 from llm_platform.terms import content_terms
 

@@ -8,18 +8,18 @@ import pypdfium2
 import pytest
 from jsonschema import Draft202012Validator
 
-from context_app.digests import generate
-from context_app.digests.envelopes import (
+from digests import generate
+from digests.envelopes import (
     EnvelopeError,
     aggregate_envelope,
     parse_aggregate_envelope,
     parse_per_file_envelope,
     per_file_envelope,
 )
-from context_app.digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, per_file_digest
-from context_app.digests.offline_aggregate import aggregate_digest
-from context_app.digests.relabel import digest_hash, relabel_digest
-from context_app.digests.validation import check_aggregate_digest, check_per_file_digest, sources_of
+from digests.offline import GENERATOR, MAX_FACTS, MAX_UNCERTAINTIES, per_file_digest
+from digests.offline_aggregate import aggregate_digest
+from digests.relabel import digest_hash, relabel_digest
+from digests.validation import check_aggregate_digest, check_per_file_digest, sources_of
 from llm_platform import prompts
 from llm_platform.base import LLMResponse, ProviderError
 from llm_platform.model_task import TaskFailed

@@ -32,7 +32,7 @@ PER_FILE_DIGEST = ModelTask(
     ("context_preprocess_common", "context_preprocess_per_file"),
     "per_file_digest",
     prompt_version,
-    offline_handler="context_app.digests.offline.per_file_digest",
+    offline_handler="digests.offline.per_file_digest",
     label="File digests",
 )
 AGGREGATE_DIGEST = ModelTask(
@@ -40,7 +40,7 @@ AGGREGATE_DIGEST = ModelTask(
     ("context_preprocess_common", "context_preprocess_aggregate"),
     "aggregate_digest",
     prompt_version,
-    offline_handler="context_app.digests.offline_aggregate.aggregate_digest",
+    offline_handler="digests.offline_aggregate.aggregate_digest",
     label="Aggregate digest of the files",
 )
 
