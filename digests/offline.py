@@ -10,8 +10,9 @@ furniture (a short line repeated across the file's spans: running headers and
 footers), sentences that are not mostly prose (synopsis lines, bare option lists,
 a URL alone) and licence text are passed over. Statements that carry figures,
 dates, names, definitions, obligations, examples, reasoning or pointers become
-facts of the matching kind (the cue lists below), hedged ones become
-uncertainties, and each cites the span it came from. Claims are the source's own
+facts of the matching kind (the cue lists below), and so does every other
+statement, ranked after them; hedged ones become uncertainties, and each cites
+the span it came from. Claims are the source's own
 words without their Markdown markup, cut at a word boundary; nothing is
 paraphrased, so nothing is made up. A conflict is between files: one file's
 "however" is its author's reasoning, not a conflict.
@@ -264,10 +265,13 @@ def _reliability(sentence: str, kind: str, hedged: bool) -> tuple[str, str]:
 # How much a researcher needs a kind of fact; used only to choose which facts to
 # keep when a long file has more candidates than MAX_FACTS.
 _KIND_WEIGHT = {"definition": 5, "constraint": 5, "fact": 3, "case": 3, "analysis": 3, "lead": 2}
+PLAIN_WEIGHT = 1
 
 
-def _score(sentence: str, kind: str, hedged: bool) -> int:
-    score = _KIND_WEIGHT[kind]
+def _score(sentence: str, kind: str | None, hedged: bool) -> int:
+    """A statement with no cue (no figure, name or cue word: "FieldPad has no offline mode.") is a fact too,
+    kept after the cued ones when a long file has more than MAX_FACTS."""
+    score = _KIND_WEIGHT[kind] if kind else PLAIN_WEIGHT
     if _MEASURE.search(sentence):
         score += 2
     elif _DIGIT.search(sentence):
@@ -317,13 +321,14 @@ def per_file_digest(prompt: str) -> dict:
         if hedged:
             uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
             add_unique(uncertainties, comparison_key(sentence), uncertainty)
-        kind = _kind(sentence)
-        if kind is None or sentence.rstrip().endswith("?"):  # a question is not a claim
+        if sentence.rstrip().endswith("?"):  # a question is not a claim
             continue
+        cued = _kind(sentence)
+        kind = cued or "fact"
         claim = cut_text(sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
         if add_unique(candidates, key, new_fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
-            ranks[key] = (-_score(sentence, kind, hedged), position)
+            ranks[key] = (-_score(sentence, cued, hedged), position)
 
     chosen = sorted(sorted(candidates, key=ranks.__getitem__)[:MAX_FACTS], key=lambda key: ranks[key][1])
     facts = [candidates[key] for key in chosen]

@@ -107,9 +107,12 @@ def _shown(number: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _is_identifier_column(numbers: list[Decimal]) -> bool:
-    """Row numbers or keys (1, 2, 3…; 1001, 1002…): whole numbers counting up by one step, row after
-    row. They tell rows apart; a total or a mean of them measures nothing."""
+def _is_identifier_column(name: str, numbers: list[Decimal]) -> bool:
+    """Row numbers or keys: a column whose header calls it an id ("ticket_id", "Order ID"), or whole
+    numbers counting up by one step, row after row (1, 2, 3…; 1001, 1002…). They tell rows apart; a total
+    or a mean of them measures nothing."""
+    if "id" in WORD.findall(name.lower()):
+        return True
     if len(numbers) < 3 or any(number != number.to_integral_value() for number in numbers):
         return False
     steps = {later - earlier for earlier, later in itertools.pairwise(numbers)}
@@ -143,10 +146,10 @@ def _numbers(column: Column) -> Numbers | None:
     return numbers if len(numbers) >= 2 and len(numbers) >= MIN_NUMERIC_SHARE * len(column.cells) else None
 
 
-def _is_measure(numbers: Numbers) -> bool:
-    """Numbers whose total means something: not years (a period), not identifiers (counting rows)."""
+def _is_measure(column: Column, numbers: Numbers) -> bool:
+    """Numbers whose total means something: not years (a period), not identifiers (telling rows apart)."""
     values = [number for number, _ref, _row in numbers]
-    return not (_is_year_column(values) or _is_identifier_column(values))
+    return not (_is_year_column(values) or _is_identifier_column(column.name, values))
 
 
 def _labels(column: Column) -> dict[str, list[str]] | None:
@@ -160,11 +163,13 @@ def _labels(column: Column) -> dict[str, list[str]] | None:
 def _group_facts(table: Table) -> list[dict]:
     """Each measure's total per label of each labelled column, highest first ("leaks_found by site, in total:
     Harbour Road 14, …"): what a question of which label has the most asks, summed once from the rows."""
-    measures = [(column, numbers) for column in table.columns if (numbers := _numbers(column)) and _is_measure(numbers)]
+    measures = [
+        (column, numbers) for column in table.columns if (numbers := _numbers(column)) and _is_measure(column, numbers)
+    ]
     facts = []
     for category in table.columns:
         as_numbers = _numbers(category)
-        if _labels(category) is None or (as_numbers is not None and _is_measure(as_numbers)):
+        if _labels(category) is None or (as_numbers is not None and _is_measure(category, as_numbers)):
             continue  # not a few labels, or a measure: a year or a place is a label, a count is not
         label_of_row = {row: value for value, _ref, row in category.cells}
         for measure, values in measures:
@@ -208,7 +213,7 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
         distinct = len({number for number, _ref, _row in numbers})
         claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
         return computed_fact(claim, sources, COMPUTED)
-    if _is_identifier_column([number for number, _ref, _row in numbers]):
+    if _is_identifier_column(column.name, [number for number, _ref, _row in numbers]):
         return None
     total = sum(number for number, _ref, _row in numbers)
     unit = table.unit

@@ -173,17 +173,35 @@ def test_offline_hedges_and_opinion_lower_reliability_but_the_month_may_does_not
     ]
 
 
-def test_offline_digest_of_a_file_without_cue_sentences_still_cites_its_first_sentence():
-    spans = spans_of("hello there world", "and some more plain words here")
+def test_a_statement_without_a_cue_is_a_fact_kept_after_the_cued_ones():
+    spans = spans_of("FieldPad has no offline mode.", "Its roadmap promises one for the second half of 2027.")
+    digest = file_digest("scan.txt", spans)
+    assert [(fact["claim"], fact["sources"], fact["reliability_note"]) for fact in digest["facts"]] == [
+        ("FieldPad has no offline mode.", ["scan.txt::S1"], "offline extractive: plain statement in the source"),
+        (
+            "Its roadmap promises one for the second half of 2027.",
+            ["scan.txt::S2"],
+            "offline extractive: plain statement in the source",
+        ),
+    ]
+    assert check_file(digest, "scan.txt", spans).valid
+    plain = [f"Plain statement number {word} stands here." for word in ("alpha", "beta", "gamma")]
+    cued = [f"Site {n} reported {n} leaks in 2023." for n in range(1, MAX_FACTS + 1)]
+    claims = [fact["claim"] for fact in file_digest("long.txt", spans_of(*plain, *cued))["facts"]]
+    assert len(claims) == MAX_FACTS and not set(plain) & set(claims)
+
+
+def test_offline_digest_of_a_file_without_statements_still_cites_its_first_line():
+    spans = spans_of("grep [OPTION...] PATTERNS [FILE...]", "-v, --verbose")
     digest = file_digest("bare.txt", spans)
     assert digest["facts"] == [
         {
             "id": "F1",
             "kind": "fact",
-            "claim": "hello there world",
+            "claim": "grep [OPTION...] PATTERNS [FILE...]",
             "sources": ["bare.txt::S1"],
-            "reliability": "medium",
-            "reliability_note": "offline extractive: the document's opening statement",
+            "reliability": "low",
+            "reliability_note": "offline extractive: fragmentary text",
         }
     ]
     assert check_file(digest, "bare.txt", spans).valid
@@ -758,6 +776,18 @@ def test_a_csv_identifier_column_is_not_summed_but_a_measure_is():
     assert "id" in claims[0], "the shape still names every column"
 
 
+def test_a_column_its_header_calls_an_id_is_not_summed_even_when_its_keys_skip():
+    keys = [40211, 40237, 40302, 40355, 40390, 40412]
+    rows = "\n".join(
+        f"ticket_id: {key}; minutes: {key % 90 + 10}; area: {'North' if key % 2 else 'South'}" for key in keys
+    )
+    spans = [{"span_id": "S1", "text": "ticket_id, minutes, area"}, {"span_id": "S2", "text": rows}]
+    claims = [fact["claim"] for fact in file_digest("tickets.csv", spans, "csv")["facts"]]
+    assert not any(claim.startswith("ticket_id") for claim in claims), claims
+    assert any(claim.startswith("minutes ranges from") for claim in claims), claims
+    assert any(claim.startswith("minutes by area, in total:") for claim in claims), claims
+
+
 def _json_spans(name: str, value) -> list[dict]:
     from context_app.extraction import ExtractionLimits, extract_document
 
@@ -883,9 +913,13 @@ def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_pare
 
 
 def test_a_sentence_with_its_figures_in_words_is_a_fact():
-    minutes = "Item 4: Laptop refresh\n\nThe board approved the plan by five votes to two. The meeting ended early."
+    items = " ".join(f"Item {n} was approved in 2026." for n in range(1, MAX_FACTS))
+    minutes = (
+        f"Item 4: Laptop refresh\n\nThe board approved the plan by five votes to two. The meeting ended early. {items}"
+    )
     claims = [fact["claim"] for fact in file_digest("minutes.docx", spans_of(minutes), "docx")["facts"]]
-    assert claims == ["The board approved the plan by five votes to two."]
+    assert "The board approved the plan by five votes to two." in claims
+    assert "The meeting ended early." not in claims, "a figure in words ranks as a figure, above a plain statement"
 
 
 def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
