@@ -227,7 +227,8 @@ def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
 
 # A sentence ends at . ! ? (optionally followed by a closing quote/bracket) before
 # whitespace and an opening capital/digit/quote, or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
+# A closing quote or bracket after the stop stays with its sentence.
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
     re.I,
@@ -347,15 +348,19 @@ def is_heading_line(line: str) -> bool:
 def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
-    for piece in _SENTENCE_END.split(_unwrap(text)):
-        piece = (piece or "").strip()
-        if not piece:
-            continue
-        # "e.g. Berlin" or "Dr. Smith" is not a sentence end: glue the split back.
-        if pieces and _ABBREVIATION.search(pieces[-1]) and "\n" not in pieces[-1]:
-            pieces[-1] = f"{pieces[-1]} {piece}"
-        else:
-            pieces.append(piece)
+    for line in _unwrap(text).split("\n"):
+        glued = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
+        for piece in _SENTENCE_END.split(line):
+            piece = (piece or "").strip()
+            if not piece:
+                continue
+            # "e.g. Berlin" or "Dr. Smith" is not a sentence end, nor is a full stop inside a quotation
+            # ('"I don't need the maps offline. I need my notes."'): glue the split back.
+            if glued and (_ABBREVIATION.search(pieces[-1]) or _inside_quotation(pieces[-1])):
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            else:
+                pieces.append(piece)
+            glued = True
     sentences = []
     for piece in pieces:
         if _HEADING_MARK.match(piece) or _is_title(piece):
@@ -364,6 +369,11 @@ def split_sentences(text: str) -> list[str]:
         if len(_WORD.findall(piece)) >= 3:
             sentences.append(piece)
     return sentences
+
+
+def _inside_quotation(text: str) -> bool:
+    """`text` opens a quotation it does not close."""
+    return text.count('"') % 2 == 1 or text.count("“") > text.count("”")
 
 
 def cut_text(text: str, limit: int) -> str:

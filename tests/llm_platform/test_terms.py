@@ -109,3 +109,22 @@ def test_a_modal_verb_is_no_term_a_sentence_must_share():
     assert question_terms("How often must the NanoDrop be calibrated?") == ["often", "nanodrop", "calibr"]
     assert "shall" not in question_terms("Who shall sign the contract?")
     assert "might" not in question_terms("What might delay the release?")
+
+
+def test_a_quotation_of_several_sentences_is_one_statement_and_keeps_its_closing_mark():
+    quoted = '"I don\'t need the maps offline. I need my notes not to vanish." Photos matter most.'
+    assert split_sentences(quoted) == [
+        '"I don\'t need the maps offline. I need my notes not to vanish."',
+        "Photos matter most.",
+    ]
+    assert split_sentences('He said "stop the pumps." Then the crew left.') == [
+        'He said "stop the pumps."',
+        "Then the crew left.",
+    ]
+
+
+def test_nothing_is_glued_across_lines():
+    items = "- Pumps, valves, meters etc.\n- Replacement parts are ordered in March."
+    assert split_sentences(items) == ["Pumps, valves, meters etc.", "Replacement parts are ordered in March."]
+    stray = 'The sign read "Closed. Nobody works here.\nThe next day it opened again.'
+    assert split_sentences(stray)[-1] == "The next day it opened again."
