@@ -344,6 +344,21 @@ def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_sub
     assert split_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
 
 
+def test_when_the_asker_is_the_subject_a_later_clauses_it_is_what_they_would_do():
+    """"Should we build offline mode, and what would it cost?": "it" is the building, never "we"."""
+    assert question_clauses("Should we build offline mode, and what would it cost and when would it ship?") == [
+        "Should we build offline mode",
+        "what would building offline mode cost",
+        "when would building offline mode ship",
+    ]
+    assert question_clauses("Should I migrate the database to PostgreSQL, and how long would it take?")[1] == (
+        "how long would migrating the database to PostgreSQL take"
+    )
+    assert question_clauses("Can we stop the pumps at night, and what would it save?")[1] == (
+        "what would stopping the pumps at night save"
+    )
+
+
 def test_a_later_clauses_that_key_is_said_as_the_first_clause_says_it():
     """Asked on its own as a sub-question, "what that key can run" has nothing before it to point at."""
     question = "How do I let a colleague log in with their SSH key, and how do I restrict what that key can run?"

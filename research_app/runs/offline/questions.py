@@ -42,6 +42,8 @@ PREDICATE_WORDS = frozenset(
 _PREPOSITIONS = frozenset(
     "across along among around behind beside beyond despite inside near outside per towards".split()
 )
+# Who asks ("Should *we* build offline mode, and what would it cost?"): "it" is then what they would do.
+_PERSONAL_PRONOUNS = frozenset("i we you they".split())
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
@@ -82,7 +84,7 @@ def question_clauses(question: str) -> list[str]:
     subject = question_subject(question)
     if len(clauses) < 2:
         return clauses
-    referent = _referent(clauses[0], subject) if subject else ""
+    referent = _referent(clauses[0], subject) if subject else _doing(clauses[0])
     return clauses[:1] + [_named(_with_subject(clause, referent), clauses[0]) for clause in clauses[1:]]
 
 
@@ -121,6 +123,37 @@ def _referent(clause: str, subject: str) -> str:
     if words and _looks_like_verb(words[0].lower(), bare_verbs=False) and words[0].lower().endswith("ing"):
         return clause[at:]
     return subject
+
+
+def _doing(clause: str) -> str:
+    """What the asker would do, when a personal pronoun is the clause's subject: "Should we build offline
+    mode" → "building offline mode". A later clause's "it" ("what would it cost", "how long would it take")
+    stands for that doing, never for the asker; "" when no personal pronoun leads a verb."""
+    words = clause.split()
+    at = next((i for i, word in enumerate(words) if word.lower() in _PERSONAL_PRONOUNS), None)
+    if at is None or at + 2 >= len(words):
+        return ""
+    return " ".join([_gerund(words[at + 1].lower()), *words[at + 2 :]])
+
+
+def _gerund(verb: str) -> str:
+    """build → building, migrate → migrating, tie → tying, stop → stopping (one syllable ending
+    consonant-vowel-consonant doubles its consonant), open → opening."""
+    if verb.endswith("ie"):
+        return f"{verb[:-2]}ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")) and len(verb) > 2:
+        return f"{verb[:-1]}ing"
+    vowels = "aeiou"
+    syllables = sum(1 for i, c in enumerate(verb) if c in vowels and (i == 0 or verb[i - 1] not in vowels))
+    if (
+        syllables == 1
+        and len(verb) >= 3
+        and verb[-1] not in vowels + "wxy"
+        and verb[-2] in vowels
+        and verb[-3] not in vowels
+    ):
+        return f"{verb}{verb[-1]}ing"
+    return f"{verb}ing"
 
 
 def _with_subject(clause: str, subject: str) -> str:
