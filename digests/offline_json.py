@@ -8,29 +8,28 @@ top-level list, written as "label: value" with the value as indented JSON
 - a plain value is stated as it stands ("version: 2.1");
 - an object is a record, stated with its plain fields ("owner: name Ana, team Ops.");
 - a list of objects is a table of records: its shape and columns are stated as a CSV's are
-  (offline_csv), then its records, numbered from 1 ("assets[1]: id P-101, type pump, …", or
+  (offline_csv), then its records, numbered from 1 ("assets, item 1: id P-101, type pump, …", or
   "Record 1: …" in a file that is the list), the fields of an object inside a record by their
   path ("laptops.count 760");
 - a list of plain values is stated as the list;
 - the objects and lists inside an object are stated the same way, labelled by their path
-  ("rotation.escalation[1]: after_minutes 15, to secondary on-call").
+  ("rotation.escalation, item 1: after_minutes 15, to secondary on-call").
 
 Every fact cites the span its value was read from. A span that is not such a value (a window
 cut inside a large value) leaves the file to the sentence digest.
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
+from llm_platform.json_records import MAX_DEPTH, PLAIN, flattened, item_label, listed, plain, record_line
 from llm_platform.terms import cut_text
 
 from .offline_csv import MAX_CLAIM_CHARS, READ_FROM_VALUES, Column, Table, column_facts, computed_fact
 
-MAX_LISTED = 12  # fields of a record, or items of a list, named in one claim
 MAX_RECORDS_STATED = 30  # of one list, spread over it
-MAX_DEPTH = 4  # levels of nested objects and lists stated below a top-level value
-PLAIN = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
@@ -59,23 +58,23 @@ def read_json(filename: str, spans: list[dict]) -> list[JsonValue] | None:
 
 def json_facts(filename: str, values: list[JsonValue]) -> list[dict]:
     if _is_list_of_records(values):
-        return _records_facts(filename, [(item.value, item.ref) for item in values], "Record {}")
+        return _records_facts(filename, [(item.value, item.ref) for item in values], "Record {}".format)
     return [fact for item in values for fact in _value_facts(item.label, item.value, item.ref, MAX_DEPTH)]
 
 
 def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:
     """What `value` states, and, down to `depth` levels, what the objects and lists inside an object state,
-    each labelled by its path ("rotation.escalation[1]: after_minutes 15, …"): a config's nested
+    each labelled by its path ("rotation.escalation, item 1: after_minutes 15, …"): a config's nested
     settings are statements of the file too."""
     if isinstance(value, PLAIN):
-        return [_read(f"{label}: {_plain(value)}", [ref])]
+        return [_read(f"{label}: {plain(value)}", [ref])]
     if _are_records(value):
-        return _records_facts(label, [(record, ref) for record in value], label + "[{}]")
+        return _records_facts(label, [(record, ref) for record in value], partial(item_label, label))
     if isinstance(value, list) and all(isinstance(entry, PLAIN) for entry in value):
-        return [_read(f"{label}: {_listed([_plain(entry) for entry in value])}.", [ref])]
+        return [_read(f"{label}: {listed([plain(entry) for entry in value])}.", [ref])]
     if not isinstance(value, dict):
         return []  # a list of mixed or nested values: left to the file's summary
-    facts = [_read(_record_claim(label, value), [ref])] if _is_record(value) else []
+    facts = [_read(record_line(label, value), [ref])] if _is_record(value) else []
     if depth > 1:
         for name, inner in value.items():
             if not isinstance(inner, PLAIN):
@@ -86,35 +85,35 @@ def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:
 def json_summary(values: list[JsonValue]) -> str:
     """What the file holds, by its top-level labels: their records and fields, or their values."""
     if _is_list_of_records(values):
-        return f"A list of {_records(len(values))} with the fields {_listed(_fields(item.value for item in values))}."
+        return f"A list of {_records(len(values))} with the fields {listed(_fields(item.value for item in values))}."
     parts = []
     for item in values:
         if _are_records(item.value):
-            parts.append(f"{item.label}: {_records(len(item.value))} with the fields {_listed(_fields(item.value))}")
+            parts.append(f"{item.label}: {_records(len(item.value))} with the fields {listed(_fields(item.value))}")
         elif isinstance(item.value, dict) and item.value:
-            parts.append(f"{item.label}: a record with the fields {_listed(_described_fields(item.value))}")
+            parts.append(f"{item.label}: a record with the fields {listed(_described_fields(item.value))}")
         elif isinstance(item.value, PLAIN):
-            parts.append(f"{item.label}: {_plain(item.value)}")
+            parts.append(f"{item.label}: {plain(item.value)}")
     return cut_text(f"{'; '.join(parts)}." if parts else "A JSON document of nested values.", MAX_CLAIM_CHARS)
 
 
-def _records_facts(label: str, records: list[tuple[dict, str]], record_label: str) -> list[dict]:
+def _records_facts(label: str, records: list[tuple[dict, str]], name_of: Callable[[int], str]) -> list[dict]:
     """The records' shape and columns as a table's, then the records themselves (spread over the list),
-    each named by `record_label` with its number."""
-    records = [(_flattened(record), ref) for record, ref in records]
+    each named by `name_of(its number)`."""
+    records = [(flattened(record), ref) for record, ref in records]
     names = _fields(record for record, _ref in records)
     columns = {name: Column(name) for name in names}
     for number, (record, ref) in enumerate(records, 1):
         for name, value in record.items():
             if isinstance(value, PLAIN) and value is not None:
-                columns[name].cells.append((_plain(value), ref, number))
+                columns[name].cells.append((plain(value), ref, number))
     refs = list(dict.fromkeys(ref for _record, ref in records))
     table = Table(list(columns.values()), len(records), refs, unit="record")
-    shape = _read(f"{label} holds {_records(len(records))} with the fields {_listed(names)}.", refs)
+    shape = _read(f"{label} holds {_records(len(records))} with the fields {listed(names)}.", refs)
     numbered = list(enumerate(records, 1))
     if len(numbered) > MAX_RECORDS_STATED:
         numbered = [numbered[(i * len(numbered)) // MAX_RECORDS_STATED] for i in range(MAX_RECORDS_STATED)]
-    stated = [_read(_record_claim(record_label.format(number), record), [ref]) for number, (record, ref) in numbered]
+    stated = [_read(record_line(name_of(number), record), [ref]) for number, (record, ref) in numbered]
     return [shape, *column_facts(table), *stated]
 
 
@@ -135,20 +134,8 @@ def _fields(records: Iterable[dict]) -> list[str]:
     """The plain fields of the records, those of the objects inside them by path, in the order they first appear."""
     names: dict[str, None] = {}
     for record in records:
-        names.update((name, None) for name in _flattened(record))
+        names.update((name, None) for name in flattened(record))
     return list(names)
-
-
-def _flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
-    """A record's plain fields, and those of the objects inside it by their path ("laptops.count"): a school's
-    laptops are its fields as much as its name is."""
-    fields = {}
-    for name, value in record.items():
-        if isinstance(value, PLAIN):
-            fields[name] = value
-        elif isinstance(value, dict) and depth > 1:
-            fields.update((f"{name}.{inner}", plain) for inner, plain in _flattened(value, depth - 1).items())
-    return fields
 
 
 def _described_fields(record: dict) -> list[str]:
@@ -166,23 +153,8 @@ def _described_fields(record: dict) -> list[str]:
     return described
 
 
-def _record_claim(label: str, record: dict) -> str:
-    fields = [
-        f"{name} {_plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
-    ]
-    return f"{label}: {_listed(fields)}."
-
-
 def _records(count: int) -> str:
     return f"{count} record" if count == 1 else f"{count} records"
-
-
-def _listed(items: list[str]) -> str:
-    return ", ".join(items[:MAX_LISTED]) + (", …" if len(items) > MAX_LISTED else "")
-
-
-def _plain(value: PLAIN) -> str:
-    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
 
 
 def _read(claim: str, sources: list[str]) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .json_records import labelled_value, value_lines
 from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from .terms import WORD, split_sentences
 
@@ -17,8 +18,17 @@ _COPYRIGHT_NOTICE = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 
 
 def statements(text: str) -> list[str]:
-    """The sentences of a text that state something (`is_statement`), in order; its licence text left out."""
-    return [sentence for sentence in split_sentences(without_licence(text)) if is_statement(sentence)]
+    """The sentences of a text that state something (`is_statement`), in order; its licence text left out.
+    A JSON file's object or list (a paragraph "label: {…}") states its records, said in words
+    (llm_platform.json_records), not its lines of keys and braces."""
+    found = []
+    for paragraph in without_licence(text).split("\n\n"):
+        value = labelled_value(paragraph)
+        if value is not None:
+            found.extend(value_lines(*value))
+        else:
+            found.extend(sentence for sentence in split_sentences(paragraph) if is_statement(sentence))
+    return found
 
 
 def without_licence(text: str) -> str:

@@ -812,8 +812,8 @@ def test_a_json_list_of_objects_is_stated_as_records_with_the_columns_of_a_table
     fields = "id, type, site, installed, power_kw, note, capacity_m3"
     assert claims[f"assets holds 3 records with the fields {fields}."] == [assets_ref]
     assert claims["site takes 2 values over 3 records: Elm Street (2), Harbour Road (1)."] == [assets_ref]
-    assert claims["assets[1]: id P-101, type pump, site Elm Street, installed 2014, power_kw 75."] == [assets_ref]
-    assert "assets[2]: id V-220, type valve, site Harbour Road, installed 1998." in claims  # a null states nothing
+    assert claims["assets, item 1: id P-101, type pump, site Elm Street, installed 2014, power_kw 75."] == [assets_ref]
+    assert "assets, item 2: id V-220, type valve, site Harbour Road, installed 1998." in claims  # a null states nothing
     assert digest["summary"] == f"version: 2.1; assets: 3 records with the fields {fields}."
     assert check_file(digest, "assets.json", spans, "json").valid
 
@@ -849,7 +849,7 @@ def test_the_objects_and_lists_inside_a_json_object_are_stated_by_their_path():
     rotation_ref, flags_ref = (f"oncall.json::{span['span_id']}" for span in spans)
     assert claims["rotation: length_days 7."] == [rotation_ref]
     assert claims["rotation.escalation holds 2 records with the fields after_minutes, to."] == [rotation_ref]
-    assert claims["rotation.escalation[2]: after_minutes 30, to manager."] == [rotation_ref]
+    assert claims["rotation.escalation, item 2: after_minutes 30, to manager."] == [rotation_ref]
     assert claims["rotation.contact: channel #oncall."] == [rotation_ref]
     assert claims["rotation.contact.regions: eu, us."] == [rotation_ref]
     assert claims["flags.beta: enabled true."] == [flags_ref]  # an object of objects states what is inside
@@ -870,7 +870,7 @@ def test_the_objects_inside_a_json_files_records_are_their_fields_by_path():
     spans = _json_spans("inventory.json", inventory)
     digest = file_digest("inventory.json", spans, "json")
     claims = [fact["claim"] for fact in digest["facts"]]
-    assert "schools[1]: name North High, laptops.count 760, laptops.faulty 95." in claims
+    assert "schools, item 1: name North High, laptops.count 760, laptops.faulty 95." in claims
     assert (
         "laptops.count ranges from 150 (record 2) to 760 (record 1); the total over 2 records is 910, the mean 455."
     ) in claims

@@ -26,8 +26,8 @@ from llm_platform.terms import question_terms
         ),
         (
             "How many faulty laptops does North High have?",
-            "schools[1]: name North High, laptops.count 760, laptops.faulty 95.",  # a record's field, then its count
-            "schools[1]: name North High, laptops.count 760.",
+            "schools, item 1: name North High, laptops.count 760, laptops.faulty 95.",
+            "schools, item 1: name North High, laptops.count 760.",
         ),
         (
             "How many appointments were missed?",

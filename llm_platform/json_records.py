@@ -1,0 +1,73 @@
+"""A JSON value said in words: how a record, a list of records or a list of values reads as a statement.
+
+The extractor writes each top-level value of a JSON file as a span "label: value", the value as
+indented JSON (context_app.extraction.text_readers). Read as sentences, that is lines of keys and
+braces; said here, a record is its fields ("budget: engineering_weeks 26, contractor_usd 18000.")
+and a list of records one such line a record ("milestones, item 2: name Photo queue, due 2027-02-12, …").
+The offline digest of a JSON file (digests.offline_json) and the statements research quotes
+(llm_platform.statements) say them alike.
+"""
+
+import json
+
+MAX_LISTED = 12  # fields of a record, or items of a list, named in one line
+MAX_DEPTH = 4  # levels of objects inside a record said as its fields by path
+PLAIN = str | int | float | bool | None
+
+
+def labelled_value(text: str) -> tuple[str, object] | None:
+    """The label and the object or list of a span "label: {…}" or "label: […]"; None for any other text
+    (a plain value, prose, or a value cut short by a window)."""
+    label, separator, rendered = text.partition(": ")
+    if not separator or "\n" in label or rendered.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        return label, json.loads(rendered)
+    except ValueError:
+        return None
+
+
+def value_lines(label: str, value: object) -> list[str]:
+    """`value` said in words under `label`: a record as one line, a list of records a line each, a list
+    of plain values as the list; nothing for other shapes."""
+    if isinstance(value, dict):
+        fields = flattened(value)
+        return [record_line(label, fields)] if fields else []
+    if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
+        return [record_line(item_label(label, number), flattened(entry)) for number, entry in enumerate(value, 1)]
+    if isinstance(value, list) and value and all(isinstance(entry, PLAIN) for entry in value):
+        return [f"{label}: {listed([plain(entry) for entry in value])}."]
+    return []
+
+
+def item_label(label: str, number: int) -> str:
+    """The label of a list's item, numbered from 1 ("milestones, item 2"): not "milestones[2]", which a
+    report reads as a citation mark."""
+    return f"{label}, item {number}"
+
+
+def flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
+    """A record's plain fields, and those of the objects inside it by their path ("laptops.count"): a school's
+    laptops are its fields as much as its name is."""
+    fields = {}
+    for name, value in record.items():
+        if isinstance(value, PLAIN):
+            fields[name] = value
+        elif isinstance(value, dict) and depth > 1:
+            fields.update((f"{name}.{inner}", field) for inner, field in flattened(value, depth - 1).items())
+    return fields
+
+
+def record_line(label: str, record: dict) -> str:
+    fields = [
+        f"{name} {plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
+    ]
+    return f"{label}: {listed(fields)}."
+
+
+def listed(items: list[str]) -> str:
+    return ", ".join(items[:MAX_LISTED]) + (", …" if len(items) > MAX_LISTED else "")
+
+
+def plain(value: PLAIN) -> str:
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
