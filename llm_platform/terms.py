@@ -234,7 +234,7 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _WORD = re.compile(r"\w+")
 # A line at least this long that stops without punctuation is prose wrapped by its
 # author (Markdown, plain text, e-mail): the next line continues its sentence.

@@ -117,6 +117,9 @@ def test_a_quotation_of_several_sentences_is_one_statement_and_keeps_its_closing
         '"I don\'t need the maps offline. I need my notes not to vanish."',
         "Photos matter most.",
     ]
+    assert split_sentences('> "I need my notes not to vanish." (surveyor)') == [  # a Markdown quote's mark is markup
+        '"I need my notes not to vanish." (surveyor)'
+    ]
     assert split_sentences('He said "stop the pumps." Then the crew left.') == [
         'He said "stop the pumps."',
         "Then the crew left.",
