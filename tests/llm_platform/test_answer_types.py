@@ -16,6 +16,13 @@ from llm_platform.terms import question_terms
             "The valve programme replaced 42 valves.",
         ),
         ("What did the valve programme cost?", "It cost €1.2 M.", "The programme's cost was reviewed in May."),
+        # A currency's code before the amount, or in the name of a record's field, says money too.
+        (
+            "How much is the contractor budget?",
+            "budget: engineering_weeks 26, contractor_usd 18000.",
+            "budget: weeks 26.",
+        ),
+        ("How much will the licence cost?", "The licence costs USD 12,000 a year.", "The licence covers 12 sites."),
         ("How long did the training take?", "It took about three weeks.", "The training was long and thorough."),
         ("How many households lost water?", "The burst left 230 households without water.", "230 pipes burst."),
         # An article counts nothing: "a second engineer" says no number of engineers.
