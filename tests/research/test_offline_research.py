@@ -345,7 +345,7 @@ def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_sub
 
 
 def test_when_the_asker_is_the_subject_a_later_clauses_it_is_what_they_would_do():
-    """"Should we build offline mode, and what would it cost?": "it" is the building, never "we"."""
+    """ "Should we build offline mode, and what would it cost?": "it" is the building, never "we"."""
     assert question_clauses("Should we build offline mode, and what would it cost and when would it ship?") == [
         "Should we build offline mode",
         "what would building offline mode cost",
@@ -889,6 +889,24 @@ def test_findings_lead_with_the_statement_that_best_answers_by_bm25():
     counting shared terms put "The valve programme replaced 42 gate valves …" first."""
     findings = ask("NODE_FINDINGS", {"question": RISK_QUESTION}, RISK_RESULTS)["findings"]
     assert findings[0] == {"text": "Staff shortages threaten the inspection schedule.", "citations": [3]}
+
+
+def test_a_finding_that_refers_back_is_quoted_with_the_statement_before_it():
+    results = [
+        (
+            1,
+            "scan.html § FieldPad",
+            "FieldPad\n\nFieldPad sells field forms to surveyors. Its roadmap promises offline notes for 2027.",
+        ),
+        (2, "plan.md § Plan", "Offline notes ship in release 4.2 of our app, planned for April 2027."),
+    ]
+    texts = [
+        f["text"]
+        for f in ask("NODE_FINDINGS", {"question": "When will FieldPad offer offline notes?"}, results)["findings"]
+    ]
+    assert "FieldPad sells field forms to surveyors. Its roadmap promises offline notes for 2027." in texts
+    assert "Its roadmap promises offline notes for 2027." not in texts
+    assert "FieldPad sells field forms to surveyors." not in texts, "told once, with the statement that refers to it"
 
 
 def test_the_report_leads_with_the_best_answer_and_tells_each_sentence_once():

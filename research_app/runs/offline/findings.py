@@ -47,12 +47,23 @@ def under_heading(heading: str, sentence: str) -> str:
     return f"{heading}: {sentence}" if heading else sentence
 
 
+# A statement that opens with one of these takes up the one before it ("FieldPad has no offline mode. Its
+# roadmap promises one for 2027."): quoted alone, it would not say what it is about.
+BACK_REFERENCES = frozenset("it its they their them this these those he his she her".split())
+
+
+def refers_back(statement: str) -> bool:
+    first = statement.split(maxsplit=1)[0].strip("\"'“‘(").lower() if statement.strip() else ""
+    return first in BACK_REFERENCES
+
+
 def node_findings(prompt: str) -> dict:
     """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 
     Every statement of every result is scored for the question by terms (BM25, the
     statements as the collection: a rare shared term weighs more than one every result
     repeats) and meaning (relevance.py); each result gives its best two that score at all.
+    A statement that opens by referring back ("Its roadmap …") is quoted with the one before it.
     Headings, labels and other lines that state nothing are never findings. Ranked by score,
     then the lowest result number citing them, then position; at most MAX_FINDINGS.
     """
@@ -60,8 +71,10 @@ def node_findings(prompt: str) -> dict:
     question = required_question(inputs, "NODE_FINDINGS")
     candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
     read_as: list[str] = []  # each statement as scored: after its section's heading
+    said: dict[int, list[str]] = {}  # each result's statements, in order
     for number, heading, text in numbered_results(prompt):
-        for position, sentence in enumerate(statements(text)):
+        said[number] = statements(text)
+        for position, sentence in enumerate(said[number]):
             candidates.append((number, position, sentence))
             read_as.append(under_heading(heading, sentence))
     by_result: dict[int, list[tuple[float, int, str]]] = {}
@@ -70,7 +83,13 @@ def node_findings(prompt: str) -> dict:
             by_result.setdefault(number, []).append((score, position, sentence))
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
     for number, scored in by_result.items():
-        for score, position, sentence in sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_SENTENCES_PER_RESULT]:
+        chosen = sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_SENTENCES_PER_RESULT]
+        positions = {position for _score, position, _sentence in chosen}
+        for score, position, sentence in chosen:
+            if position + 1 in positions and refers_back(said[number][position + 1]):
+                continue  # said with the statement after it, which refers back to it
+            if position > 0 and refers_back(sentence):
+                sentence = f"{said[number][position - 1]} {sentence}"
             key = comparison_key(sentence)
             if key in merged:
                 if number not in merged[key]["citations"]:
