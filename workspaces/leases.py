@@ -139,11 +139,18 @@ def take(job: LeasedJob, pk, **conditions) -> str | None:
     return hold
 
 
+ENDED = "#ended"  # marks the owner string of a hold whose job is over
+
+
 def end(job: LeasedJob, pk, hold: str) -> None:
-    """The job is over: its lease expires now (a row still running is recovered at once)."""
+    """The job is over: its lease expires now (a row still running is recovered at once). The owner
+    string is marked ended too: a renewal the renewer thread read before this (its UPDATE still to
+    come) matches owner strings of live holds only, so it cannot revive the lease for another term."""
     _renewer.discard(job, pk, hold)
     try:
-        job.model.objects.filter(pk=pk, **{job.owner: hold}).update(**{job.expires: timezone.now()})
+        job.model.objects.filter(pk=pk, **{job.owner: hold}).update(
+            **{job.expires: timezone.now(), job.owner: f"{hold}{ENDED}"}
+        )
     except Exception:  # noqa: BLE001 - not renewed any more, it expires on its own
         logger.warning("lease of %s %s not ended; it expires on its own", job.model.__name__, pk, exc_info=True)
 

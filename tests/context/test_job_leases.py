@@ -107,6 +107,22 @@ def test_a_running_job_keeps_its_lease_and_frees_it_when_it_ends(api, settings, 
     assert ContextFile.objects.get().digest_status == DigestStatus.STALE
 
 
+def test_a_renewal_read_before_the_job_ended_does_not_revive_its_lease(api):
+    """The renewer thread reads the holds, then UPDATEs their rows: a job that ended in between had its
+    lease renewed for another term (seen: a test waited 60 s for an extraction job that had ended)."""
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    session_worker.wait_until_idle()
+    file = ContextFile.objects.get()
+    ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)
+    renewer = leases._Renewer()
+    with leases.holding(FILE_JOB, file.pk) as held:
+        assert held
+        read_by_the_renewer = {FILE_JOB: {file.pk: leases.owner(FILE_JOB)}}
+    renewer.renew(read_by_the_renewer)  # its UPDATE, after the job's end
+    assert ContextFile.objects.get().lease_expires_at <= timezone.now(), "the ended lease stays ended"
+
+
 def test_a_hold_inside_a_hold_of_the_same_kind_gives_the_outer_one_back(api):
     """Eager tasks nest jobs: an extraction's parse digests the set's files inline, each under its own
     lease. The inner one's end left the outer job writing as nobody, and its lease renewed for good."""
