@@ -200,12 +200,12 @@ _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 FURNITURE_MAX_CHARS = 80
 FURNITURE_MIN_SPANS = 3
 _DIGITS = re.compile(r"\d+")
-# Markdown's markup, not its words: emphasis, code ticks, a link's target, a quote's mark.
+# Markdown's markup, not its words: emphasis, code ticks, a link's target. (A quote's and a list's marks and
+# a heading's are split_sentences' to drop.)
 _MARKUP = (
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
     (re.compile(r"(\*\*|__|`+)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
     (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
-    (re.compile(r"^\s{0,3}>\s+"), ""),  # (a heading's mark stays: split_sentences passes headings over)
 )
 
 

@@ -15,7 +15,7 @@ MAX_DEPTH = 4  # levels of objects inside a record said as its fields by path
 PLAIN = str | int | float | bool | None
 
 
-def labelled_value(text: str) -> tuple[str, object] | None:
+def labelled_json(text: str) -> tuple[str, object] | None:
     """The label and the object or list of a span "label: {…}" or "label: […]"; None for any other text
     (a plain value, prose, or a value cut short by a window)."""
     label, separator, rendered = text.partition(": ")

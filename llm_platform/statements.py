@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .json_records import labelled_value, value_lines
+from .json_records import labelled_json, value_lines
 from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from .terms import WORD, split_sentences
 
@@ -23,7 +23,7 @@ def statements(text: str) -> list[str]:
     (llm_platform.json_records), not its lines of keys and braces."""
     found = []
     for paragraph in without_licence(text).split("\n\n"):
-        value = labelled_value(paragraph)
+        value = labelled_json(paragraph)
         if value is not None:
             found.extend(value_lines(*value))
         else:

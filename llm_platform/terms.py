@@ -225,10 +225,9 @@ def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
 
 # --- sentences -------------------------------------------------------------------------
 
-# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) before
-# whitespace and an opening capital/digit/quote, or at a line break.
-# A closing quote or bracket after the stop stays with its sentence.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n+")
+# Within a line, a sentence ends at . ! ? (a closing quote or bracket after it stays with the sentence)
+# before whitespace and an opening capital, digit or quote; a line break ends one too (split_sentences).
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
     re.I,
@@ -349,18 +348,18 @@ def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
     for line in _unwrap(text).split("\n"):
-        glued = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
+        same_line = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
         for piece in _SENTENCE_END.split(line):
-            piece = (piece or "").strip()
+            piece = piece.strip()
             if not piece:
                 continue
             # "e.g. Berlin" or "Dr. Smith" is not a sentence end, nor is a full stop inside a quotation
             # ('"I don't need the maps offline. I need my notes."'): glue the split back.
-            if glued and (_ABBREVIATION.search(pieces[-1]) or _inside_quotation(pieces[-1])):
+            if same_line and (_ABBREVIATION.search(pieces[-1]) or _inside_quotation(pieces[-1])):
                 pieces[-1] = f"{pieces[-1]} {piece}"
             else:
                 pieces.append(piece)
-            glued = True
+            same_line = True
     sentences = []
     for piece in pieces:
         if _HEADING_MARK.match(piece) or _is_title(piece):
