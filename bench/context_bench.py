@@ -19,8 +19,8 @@ ROOT = harness.ROOT
 from django.conf import settings  # noqa: E402
 
 from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
-from context_app import isolation, services  # noqa: E402
-from context_app.extraction import ExtractionLimits, extract_document  # noqa: E402
+from context_app import services  # noqa: E402
+from extraction import ExtractionLimits, extract_document, isolation  # noqa: E402
 from llm_platform.models import LLMCall  # noqa: E402
 from research_app.services import create_session  # noqa: E402
 from workspaces.services import ensure_demo_user  # noqa: E402
@@ -164,7 +164,7 @@ def extraction_speed() -> list[dict]:
 
 
 def child_extraction_ms(repeat: int = 30, between_ms: int = 50) -> dict:
-    """Median milliseconds to extract a one-line text file in its child process (context_app.isolation):
+    """Median milliseconds to extract a one-line text file in its child process (extraction.isolation):
     `cold`, in a child started for it (the first file of a worker); `in_a_run`, in the child the file
     before started, with `between_ms` of the worker's own work (storing, indexing) between two files."""
     limits = ExtractionLimits.from_settings()

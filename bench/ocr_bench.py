@@ -3,7 +3,7 @@
     make bench            # or: .venv/bin/python bench/ocr_bench.py [--pages 20] [--dpi 300]
 
 A 20-page image-only PDF made from text we know (bench/synthetic_scan.py: 300 dpi, turned
-0.6°, noise) goes through the product's own path: context_app.isolation.extract_in_child,
+0.6°, noise) goes through the product's own path: extraction.isolation.extract_in_child,
 the extraction child, pypdfium2's render and a `tesseract` process a page, two at a time.
 Wall seconds per page is the goal (≤ 2 s on the CI machines' 2 cores); the CPU seconds the
 child and its `tesseract` processes spent per page say what the machine's load cannot. Word
@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench import synthetic_scan  # noqa: E402
 from bench.synthetic_pdf import build_pdf, report_pages  # noqa: E402
-from context_app.extraction import ExtractionLimits  # noqa: E402
-from context_app.extraction import ocr as ocr_module  # noqa: E402
-from context_app.isolation import extract_in_child  # noqa: E402
+from extraction import ExtractionLimits  # noqa: E402
+from extraction import ocr as ocr_module  # noqa: E402
+from extraction.isolation import extract_in_child  # noqa: E402
 
 GOAL_SECONDS_PER_PAGE = 2.0
 

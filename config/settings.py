@@ -213,11 +213,11 @@ GROUNDWORK_MAX_CHARS = env.int("GROUNDWORK_MAX_CHARS", default=5_000_000)
 GROUNDWORK_MAX_DECOMPRESSED_BYTES = env.int("GROUNDWORK_MAX_DECOMPRESSED_BYTES", default=64 * 1024 * 1024)
 GROUNDWORK_MAX_XML_BYTES = env.int("GROUNDWORK_MAX_XML_BYTES", default=16 * 1024 * 1024)
 # Every file is extracted in the worker, in a child process killed after this long and
-# refused more address space than this (context_app/isolation.py); over either, the file
+# refused more address space than this (extraction/isolation.py); over either, the file
 # is in error naming the limit. 60 s: OCR reads a scanned page in seconds (a text layer takes PDFium ~4 ms a page).
 GROUNDWORK_EXTRACT_SECONDS = env.float("GROUNDWORK_EXTRACT_SECONDS", default=60.0)
 GROUNDWORK_EXTRACT_MEMORY_BYTES = env.int("GROUNDWORK_EXTRACT_MEMORY_BYTES", default=1024 * 1024 * 1024)
-# Scanned documents (context_app/extraction/ocr.py): a PDF page without a text layer that holds
+# Scanned documents (extraction/ocr.py): a PDF page without a text layer that holds
 # an image, and an uploaded PNG, JPEG, TIFF or WebP, are read by Tesseract when `auto`; `off`
 # leaves them unread (such a file says "no text layer: OCR is off"). Languages are Tesseract's
 # codes joined by "+" ("eng+fra"), each installed (Debian: tesseract-ocr-fra; `make` installs them).

@@ -11,10 +11,10 @@ from django.db import IntegrityError, transaction
 
 from digests.generate import PER_FILE_DIGEST, GeneratedDigest, prompt_version
 from digests.relabel import digest_hash, relabel_digest
+from extraction import CHUNKING_VERSION, sha256_hex
 from llm_platform.gateway import get_provider
 from llm_platform.models import LLMCall
 
-from .extraction import CHUNKING_VERSION, sha256_hex
 from .models import ContextFile, DigestCacheEntry, DigestCacheHit, StoredDigest
 
 

@@ -20,12 +20,12 @@ from django.core.files.base import File
 from django.db import transaction
 from django.utils import timezone
 
+from extraction import clean_filename, detect_format
 from workspaces.claims import move
 from workspaces.errors import ApplicationError
 from workspaces.selectors import parse_uuid
 
 from . import library, library_index, provenance
-from .extraction import clean_filename, detect_format
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .pipeline import jobs
 from .pipeline.aggregate_state import refresh_aggregate_state

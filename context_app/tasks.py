@@ -30,7 +30,7 @@ def parse_context_set(context_set_id: str, requeue_unheld: bool = False) -> None
 
 
 # A scan is read page by page, each page under GROUNDWORK_EXTRACT_SECONDS (the extraction child's
-# own watchdog, context_app/isolation.py), so a long one outlasts the tasks' default limit: this
+# own watchdog, extraction/isolation.py), so a long one outlasts the tasks' default limit: this
 # task's backstop is the page limit's worth of pages.
 EXTRACT_TIME_LIMIT = int(settings.GROUNDWORK_MAX_PAGES * (settings.GROUNDWORK_EXTRACT_SECONDS + 5)) + 300
 

@@ -7,7 +7,7 @@ which columns the file has, and per column its range and total (numeric measures
 not identifiers counting up row by row) or its distinct values (a few repeated
 labels), each citing the row spans it was computed
 from. Everything is computed from the spans the extractor made
-(context_app.extraction.text_readers._csv_blocks): span "header" holds the column names joined
+(extraction.text_readers._csv_blocks): span "header" holds the column names joined
 by ", ", every other span a run of rows, one per line, as "column: value; …".
 """
 

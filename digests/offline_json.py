@@ -3,7 +3,7 @@
 Sentence extraction read a JSON file as lines of keys and braces, so its digest was one quoted
 line ('"site": "Elm Street",'). The extractor makes a span per top-level key, or per item of a
 top-level list, written as "label: value" with the value as indented JSON
-(context_app.extraction.text_readers._json_blocks). Here each span's value is read back:
+(extraction.text_readers._json_blocks). Here each span's value is read back:
 
 - a plain value is stated as it stands ("version: 2.1");
 - an object is a record, stated with its plain fields ("owner: name Ana, team Ops.");

@@ -1,7 +1,7 @@
 """A JSON value said in words: how a record, a list of records or a list of values reads as a statement.
 
 The extractor writes each top-level value of a JSON file as a span "label: value", the value as
-indented JSON (context_app.extraction.text_readers). Read as sentences, that is lines of keys and
+indented JSON (extraction.text_readers). Read as sentences, that is lines of keys and
 braces; said here, a record is its fields ("budget: engineering_weeks 26, contractor_usd 18000.")
 and a list of records one such line a record ("milestones, item 2: name Photo queue, due 2027-02-12, …").
 The offline digest of a JSON file (digests.offline_json) and the statements research quotes

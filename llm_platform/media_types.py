@@ -1,5 +1,5 @@
 """The formats files are read in, as the media types a source declares: one table for the extractors
-(context_app.extraction, which imports it in every extraction's child process, so it stands outside the
+(extraction, which imports it in every extraction's child process, so it stands outside the
 IR package and its imports) and the Context IR (llm_platform.ir)."""
 
 MIME_TYPES = {

@@ -3,8 +3,9 @@
     config            settings, URLs, ASGI: the whole product wired together
     conversation_app  the session chat and its context requests
     research_app      research runs: bind, the node tree, the report
-    context_app       files, extraction, provenance, the library, the digest pipeline and cache
+    context_app       files, their extraction stage, provenance, the library, the digest pipeline and cache
     digests           what a digest is: its tasks A and B, validation, relabelling, the offline digests
+    extraction        a file's bytes → text and spans S1..Sn, read in a child process under limits
     llm_platform      the model gateway and providers, prompts, the Context IR, grounding, the ledger
     workspaces        teams, sessions, the API kit, live pushes, job queueing
 
@@ -18,7 +19,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STACK = ["workspaces", "llm_platform", "digests", "context_app", "research_app", "conversation_app", "config"]
+STACK = [
+    "workspaces",
+    "llm_platform",
+    "extraction",
+    "digests",
+    "context_app",
+    "research_app",
+    "conversation_app",
+    "config",
+]
 FLOOR = {app: floor for floor, app in enumerate(STACK)}
 
 

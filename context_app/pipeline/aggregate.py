@@ -15,13 +15,13 @@ from django.db import connections, transaction
 from redis.exceptions import LockError
 
 from digests.generate import generate_aggregate_digest, prompt_version
+from extraction import sha256_hex
 from llm_platform import limiter
 from llm_platform.model_task import TaskFailed
 from workspaces import leases, shared_redis
 from workspaces.claims import move
 
 from .. import digest_cache, provenance
-from ..extraction import sha256_hex
 from ..models import AGGREGATE_JOB, ContextFile, ContextSet, DigestStatus, StoredDigest
 from ..notify import notify_context_changed
 from .aggregate_state import aggregate_inputs, aggregate_inputs_hash, current_inputs_hash, refresh_aggregate_state

@@ -3,9 +3,9 @@
 import json
 
 from digests.generate import prompt_version
+from extraction import sha256_hex
 from workspaces.claims import move
 
-from ..extraction import sha256_hex
 from ..models import ContextFile, ContextSet, DigestStatus
 
 

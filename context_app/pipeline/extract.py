@@ -5,13 +5,13 @@ import logging
 from django.db import transaction
 
 from digests.generate import prompt_version
+from extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
+from extraction.isolation import extract_in_child
 from workspaces import leases
 from workspaces.claims import move
 
 from .. import digest_cache, library, provenance
 from ..digest_cache import file_cache_key
-from ..extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
-from ..isolation import extract_in_child
 from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText
 from ..notify import notify_context_changed_soon
 from . import jobs

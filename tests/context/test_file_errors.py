@@ -25,7 +25,8 @@ def test_an_unsupported_file_says_what_would_help_and_that_retry_cannot(eager):
 
 def test_every_error_code_a_stage_records_has_help():
     codes = set()
-    for path in (Path(__file__).resolve().parents[2] / "context_app").rglob("*.py"):
+    root = Path(__file__).resolve().parents[2]
+    for path in [*(root / "context_app").rglob("*.py"), *(root / "extraction").rglob("*.py")]:
         text = path.read_text()
         codes |= set(re.findall(r'ExtractionError\(\s*"([a-z_]+)"', text))  # extraction
         codes |= set(re.findall(r'"code": "([a-z_]+)"', text))  # a failed job

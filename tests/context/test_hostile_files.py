@@ -2,7 +2,7 @@
 never wait on one, and each file ends with a clear status within the extraction limits.
 
 The worker is the real one (celery_worker_thread); extraction runs in its child process
-(context_app/isolation.py) under limits lowered here so the test is quick.
+(extraction/isolation.py) under limits lowered here so the test is quick.
 """
 
 import io

@@ -14,10 +14,9 @@ import pytest
 
 from bench import synthetic_scan
 from bench.synthetic_pdf import build_pdf, pdf_from_objects
-from context_app import isolation
-from context_app.extraction import ExtractionError, ExtractionLimits, extract_document, ocr
 from context_app.models import ContextFile
 from context_app.pipeline import extract as extract_stage
+from extraction import ExtractionError, ExtractionLimits, extract_document, isolation, ocr
 from tests.factories import ContextApi, make_member, wait_until
 
 FACT = "The Harbour Street pumping station was rebuilt in 1987 for 4.2 million euros."

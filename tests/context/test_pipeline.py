@@ -207,9 +207,9 @@ DISTRICTS = "".join(
 
 
 def test_span_windows_fit_the_budget_keep_order_and_cover_every_span():
-    from context_app.extraction import ExtractionLimits, extract_document
     from digests.envelopes import per_file_envelope
     from digests.generate import span_windows
+    from extraction import ExtractionLimits, extract_document
     from llm_platform.ir import estimate_tokens
 
     spans = [s.as_dict() for s in extract_document(DISTRICTS.encode(), "d.md", "", ExtractionLimits()).spans]

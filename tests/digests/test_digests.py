@@ -664,7 +664,7 @@ def test_offline_aggregate_bounds_conflicts_and_puts_them_first():
 
 
 def _csv_spans(name: str) -> list[dict]:
-    from context_app.extraction import ExtractionLimits, extract_document
+    from extraction import ExtractionLimits, extract_document
 
     data = (Path(__file__).parents[1] / "fixtures" / name).read_bytes()
     return [span.as_dict() for span in extract_document(data, name, "text/csv", ExtractionLimits.from_settings()).spans]
@@ -718,7 +718,7 @@ GNU_MANUALS = Path(__file__).parents[1] / "fixtures" / "gnu_manuals"
 
 
 def _pdf_digest(path: Path) -> tuple[dict, list[dict]]:
-    from context_app.extraction import ExtractionLimits, extract_document
+    from extraction import ExtractionLimits, extract_document
 
     document = extract_document(path.read_bytes(), path.name, "application/pdf", ExtractionLimits.from_settings())
     spans = [span.as_dict() for span in document.spans]
@@ -789,7 +789,7 @@ def test_a_column_its_header_calls_an_id_is_not_summed_even_when_its_keys_skip()
 
 
 def _json_spans(name: str, value) -> list[dict]:
-    from context_app.extraction import ExtractionLimits, extract_document
+    from extraction import ExtractionLimits, extract_document
 
     data = json.dumps(value).encode()
     return [

@@ -2,9 +2,9 @@
 
 import json
 
-from context_app.extraction import ExtractionLimits, extract_document
 from digests.envelopes import per_file_envelope
 from digests.offline import per_file_digest
+from extraction import ExtractionLimits, extract_document
 from llm_platform.statements import statements
 
 PLAN = {

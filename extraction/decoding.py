@@ -71,7 +71,7 @@ def decode_text(data: bytes) -> str:
 
 
 def _detect_code_page(sample: bytes) -> str:
-    # Imported here, not at the top: every extraction starts a child process (context_app.isolation),
+    # Imported here, not at the top: every extraction starts a child process (extraction.isolation),
     # and this import is a fifth of its start-up; only a file that is not UTF-8 needs the detector.
     import charset_normalizer
 

@@ -11,7 +11,7 @@ import pypdf
 import pytest
 
 from bench.synthetic_pdf import build_pdf, report_pages
-from context_app.extraction import (
+from extraction import (
     CHUNKING_VERSION,
     SPAN_MAX_CHARS,
     ExtractionError,
@@ -231,7 +231,7 @@ def test_text_is_decoded_utf8_then_utf16_32_then_western_and_central_code_pages(
 
 
 def test_atx_headings_are_parsed_without_backtracking():
-    from context_app.extraction.text_readers import _atx_heading
+    from extraction.text_readers import _atx_heading
 
     assert _atx_heading("# a" + " " * 2500 + "b") == (1, "a" + " " * 2500 + "b")
     assert _atx_heading("## Costs ##") == (2, "Costs")

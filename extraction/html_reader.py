@@ -110,7 +110,7 @@ HTML_FEED_CHARS = 64 * 1024  # the budget is checked between pieces as well as b
 
 
 def _html_blocks(text: str, budget: "_Budget") -> list[Block]:
-    # Lazy: lxml loads only when an HTML file comes (in the extraction child, context_app.isolation).
+    # Lazy: lxml loads only when an HTML file comes (in the extraction child, extraction.isolation).
     from lxml import etree
 
     target = _HTMLText(budget)

@@ -4,7 +4,7 @@ A hostile file (a PDF whose pages share one heavy content stream, a DOCX that
 unpacks to gigabytes, a regex a reader did not foresee) can burn CPU inside one
 library call, where no budget check runs, or grow the process by gigabytes. So
 the worker never extracts in its own process: it starts
-`python -m context_app.isolation`, which sets RLIMIT_AS on itself, reads the
+`python -m extraction.isolation`, which sets RLIMIT_AS on itself, reads the
 request and the file's bytes from stdin and writes the document (text and
 spans) as JSON to stdout. The worker kills it at the wall-clock limit.
 
@@ -16,7 +16,7 @@ process group: the `tesseract` processes it started go with it.
 
 A subprocess, not multiprocessing: a Celery prefork pool child is daemonic, and
 daemonic processes may not start multiprocessing children. The child imports
-only context_app.extraction (no Django), so it starts in a tenth of a second; and
+only what reading a file needs (no Django), so it starts in a tenth of a second; and
 each extraction starts the next one's child (it waits on its stdin for the request),
 so a worker going through many small files does not wait for that tenth each time.
 """
@@ -35,10 +35,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from .extraction import ExtractedDocument, ExtractionError, ExtractionLimits, Span, extract_document
+from . import ExtractedDocument, ExtractionError, ExtractionLimits, Span, extract_document
 
 # The child: this module run by the worker's own interpreter.
-CHILD = (sys.executable, "-m", "context_app.isolation")
+CHILD = (sys.executable, "-m", "extraction.isolation")
 # Room on top of the wall-clock limit for the interpreter to start and the answer to be read.
 STARTUP_SECONDS = 5.0
 # A line on the child's stderr that starts with this is news of a long read ("OCR page 12/80"):

@@ -20,7 +20,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
     that holds an image is a scan: it is rendered and read by OCR instead (extraction.ocr).
     Every page keeps its place and its "p. N"; a page that yields no text is named in a note.
     """
-    # Lazy: pdfium loads only when a PDF comes (in the extraction child, context_app.isolation).
+    # Lazy: pdfium loads only when a PDF comes (in the extraction child, extraction.isolation).
     import pypdfium2 as pdfium
 
     try:

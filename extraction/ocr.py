@@ -10,7 +10,7 @@ the cores of parallel pages and of the other jobs of the worker).
 Every page gets GROUNDWORK_EXTRACT_SECONDS of its own: the budget's clock restarts at
 each page, the `tesseract` process is killed at that limit (the page is then left out,
 and the file says so), and `progress` is told each page, so the worker (which kills
-the child after that long without news, context_app/isolation.py) sees a long scan
+the child after that long without news, extraction/isolation.py) sees a long scan
 moving and its chip says "OCR page 12/80".
 """
 

@@ -1,4 +1,4 @@
-"""The extraction child (context_app/isolation.py): each extraction starts the next one's child, and a
+"""The extraction child (extraction/isolation.py): each extraction starts the next one's child, and a
 child no extraction took ends with the process that started it, however that process ends."""
 
 import subprocess
@@ -6,8 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from context_app import isolation
-from context_app.extraction import ExtractionLimits
+from extraction import ExtractionLimits, isolation
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,8 +29,8 @@ def test_a_spare_ends_when_its_worker_is_killed_before_using_it():
     and exits, no process is left behind."""
     script = (
         "import os, sys\n"
-        "from context_app import isolation\n"
-        "from context_app.extraction import ExtractionLimits\n"
+        "from extraction import isolation\n"
+        "from extraction import ExtractionLimits\n"
         "isolation.extract_in_child(b'a line', 'a.txt', 'text/plain', ExtractionLimits())\n"
         "print(isolation._Spare.child.pid, flush=True)\n"
         "os._exit(0)\n"

@@ -27,14 +27,14 @@ class ExtractionLimits:
     max_decompressed_bytes: int = 64 * 1024 * 1024
     max_xml_bytes: int = 16 * 1024 * 1024
     seconds: float = 60.0  # for the whole file; for each page read by OCR
-    memory_bytes: int = 1024 * 1024 * 1024  # enforced by the child process (context_app/isolation.py)
+    memory_bytes: int = 1024 * 1024 * 1024  # enforced by the child process (extraction/isolation.py)
     max_image_pixels: int = 64_000_000  # an image, a frame of one, or a PDF page rendered for OCR
     ocr: str = "auto"  # "auto": pages without a text layer are read by Tesseract; "off": they are not
     ocr_languages: str = "eng"  # Tesseract's language codes, "eng+fra"
 
     @classmethod
     def from_settings(cls) -> "ExtractionLimits":
-        # Django only when asked: the extraction child (context_app.isolation) runs without it.
+        # Django only when asked: the extraction child (extraction.isolation) runs without it.
         from django.conf import settings
 
         return cls(
