@@ -117,35 +117,33 @@ def links_for(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[st
     return links
 
 
+def spans_of_versions(versions: Iterable[str]) -> dict[str, list[dict]]:
+    """{version: its spans} (one query)."""
+    rows = FileText.objects.filter(version__in={v for v in versions if parse_uuid(v)})
+    return {str(version): spans for version, spans in rows.values_list("version", "spans")}
+
+
 def span_texts(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[str, str]:
     """{sourceref: the span's text in the version `versions` pins its file to} (one query)."""
-    wanted = {ref: parsed for ref in sourcerefs if (parsed := parse_sourceref(ref)) and parsed[0] in versions}
-    rows = FileText.objects.filter(version__in={versions[filename] for filename, _ in wanted.values()})
-    spans_of = {str(version): spans for version, spans in rows.values_list("version", "spans")}
-    texts = {}
-    for ref, (filename, span_id) in wanted.items():
-        text = next((s["text"] for s in spans_of.get(versions[filename], []) if s["span_id"] == span_id), None)
-        if text is not None:
-            texts[ref] = text
-    return texts
+    return {ref: span.get("text", "") for ref, span in _pinned_spans(sourcerefs, versions).items()}
 
 
 def span_locators(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[str, str]:
     """{sourceref: its span's locator ("p. 3", "Methods > Sampling", "rows 2-41", or "")} in the
     version `versions` pins its file to (one query; a span not found is left out)."""
+    return {ref: str(span.get("locator") or "") for ref, span in _pinned_spans(sourcerefs, versions).items()}
+
+
+def _pinned_spans(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[str, dict]:
     wanted = {ref: parsed for ref in sourcerefs if (parsed := parse_sourceref(ref)) and parsed[0] in versions}
     if not wanted:
         return {}
-    rows = FileText.objects.filter(version__in={versions[filename] for filename, _ in wanted.values()})
-    locators_of = {
-        str(version): {s["span_id"]: str(s.get("locator") or "") for s in spans}
-        for version, spans in rows.values_list("version", "spans")
-    }
+    spans_of = spans_of_versions(versions[filename] for filename, _ in wanted.values())
     found = {}
     for ref, (filename, span_id) in wanted.items():
-        locator = locators_of.get(versions[filename], {}).get(span_id)
-        if locator is not None:
-            found[ref] = locator
+        span = next((s for s in spans_of.get(versions[filename], []) if s["span_id"] == span_id), None)
+        if span is not None:
+            found[ref] = span
     return found
 
 

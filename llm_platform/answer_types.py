@@ -44,7 +44,8 @@ _ANSWER_TYPES = (
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
     ),
     # "How much did it cost", "what did it cost": an amount of money; "how many", "how much": a count or
-    # quantity (not a year).
+    # quantity (not a year, nor an article: "a" is no amount), a share too ("how much did losses fall":
+    # "18 percent"; "how many households" is a count of them, see _HOW_MANY).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
     (re.compile(r"\bby how (?P<ask>much)\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
     (
@@ -53,7 +54,7 @@ _ANSWER_TYPES = (
         ),
         re.compile(_MONEY, re.I),
     ),
-    (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b{_COUNT}\b(?!\s*(?:%|percent))", re.I)),
+    (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
     # A cause, or a statement read under a heading that asks why ("What made it last longer: The page …").
     (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}", re.I)),
     # "When did/was/will …", "which months", "what year" ask for a date; "when does the else clause run" for a

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from context_app import provenance
 from llm_platform import grounding
@@ -35,6 +35,7 @@ def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:
         numbered.update(
             provenance.citation(result.sourceref, result.version, result.span, origin=origin, shown_in=shown_in)
         )
+        numbered["last_span"] = result.last_span or result.span
     return numbered
 
 
@@ -57,9 +58,13 @@ def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[di
     """Findings with their citations to results that exist and support them (llm_platform.grounding);
     a finding left citing none of them is dropped, and its marks of dropped citations go with them.
 
-    `source_links` are the citation objects of the library results it cites (web results have none).
+    `source_links` are the citation objects of the library results it cites (web results have none),
+    each opening the span of its result's section or page that holds the finding (`pinpointed`).
     """
     by_number = {r["n"]: r for r in results}
+    spans_of = provenance.spans_of_versions(
+        by_number[n]["version"] for f in findings for n in f["citations"] if by_number.get(n, {}).get("version")
+    )
     kept = []
     for finding in findings:
         cited = {
@@ -69,10 +74,54 @@ def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[di
         }
         supported, _unsupported = grounding.supporting(finding["text"], cited)
         if supported:
-            links = [citation_of(by_number[n]) for n in supported if by_number[n].get("source_url")]
+            links = [
+                pinpointed(by_number[n], finding["text"], spans_of) for n in supported if by_number[n].get("source_url")
+            ]
             text = grounding.keeping_marks(finding["text"], set(supported))
             kept.append({"text": text, "citations": supported, "source_links": links})
     return kept
+
+
+def pinpointed(result: dict, statement: str, spans_of: Mapping[str, list[dict]]) -> dict:
+    """The result's citation, opening the span of its record that best supports `statement`: a record
+    is a section or a page of several spans, and its first need not say what was found in it."""
+    link = citation_of(result)
+    record = _record_spans(result, spans_of.get(result["version"], []))
+    if len(record) > 1:
+        best = max(record, key=lambda span: _support_rank(statement, span.get("text", "")))
+        if grounding.supporting(statement, {0: best.get("text", "")})[0]:  # else the finding weaves several
+            filename = provenance.parse_sourceref(result["sourceref"])[0]
+            link.update(provenance.citation(f"{filename}::{best['span_id']}", result["version"], best["span_id"]))
+    return link
+
+
+def _record_spans(result: dict, spans: Sequence[dict]) -> list[dict]:
+    """The spans of a library result's record, its first to its last."""
+    numbers = _record_span_numbers(result)
+    return [span for span in spans if _span_number(span["span_id"]) in numbers]
+
+
+def link_opening(result: dict, links: Sequence[dict]) -> dict | None:
+    """Of a finding's `source_links`, the one that opens a span of `result`'s record."""
+    if not result.get("version"):
+        return None  # a web page
+    version, numbers = result["version"], _record_span_numbers(result)
+    opening = [link for link in links if link.get("version") == version and _span_number(link["span"]) in numbers]
+    return opening[0] if opening else None
+
+
+def _span_number(span_id: str) -> int:
+    return int(span_id[1:])
+
+
+def _record_span_numbers(result: dict) -> range:
+    # A result stored before results knew their last span stands for its first alone.
+    return range(_span_number(result["span"]), _span_number(result.get("last_span") or result["span"]) + 1)
+
+
+def _support_rank(statement: str, text: str) -> tuple[bool, float]:
+    found = grounding.support(statement, text)
+    return (not found.missing_figures, found.score)
 
 
 CITATION_FIELDS = ("sourceref", "version", "span", "source_url", "origin_session", "from_library")

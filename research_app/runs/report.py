@@ -23,7 +23,7 @@ from . import coverage, model_tasks
 from .bundle import compact_items
 from .ending import fail_run
 from .events import RunStopped, announce, emit
-from .evidence import citation_of, evidence, evidence_text
+from .evidence import citation_of, evidence, evidence_text, link_opening
 
 Status = ResearchRun.Status
 
@@ -142,33 +142,46 @@ def report_json(report: dict | None) -> dict | None:
 
 
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
-    """One number per (document, location) across the run, and per text: the same section found
-    in two files by two nodes is one reference. The nodes' findings cite those numbers."""
+    """One number per (document, location, span) across the run, and per text: the same section
+    found in two files by two nodes is one reference. A result is listed at each span its node's
+    findings open in it (evidence.pinpointed), with that span's text, else whole at its first span.
+    The nodes' findings cite those numbers."""
     references: list[dict] = []
-    number_of: dict[tuple[str, str], int] = {}
+    number_of: dict[tuple, int] = {}
     number_of_text: dict[str, int] = {}
     findings = []
+    opened = provenance.spans_of_versions(
+        link["version"] for node in nodes for f in node.findings for link in f.get("source_links", [])
+    )
+
+    def number(result: dict, link: dict | None) -> int:
+        key = (result["document"], result["location"], (link or result).get("span"))
+        if key not in number_of:
+            listed = {**result, **link, "text": _span_text(opened, link)} if link else result
+            text = " ".join(evidence_text(listed).split())
+            if text not in number_of_text:
+                number_of_text[text] = len(references) + 1
+                references.append({**listed, "n": number_of_text[text]})
+            number_of[key] = number_of_text[text]
+        return number_of[key]
+
     for node in nodes:
-        local_to_global = {}
+        by_n = {r["n"]: r for r in node.results}
         for result in node.results:
-            key = (result["document"], result["location"])
-            text = " ".join(evidence_text(result).split())
-            if key not in number_of:
-                if text not in number_of_text:
-                    number_of_text[text] = len(references) + 1
-                    references.append({**result, "n": number_of_text[text]})
-                number_of[key] = number_of_text[text]
-            local_to_global[result["n"]] = number_of[key]
+            citing = [f for f in node.findings if result["n"] in f["citations"]]
+            for link in [link_opening(result, f.get("source_links", [])) for f in citing] or [None]:
+                number(result, link)
         for finding in node.findings:
+            cited = [by_n[n] for n in finding["citations"] if n in by_n]
+            numbers = {number(result, link_opening(result, finding.get("source_links", []))) for result in cited}
             findings.append(
-                {
-                    "node": node.path,
-                    "question": node.question,
-                    "text": finding["text"],
-                    "citations": sorted({local_to_global[n] for n in finding["citations"] if n in local_to_global}),
-                }
+                {"node": node.path, "question": node.question, "text": finding["text"], "citations": sorted(numbers)}
             )
     return references, findings
+
+
+def _span_text(spans_of: dict[str, list[dict]], link: dict) -> str:
+    return next((s.get("text", "") for s in spans_of.get(link["version"], []) if s["span_id"] == link["span"]), "")
 
 
 def citable_items(items: list[dict], source_texts: dict[str, str]) -> list[dict]:

@@ -37,7 +37,7 @@ from ..models import NodeContextSlice, ResearchNode, ResearchRun
 from . import coverage, jobs
 from .engine import report_when_done
 from .events import announce, emit
-from .evidence import citation_of
+from .evidence import citation_of, link_opening
 from .report import complete_with_report
 
 Status = ResearchRun.Status
@@ -494,9 +494,9 @@ def _new_paragraphs(report: dict, nodes: Iterable[ResearchNode], current: set[st
             said.add(plain)
             renumber, cited_texts = {}, []
             for n in finding["citations"]:
-                result = by_n.get(n)
-                if result is None:
+                if n not in by_n:
                     continue
+                result = {**by_n[n], **(link_opening(by_n[n], finding.get("source_links", [])) or {})}
                 opened = _opened_text(result)
                 if not grounding.supports(finding["text"], opened):
                     continue

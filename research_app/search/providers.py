@@ -42,9 +42,11 @@ class SearchResult:
     sourceref: str = ""  # library only: "report.pdf::S4", opens the raw preview at that span
     file_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-    # Library only: the exact text version and span the result cites, and the session the file belongs to.
+    # Library only: the exact text version and span the result cites (its record's first; the record
+    # runs to last_span), and the session the file belongs to.
     version: str = ""
     span: str = ""
+    last_span: str = ""
     origin_session_id: str = ""
     origin_session_title: str = ""
 
@@ -124,6 +126,7 @@ class LibrarySearch:
                 file_id=hit.file_id,
                 version=hit.version,
                 span=hit.first_span,
+                last_span=hit.last_span,
                 origin_session_id=hit.origin_session_id,
                 origin_session_title=hit.origin_session_title,
             )

@@ -23,6 +23,12 @@ from llm_platform.terms import question_terms
             "budget: weeks 26.",
         ),
         ("How much will the licence cost?", "The licence costs USD 12,000 a year.", "The licence covers 12 sites."),
+        # A quantity may be a share; an article is none.
+        (
+            "How much electricity did the pump upgrade save?",
+            "The station used 31 percent less electricity.",
+            "The upgrade was a success for the station.",
+        ),
         ("How long did the training take?", "It took about three weeks.", "The training was long and thorough."),
         ("How many households lost water?", "The burst left 230 households without water.", "230 pipes burst."),
         # An article counts nothing: "a second engineer" says no number of engineers.

@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from context_app.models import ContextSet
+from llm_platform import grounding
 from llm_platform.models import LLMCall
 from research_app.models import NodeContextSlice, ResearchNode, ResearchRun
 from tests.factories import ContextApi, make_member, model_calls, wait_until
@@ -147,6 +148,50 @@ def test_the_report_is_given_only_items_a_cited_span_states(api):
     assert attached["items_not_citable"] >= 1  # the CSV's range and total of "missed", at least
     quoted = " ".join(p["text"] for s in report["sections"] for p in s["paragraphs"])
     assert "Most patients who missed said they forgot." in quoted
+
+
+# One section of several spans (a span holds about 1,000 characters): the answers are in its later ones.
+PUMPS = "# Pump station upgrade\n\n" + "\n\n".join(
+    [
+        f"Site visit {n}: the crew inspected valve chamber {n}, cleaned its strainer, logged the gauge "
+        f"readings of inlet {n} and outlet {n}, and checked the seals, the bolts and the drainage sump."
+        for n in range(1, 15)
+    ]
+    + [
+        "After the upgrade, the station used 31 percent less electricity per cubic metre pumped.",
+        "Noise complaints from neighbours stopped after the new pumps were installed.",
+    ]
+)
+
+
+def test_a_citation_opens_the_span_that_holds_the_sentence_not_the_first_of_its_section(api):
+    """A library record is a whole section (or page) of spans; a finding quoted from its third
+    paragraph opened its first, which does not say it."""
+    sid = session_with_files(api, {"pumps.md": PUMPS.encode()})
+    question = "How much electricity did the pump upgrade save, and did the noise complaints stop?"
+    rid = start(api, sid, question=question, max_depth=1)
+    assert finished(api, rid)["status"] == "completed"
+
+    def opened(link) -> str:
+        response = api.get(link["source_url"])
+        assert response.status_code == 200, response.content
+        return response.json()["text"]
+
+    findings = [f for node in ResearchNode.objects.filter(run_id=rid) for f in node.findings]
+    links = [(f["text"], link) for f in findings for link in f["source_links"]]
+    assert links
+    for text, link in links:
+        assert grounding.supports(text, opened(link)), (text, link)
+
+    report = api.get(f"/api/runs/{rid}/report").json()["report"]
+    references = {r["n"]: r for r in report["references"]}
+    cited = [(p["text"], references[n]) for s in report["sections"] for p in s["paragraphs"] for n in p["citations"]]
+    quoted = " ".join(text for text, _ in cited)
+    assert "31 percent less electricity" in quoted and "Noise complaints" in quoted
+    for text, reference in cited:
+        assert grounding.supporting(text, {0: opened(reference)})[0], (text, reference)
+    spans = {reference["span"] for _, reference in cited}
+    assert len(spans) >= 2, "two sentences of one section open two spans"
 
 
 def test_one_failing_file_is_isolated_and_all_failing_leaves_a_warning(api):
