@@ -25,6 +25,7 @@ from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
 from llm_platform.sourcerefs import split_ref
+from llm_platform.tables import said_as_records
 from llm_platform.terms import heading_alone, split_leading_heading, split_sentences
 from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
@@ -96,8 +97,9 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
             heading, text = (alone, "") if alone else split_leading_heading(span["text"])
             if heading and heading not in hit.section_path:
                 headings.append(heading)
-            lines.extend(
-                cited_sentence(sentence, f"{hit.filename}::{span['span_id']}") for sentence in split_sentences(text)
+            lines.extend(  # a table's rows as records under its header (llm_platform.tables)
+                cited_sentence(sentence, f"{hit.filename}::{span['span_id']}")
+                for sentence in split_sentences(said_as_records(text))
             )
         if not lines:
             continue  # a heading alone: nothing to quote

@@ -26,8 +26,9 @@ Task B, the merge of digests, is offline_aggregate.py.
 
 import re
 
-from llm_platform.prose import is_prose
+from llm_platform.prose import csv_row_fields, is_prose
 from llm_platform.statements import without_licence
+from llm_platform.tables import said_as_records
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences, written_numbers
 
 from .envelopes import parse_per_file_envelope
@@ -225,10 +226,11 @@ def _line_key(line: str) -> str:
 
 
 def _statement_text(span_text: str, furniture: set[str]) -> str:
-    """The span's text without its page furniture, its heading, its licence text and markup."""
+    """The span's text without its page furniture, its heading, its licence text and markup; a table's
+    rows said as records under its header (llm_platform.tables)."""
     lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
     _heading, statements = split_leading_heading(without_licence("\n".join(lines)))
-    return "\n".join(_without_markup(line) for line in statements.split("\n"))
+    return said_as_records("\n".join(_without_markup(line) for line in statements.split("\n")))
 
 
 def _without_markup(line: str) -> str:
@@ -309,7 +311,8 @@ def per_file_digest(prompt: str) -> dict:
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     for span in spans:
         ref = f"{filename}::{span['span_id']}"
-        statements = [s for s in split_sentences(_statement_text(span["text"], furniture)) if is_prose(s)]
+        text = _statement_text(span["text"], furniture)
+        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
         start = len(located)
         located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
 

@@ -10,6 +10,7 @@ import re
 
 from .json_records import labelled_json, value_lines
 from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
+from .tables import said_as_records
 from .terms import WORD, split_sentences
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
@@ -20,9 +21,10 @@ _COPYRIGHT_NOTICE = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 def statements(text: str) -> list[str]:
     """The sentences of a text that state something (`is_statement`), in order; its licence text left out.
     A JSON file's object or list (a paragraph "label: {…}") states its records, said in words
-    (llm_platform.json_records), not its lines of keys and braces."""
+    (llm_platform.json_records), not its lines of keys and braces; a table's rows state theirs under
+    its header (llm_platform.tables)."""
     found = []
-    for paragraph in without_licence(text).split("\n\n"):
+    for paragraph in said_as_records(without_licence(text)).split("\n\n"):
         value = labelled_json(paragraph)
         if value is not None:
             found.extend(value_lines(*value))

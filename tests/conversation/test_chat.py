@@ -136,6 +136,37 @@ def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
     assert all(s["sourceref"].startswith("oncall.html::S") for s in asked["required"][0]["suggestions"])
 
 
+def test_a_tables_row_is_quoted_as_a_record_under_its_header(api):
+    """A web page's (or a DOCX's) table reached the chat as rows of bare cells ("Write the storage design |
+    Sam Okafor | 20 November 2026"), which say neither what each cell is nor that Sam owns the action."""
+    sid = api.create_session(question="Who does what before the beta?")
+    plan = (
+        "<html><body><h1>Beta plan</h1><p>The beta starts in January 2027 with twenty customers.</p>"
+        "<table><tr><th>Action</th><th>Owner</th><th>Due</th></tr>"
+        "<tr><td>Write the storage design</td><td>Sam Okafor</td><td>20 November 2026</td></tr>"
+        "<tr><td>Recruit the beta customers</td><td>Priya Raman</td><td>15 January 2027</td></tr>"
+        "</table></body></html>"
+    )
+    api.upload(sid, {"plan.html": plan.encode()})
+    api.parse(sid)
+    api.settle(sid)
+    question = "Who is the owner of the storage design?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    record = "Action: Write the storage design; Owner: Sam Okafor; Due: 20 November 2026 (plan.html::S1)."
+    assert record in passages[0].text.split("\n"), passages
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok", answered
+    reply = answered["message"]
+    assert "Action: Write the storage design; Owner: Sam Okafor; Due: 20 November 2026" in reply["content"], reply
+    assert "|" not in reply["content"] and reply["citations"] == ["plan.html::S1"]
+    # A card's excerpts from the table are records too.
+    asked = say(api, sid, "What budget does the storage design have?")
+    assert asked["status"] == "context_required", asked
+    texts = [suggestion["text"] for suggestion in asked["required"][0]["suggestions"]]
+    assert any(text.startswith("Action: Write the storage design; Owner: Sam Okafor") for text in texts), texts
+    assert not any("|" in text for text in texts), texts
+
+
 def test_a_missing_context_becomes_a_request_card_then_the_supply_resumes_the_turn(api, sid):
     asked = say(api, sid, UNKNOWN)
     assert asked["status"] == "context_required", asked

@@ -922,6 +922,21 @@ def test_a_sentence_with_its_figures_in_words_is_a_fact():
     assert "The meeting ended early." not in claims, "a figure in words ranks as a figure, above a plain statement"
 
 
+def test_a_documents_table_gives_its_rows_as_facts_under_its_header():
+    minutes = (
+        "Actions\n\nAction | Owner | Due\nWrite the offline storage design | Sam Okafor | 20 November 2026\n"
+        "Tell Northwind about the timeline | Lena Fischer | 6 November 2026"
+    )
+    spans = spans_of("The council agreed to build offline mode for release 4.2.", minutes)
+    digest = file_digest("minutes.docx", spans, "docx")
+    rows = {fact["claim"]: fact["sources"] for fact in digest["facts"] if fact["claim"].startswith("Action: ")}
+    assert rows == {
+        "Action: Write the offline storage design; Owner: Sam Okafor; Due: 20 November 2026": ["minutes.docx::S2"],
+        "Action: Tell Northwind about the timeline; Owner: Lena Fischer; Due: 6 November 2026": ["minutes.docx::S2"],
+    }
+    assert check_file(digest, "minutes.docx", spans, "docx").valid
+
+
 def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
     spans = spans_of(
         "Customer notice\n\nCustomers are told at least 48 hours ahead of a shutdown.\n\nCopyright 2026 Example Water"

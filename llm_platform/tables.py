@@ -1,0 +1,76 @@
+"""A table inside a document's text, its rows said as records.
+
+The extractor writes a DOCX's or a web page's table a row a line, its cells joined by " | " (a web
+page's rows a paragraph each), and keeps a Markdown table as written ("| a | b |" under a "|---|"
+line). A row alone ("Write the design | Sam Okafor | 20 November 2026") is no statement: it names
+neither what its cells are nor whose they are. Under its header it is said the way a CSV's spans
+say a row ("Action: Write the design; Owner: Sam Okafor; Due: 20 November 2026",
+llm_platform.prose.csv_row_fields), so digests, research findings and grounding read both kinds of
+table alike.
+
+A table is taken as one only when its first row reads as a header (two to twelve short names, none
+with a digit: a first row of figures is data, and a table without a header is left as it is) and the
+rows under it have as many cells.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .prose import MAX_COLUMN_NAME_CHARS
+
+MAX_COLUMNS = 12
+_CELL_BORDER = re.compile(r"\s*\|\s*")
+_MARKDOWN_RULE = re.compile(r"^:?-{3,}:?$")  # a Markdown table's line under its header: |---|:---:|
+_DIGIT = re.compile(r"\d")
+
+
+def said_as_records(text: str) -> str:
+    """`text` with each table's rows said as records under its header, a record a line; all else as it was."""
+    lines = text.split("\n")
+    said: list[str] = []
+    start = 0
+    while start < len(lines):
+        header = _cells(lines[start])
+        rows, end = _rows_under(header, lines, start + 1) if header and _is_header(header) else ([], start + 1)
+        if rows:
+            said.extend(_record(header, row) for row in rows)
+        else:
+            said.extend(lines[start:end])
+        start = end
+    return "\n".join(said)
+
+
+def _rows_under(header: list[str], lines: list[str], start: int) -> tuple[list[list[str]], int]:
+    """The rows after a header that have its number of cells (blank lines between them allowed: a web page's
+    rows are paragraphs), and the index after the last one."""
+    rows, end = [], start
+    for index in range(start, len(lines)):
+        if not lines[index].strip():
+            continue
+        cells = _cells(lines[index])
+        if cells is None or len(cells) != len(header):
+            break
+        if not all(_MARKDOWN_RULE.match(cell) for cell in cells):
+            rows.append(cells)
+        end = index + 1
+    return rows, end
+
+
+def _cells(line: str) -> list[str] | None:
+    """A table line's cells ("| a | b |" or "a | b"), None for a line with no cell border."""
+    if "|" not in line:
+        return None
+    cells = _CELL_BORDER.split(line.strip().strip("|").strip())
+    return cells if len(cells) >= 2 else None
+
+
+def _is_header(cells: list[str]) -> bool:
+    return len(cells) <= MAX_COLUMNS and all(
+        cell and len(cell) <= MAX_COLUMN_NAME_CHARS and not _DIGIT.search(cell) and ":" not in cell and ";" not in cell
+        for cell in cells
+    )
+
+
+def _record(header: list[str], row: list[str]) -> str:
+    return "; ".join(f"{name}: {value.replace(';', ',')}" for name, value in zip(header, row, strict=True) if value)

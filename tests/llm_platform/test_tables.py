@@ -1,0 +1,54 @@
+"""llm_platform.tables: a table inside a document's text is read as records under its header."""
+
+import pytest
+
+from llm_platform.grounding import supporting
+from llm_platform.statements import statements
+from llm_platform.tables import said_as_records
+
+RECORDS = [
+    "Action: Write the storage design; Owner: Sam Okafor; Due: 20 November 2026",
+    "Action: Recruit 20 beta customers; Owner: Priya Raman; Due: 15 January 2027",
+]
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        # A DOCX's table: a row a line.
+        "Action | Owner | Due\nWrite the storage design | Sam Okafor | 20 November 2026\n"
+        "Recruit 20 beta customers | Priya Raman | 15 January 2027",
+        # A web page's: a row a paragraph.
+        "Action | Owner | Due\n\nWrite the storage design | Sam Okafor | 20 November 2026\n\n"
+        "Recruit 20 beta customers | Priya Raman | 15 January 2027",
+        # Markdown's, with its rule under the header.
+        "| Action | Owner | Due |\n|---|:---:|---|\n| Write the storage design | Sam Okafor | 20 November 2026 |\n"
+        "| Recruit 20 beta customers | Priya Raman | 15 January 2027 |",
+    ],
+)
+def test_a_tables_rows_are_records_under_its_header_and_state_them(table):
+    text = f"Actions\n\n{table}\n\nThe council meets again in December."
+    assert said_as_records(text) == "Actions\n\n" + "\n".join(RECORDS) + "\n\nThe council meets again in December."
+    assert statements(text) == [*RECORDS, "The council meets again in December."]
+
+
+def test_an_empty_cell_is_left_out_of_its_record():
+    table = "Action | Owner | Due\nWrite the storage design |  | 20 November 2026"
+    assert said_as_records(table) == "Action: Write the storage design; Due: 20 November 2026"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Budget | 2026 | 2027\nStaff | 10 | 12",  # a first row with figures is data, not a header
+        "Use grep -c | wc -l to count the matching lines.",  # a pipe in prose
+        "Action | Owner\nWrite the storage design | Sam Okafor | 20 November 2026",  # rows of another width
+    ],
+)
+def test_what_is_no_table_under_a_header_is_left_as_it_is(text):
+    assert said_as_records(text) == text
+
+
+def test_a_record_is_supported_by_the_table_it_was_read_from():
+    table = "Action | Owner | Due\nWrite the storage design | Sam Okafor | 20 November 2026"
+    assert supporting(RECORDS[0], {"S3": table})[0] == ["S3"]
