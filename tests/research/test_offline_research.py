@@ -731,6 +731,19 @@ def test_the_summary_answers_each_part_of_a_split_question():
     assert [s["heading"] for s in out["sections"]] == [losses, cost, "Further findings"]
 
 
+def test_a_summary_sentence_that_refers_back_is_told_with_the_one_before_it():
+    """The summary quoted "He proposed hiring a contractor …" alone, from a finding that says who he is."""
+    question = "Should we upgrade the pumps, and what would the upgrade cost?"
+    decided = "The council agreed to upgrade the pumps in 2027."
+    cost = "Sam estimated the upgrade at 26 engineering weeks. He proposed hiring a contractor for 40,000 euros."
+    findings = [
+        {"node": "1.1", "question": "Should we upgrade the pumps?", "text": decided, "citations": [3]},
+        {"node": "1.2", "question": "What would the upgrade cost?", "text": cost, "citations": [5]},
+    ]
+    out = ask("REPORT", report_inputs(question=question, findings=findings, context_items=[]), REPORT_RESULTS)
+    assert out["summary"] == f"{decided} {cost}"
+
+
 def test_report_summary_and_open_questions():
     out = ask("REPORT", report_inputs(), REPORT_RESULTS)
     assert out["summary"].startswith("Water losses fell from 24 % to 19 % after the valve programme.")

@@ -57,6 +57,18 @@ def refers_back(statement: str) -> bool:
     return first in BACK_REFERENCES
 
 
+def whole_statements(text: str) -> list[str]:
+    """A text's statements, one that refers back said with the one before it ("Sam estimated the work at 26
+    weeks. He proposed hiring a contractor …"): apart, "He proposed …" names no one."""
+    said: list[str] = []
+    for sentence in statements(text) or [text]:
+        if said and refers_back(sentence):
+            said[-1] = f"{said[-1]} {sentence}"
+        else:
+            said.append(sentence)
+    return said
+
+
 def node_findings(prompt: str) -> dict:
     """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 

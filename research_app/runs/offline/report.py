@@ -11,12 +11,12 @@ from __future__ import annotations
 from llm_platform.answer_types import can_answer
 from llm_platform.relevance import relevance
 from llm_platform.sourcerefs import ref_key
-from llm_platform.statements import ended, is_statement, statements
+from llm_platform.statements import ended, is_statement
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
-from .findings import numbered_results, under_heading
+from .findings import numbered_results, under_heading, whole_statements
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import question_clauses, without_frame
 
@@ -244,8 +244,8 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     candidates = [
         (sentence, len(f["citations"]), under_heading(f["heading"], sentence))
         for f in findings
-        for sentence in (statements(f["text"]) or [f["text"]])
-    ] + [(sentence, 0, sentence) for item in items for sentence in (statements(item["text"]) or [item["text"]])]
+        for sentence in whole_statements(f["text"])
+    ] + [(sentence, 0, sentence) for item in items for sentence in whole_statements(item["text"])]
     texts = [read for _, _, read in candidates]
     clauses = question_clauses(question)
     ranked: list[int] = []
