@@ -144,8 +144,8 @@ def report_json(report: dict | None) -> dict | None:
 def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[dict]]:
     """One number per (document, location, span) across the run, and per text: the same section
     found in two files by two nodes is one reference. A result is listed at each span its node's
-    findings open in it (evidence.pinpointed), with that span's text, else whole at its first span.
-    The nodes' findings cite those numbers."""
+    findings open in it (evidence.pinpointed), with that span's text, else whole at its first span
+    (what a finding no one span supports is held to). The nodes' findings cite those numbers."""
     references: list[dict] = []
     number_of: dict[tuple, int] = {}
     number_of_text: dict[str, int] = {}
@@ -157,7 +157,8 @@ def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[di
     def number(result: dict, link: dict | None) -> int:
         key = (result["document"], result["location"], (link or result).get("span"))
         if key not in number_of:
-            listed = {**result, **link, "text": _span_text(opened, link)} if link else result
+            pinned = link is not None and link["span"] != result.get("span")
+            listed = {**result, **link, "text": _span_text(opened, link)} if pinned else result
             text = " ".join(evidence_text(listed).split())
             if text not in number_of_text:
                 number_of_text[text] = len(references) + 1

@@ -29,13 +29,19 @@ def api():
     return ContextApi(make_member()[0])
 
 
-@pytest.fixture
-def sid(api):
-    sid = api.create_session(question="Did the valve programme reduce water losses?")
-    api.upload(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+def parsed_session(api, question: str, files: dict[str, bytes]) -> str:
+    """A session of `files`, parsed, its digests and library ready."""
+    sid = api.create_session(question=question)
+    api.upload(sid, files)
     api.parse(sid)
     api.settle(sid)
     return sid
+
+
+@pytest.fixture
+def sid(api):
+    files = {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()}
+    return parsed_session(api, "Did the valve programme reduce water losses?", files)
 
 
 def say(api, sid, message, **extra):
@@ -71,12 +77,8 @@ def test_a_question_the_session_covers_is_answered_with_citations(api, sid):
 @pytest.fixture
 def operations_sid(api):
     """The valve files and our operations memo and board minutes (tests/fixtures/chat)."""
-    sid = api.create_session(question="How did district 3's operations go?")
     files = {name: (FIXTURES / name).read_bytes() for name in ("ops_memo.md", "board_minutes.txt", "valves.md")}
-    api.upload(sid, files)
-    api.parse(sid)
-    api.settle(sid)
-    return sid
+    return parsed_session(api, "How did district 3's operations go?", files)
 
 
 def test_the_answer_is_the_span_that_answers_the_question_cited(api, operations_sid):
@@ -117,14 +119,11 @@ def test_a_question_the_files_do_not_answer_is_asked_with_the_best_excerpts_for_
 def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
     """A section that is only a heading ("On-call handbook") was offered as an excerpt, "On-call handbook
     (oncall.html::S1)."; a digest's excerpt showed its "[fact] " marker."""
-    sid = api.create_session(question="How does on-call work?")
     handbook = (
         "<html><body><h1>On-call handbook</h1><h2>Rotation</h2><p>Each engineer is on call for one week at a"
         " time.</p><h2>Pay</h2><p>On-call weeks are paid a flat allowance of 400 euros.</p></body></html>"
     )
-    api.upload(sid, {"oncall.html": handbook.encode()})
-    api.parse(sid)
-    api.settle(sid)
+    sid = parsed_session(api, "How does on-call work?", {"oncall.html": handbook.encode()})
     question = "What is the on-call phone number?"
     passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
     assert {p.key for p in passages} == {"passage:oncall.html::S2", "passage:oncall.html::S3"}  # S1: the heading
@@ -139,7 +138,6 @@ def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
 def test_a_tables_row_is_quoted_as_a_record_under_its_header(api):
     """A web page's (or a DOCX's) table reached the chat as rows of bare cells ("Write the storage design |
     Sam Okafor | 20 November 2026"), which say neither what each cell is nor that Sam owns the action."""
-    sid = api.create_session(question="Who does what before the beta?")
     plan = (
         "<html><body><h1>Beta plan</h1><p>The beta starts in January 2027 with twenty customers.</p>"
         "<table><tr><th>Action</th><th>Owner</th><th>Due</th></tr>"
@@ -147,9 +145,7 @@ def test_a_tables_row_is_quoted_as_a_record_under_its_header(api):
         "<tr><td>Recruit the beta customers</td><td>Priya Raman</td><td>15 January 2027</td></tr>"
         "</table></body></html>"
     )
-    api.upload(sid, {"plan.html": plan.encode()})
-    api.parse(sid)
-    api.settle(sid)
+    sid = parsed_session(api, "Who does what before the beta?", {"plan.html": plan.encode()})
     question = "Who is the owner of the storage design?"
     passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
     record = "Action: Write the storage design; Owner: Sam Okafor; Due: 20 November 2026 (plan.html::S1)."

@@ -194,6 +194,22 @@ def test_a_citation_opens_the_span_that_holds_the_sentence_not_the_first_of_its_
     assert len(spans) >= 2, "two sentences of one section open two spans"
 
 
+def test_a_finding_woven_from_two_spans_of_a_section_keeps_the_whole_section_as_its_evidence(api, scripted_llm):
+    """A model may weave one sentence from two paragraphs: no one span supports it, so it opens its
+    section's first span, and the report holds it to the whole section, as the node's check did."""
+    woven = "Site visit 10 checked valve chamber 10, and the station used 31 percent less electricity."
+    scripted_llm.handlers["NODE_FINDINGS"] = lambda prompt: {"findings": [{"text": woven, "citations": [1]}]}
+    sid = session_with_files(api, {"pumps.md": PUMPS.encode()})
+    rid = start(api, sid, question="How much electricity did the pump upgrade save?", max_depth=0)
+    assert finished(api, rid)["status"] == "completed"
+    (finding,) = ResearchNode.objects.get(run_id=rid, path="1").findings
+    assert [link["span"] for link in finding["source_links"]] == ["S1"]
+    report = api.get(f"/api/runs/{rid}/report").json()["report"]
+    assert report["dropped"] == []
+    cited = [p for s in report["sections"] for p in s["paragraphs"] if p["text"].startswith("Site visit 10")]
+    assert cited and cited[0]["citations"], report["sections"]
+
+
 def test_one_failing_file_is_isolated_and_all_failing_leaves_a_warning(api):
     sid = session_with_files(api, {"valves.md": VALVES.encode(), "broken.pdf": b"%PDF-1.7 not really a pdf"})
     rid = start(api, sid, max_depth=0)
