@@ -1,7 +1,8 @@
 """The run's cited report (SPEC §4): findings of every node plus the full user context again.
 
-Search results are renumbered across the run (one number per document and page)
-and cited as [n] with a reference list in seed 002's style; the user's files
+Search results are renumbered across the run (one number per document, page and the
+span its findings open in it) and cited as [n] with a reference list in seed 002's
+style; the user's files
 are cited by SourceRef (`report.pdf::S4`), which the page opens in the raw
 preview. Citations and SourceRefs the writer was not given are removed and
 recorded in `dropped` before the report is stored.
