@@ -15,14 +15,9 @@ rows under it have as many cells.
 
 from __future__ import annotations
 
-import re
-
 from .prose import MAX_COLUMN_NAME_CHARS
 
 MAX_COLUMNS = 12
-_CELL_BORDER = re.compile(r"\s*\|\s*")
-_MARKDOWN_RULE = re.compile(r"^:?-{3,}:?$")  # a Markdown table's line under its header: |---|:---:|
-_DIGIT = re.compile(r"\d")
 
 
 def said_as_records(text: str) -> str:
@@ -51,7 +46,7 @@ def _rows_under(header: list[str], lines: list[str], start: int) -> tuple[list[l
         cells = _cells(lines[index])
         if cells is None or len(cells) != len(header):
             break
-        if not all(_MARKDOWN_RULE.match(cell) for cell in cells):
+        if not all(_is_rule(cell) for cell in cells):
             rows.append(cells)
         end = index + 1
     return rows, end
@@ -61,13 +56,23 @@ def _cells(line: str) -> list[str] | None:
     """A table line's cells ("| a | b |" or "a | b"), None for a line with no cell border."""
     if "|" not in line:
         return None
-    cells = _CELL_BORDER.split(line.strip().strip("|").strip())
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
     return cells if len(cells) >= 2 else None
+
+
+def _is_rule(cell: str) -> bool:
+    """A cell of a Markdown table's line under its header: "---", ":---:"."""
+    dashes = cell.strip(":")
+    return len(dashes) >= 3 and set(dashes) == {"-"}
 
 
 def _is_header(cells: list[str]) -> bool:
     return len(cells) <= MAX_COLUMNS and all(
-        cell and len(cell) <= MAX_COLUMN_NAME_CHARS and not _DIGIT.search(cell) and ":" not in cell and ";" not in cell
+        cell
+        and len(cell) <= MAX_COLUMN_NAME_CHARS
+        and not any(character.isdigit() for character in cell)
+        and ":" not in cell
+        and ";" not in cell
         for cell in cells
     )
 
