@@ -117,6 +117,11 @@ def links_for(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dict[st
     return links
 
 
+def span_in(spans: Iterable[dict], span_id: str) -> dict | None:
+    """The span of a version's `spans` with this id, or None."""
+    return next((span for span in spans if span.get("span_id") == span_id), None)
+
+
 def spans_of_versions(versions: Iterable[str]) -> dict[str, list[dict]]:
     """{version: its spans} (one query)."""
     rows = FileText.objects.filter(version__in={v for v in versions if parse_uuid(v)})
@@ -141,7 +146,7 @@ def _pinned_spans(sourcerefs: Iterable[str], versions: Mapping[str, str]) -> dic
     spans_of = spans_of_versions(versions[filename] for filename, _ in wanted.values())
     found = {}
     for ref, (filename, span_id) in wanted.items():
-        span = next((s for s in spans_of.get(versions[filename], []) if s["span_id"] == span_id), None)
+        span = span_in(spans_of.get(versions[filename], []), span_id)
         if span is not None:
             found[ref] = span
     return found
@@ -233,7 +238,7 @@ def resolve(user, pinned: Iterable[tuple[str, str]], *, with_spans: bool = True)
     resolved = {}
     for version, span_id, pk in wanted:
         text = texts.get(pk)
-        span = next((s for s in text.spans if s.get("span_id") == span_id), None) if text else None
+        span = span_in(text.spans, span_id) if text else None
         if span is not None:
             resolved[(version, span_id)] = source_json(text, span, with_spans=with_spans)
     return resolved

@@ -160,7 +160,8 @@ def held_text(anchor: str, session: ResearchSession, artifacts: list[Artifact]) 
         .values_list("spans", flat=True)
         .first()
     )
-    return next((s["text"] for s in text or [] if s["span_id"] == span_id), None)
+    span = provenance.span_in(text or [], span_id)
+    return span["text"] if span else None
 
 
 def source_versions(session: ResearchSession) -> dict[str, str]:

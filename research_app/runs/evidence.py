@@ -62,9 +62,10 @@ def cited_findings(findings: Sequence[dict], results: Sequence[dict]) -> list[di
     each opening the span of its result's section or page that holds the finding (`pinpointed`).
     """
     by_number = {r["n"]: r for r in results}
-    spans_of = provenance.spans_of_versions(
-        by_number[n]["version"] for f in findings for n in f["citations"] if by_number.get(n, {}).get("version")
-    )
+    several = {n for n, r in by_number.items() if r.get("version") and len(_record_span_numbers(r)) > 1}
+    # Only a record of several spans has one to choose: the other records' texts are not read.
+    cited = {n for finding in findings for n in finding["citations"]}
+    spans_of = provenance.spans_of_versions(by_number[n]["version"] for n in cited & several)
     kept = []
     for finding in findings:
         cited = {

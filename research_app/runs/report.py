@@ -156,10 +156,9 @@ def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[di
     )
 
     def number(result: dict, link: dict | None) -> int:
-        key = (result["document"], result["location"], (link or result).get("span"))
+        listed = _listed_at(result, link, opened)
+        key = (result["document"], result["location"], listed.get("span"))
         if key not in number_of:
-            pinned = link is not None and link["span"] != result.get("span")
-            listed = {**result, **link, "text": _span_text(opened, link)} if pinned else result
             text = " ".join(evidence_text(listed).split())
             if text not in number_of_text:
                 number_of_text[text] = len(references) + 1
@@ -182,8 +181,12 @@ def _numbered_references(nodes: list[ResearchNode]) -> tuple[list[dict], list[di
     return references, findings
 
 
-def _span_text(spans_of: dict[str, list[dict]], link: dict) -> str:
-    return next((s.get("text", "") for s in spans_of.get(link["version"], []) if s["span_id"] == link["span"]), "")
+def _listed_at(result: dict, link: dict | None, spans_of: dict[str, list[dict]]) -> dict:
+    """A result as a reference: at the span a finding's link pins it to, with that span's text; else whole."""
+    if link is None or link["span"] == result.get("span"):
+        return result
+    span = provenance.span_in(spans_of.get(link["version"], []), link["span"]) or {}
+    return {**result, **link, "text": span.get("text", "")}
 
 
 def citable_items(items: list[dict], source_texts: dict[str, str]) -> list[dict]:

@@ -331,7 +331,7 @@ def _repin(statement: str, link: dict, successors: dict, *, weaves: bool) -> tup
     A claim that `weaves` several sources is supported clause by clause; one with a single source only by a
     span that says it whole ("First delivery …: 12 April 2027", not its label alone)."""
     old, new = successors[link["version"]]
-    old_text = next((s["text"] for s in old.spans if s["span_id"] == link["span"]), "")
+    old_text = (provenance.span_in(old.spans, link["span"]) or {}).get("text", "")
     if new is None:
         return old_text, None
     spans = {s["span_id"]: s["text"] for s in new.spans}
