@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from llm_platform.prose import is_table_row
+from llm_platform.prose import csv_row_fields, is_table_row
 
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
@@ -291,9 +291,10 @@ def _stands_apart(line: str) -> bool:
 def _is_title(piece: str) -> bool:
     """A heading without a Markdown mark ("Rollout Budget Memo", "BUDGET 2022", a DOCX heading):
     no closing punctuation, and every word longer than a linking word is capitalised. A
-    heading names a subject; it states nothing, so it is no sentence."""
+    heading names a subject; it states nothing, so it is no sentence. A table's row said as a record is none,
+    though every word of it be a name ("Phase: 1; Schools: North High")."""
     text = piece.strip()
-    if not text or text[-1] in ".!?;:\"'”’)]":
+    if not text or text[-1] in ".!?;:\"'”’)]" or csv_row_fields(text):
         return False
     words = [word for word in re.findall(r"[^\W\d_][\w'’-]*", text) if len(word) > 3]
     return bool(words) and all(word[0].isupper() for word in words)

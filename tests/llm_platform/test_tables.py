@@ -52,3 +52,9 @@ def test_what_is_no_table_under_a_header_is_left_as_it_is(text):
 def test_a_record_is_supported_by_the_table_it_was_read_from():
     table = "Action | Owner | Due\nWrite the storage design | Sam Okafor | 20 November 2026"
     assert supporting(RECORDS[0], {"S3": table})[0] == ["S3"]
+
+
+def test_a_record_of_capitalised_names_is_no_title():
+    # Every word of this row is capitalised, as a heading's are; its fields make it a record.
+    table = "| Phase | Schools | When |\n| --- | --- | --- |\n| 1 | North High, Riverside Middle | June 2027 |"
+    assert statements(f"Rollout\n\n{table}") == ["Phase: 1; Schools: North High, Riverside Middle; When: June 2027"]
