@@ -25,11 +25,19 @@ Task B, the merge of digests, is offline_aggregate.py.
 """
 
 import re
+from collections import Counter
 
 from llm_platform.prose import csv_row_fields, is_prose
 from llm_platform.statements import without_licence
 from llm_platform.tables import said_as_records
-from llm_platform.terms import comparison_key, cut_text, split_leading_heading, split_sentences, written_numbers
+from llm_platform.terms import (
+    comparison_key,
+    content_terms,
+    cut_text,
+    split_leading_heading,
+    split_sentences,
+    written_numbers,
+)
 
 from .envelopes import parse_per_file_envelope
 from .offline_csv import read_table, table_facts, table_summary
@@ -42,6 +50,7 @@ MAX_UNCERTAINTIES = 15
 MAX_CLAIM_CHARS = 400
 MAX_SUMMARY_SENTENCES = 3
 SUMMARY_WINDOW = 12  # the summary is chosen among this many leading sentences
+MAX_RECURRING_TERMS = 3  # a summary sentence's terms said elsewhere in the document that add to its worth
 
 # --- cues ------------------------------------------------------------------------
 
@@ -393,18 +402,24 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
 
 
 def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str:
-    """The 2–3 most informative of the leading sentences, in document order."""
+    """The 2–3 most informative of the leading sentences, the most informative first (the aggregate digest
+    tells a file by its summary's first sentence). A sentence informs by its length, its figures and by
+    speaking of what the rest of the document speaks of: a byline ("Prepared by the district IT office,
+    November 2026.") or a reference number shares no term with the sentences after it."""
     window = [s for s in sentences[:SUMMARY_WINDOW] if not s.endswith("?")]
+    said = [set(content_terms(sentence)) for sentence in sentences]
+    recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}
 
     def informativeness(item: tuple[int, str]) -> tuple[int, int]:
         position, sentence = item
         score = min(len(sentence), 200) // 40 + (2 if _DIGIT.search(sentence) else 0)
         score += 1 if _kind(sentence) else 0
         score -= 2 if _HEDGE.search(sentence) else 0
-        score += 2 if position == 0 else 0  # an opening sentence usually says what the document is
+        score += min(len(said[position] & recurring), MAX_RECURRING_TERMS)
+        score += 1 if position == 0 else 0  # an opening sentence often says what the document is
         return (-score, position)
 
-    best = sorted(sorted(enumerate(window), key=informativeness)[:MAX_SUMMARY_SENTENCES])
+    best = sorted(enumerate(window), key=informativeness)[:MAX_SUMMARY_SENTENCES]
     summary = " ".join(cut_text(sentence, 300) for _, sentence in best)
     if summary:
         return summary

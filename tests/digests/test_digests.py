@@ -283,7 +283,21 @@ def test_offline_aggregate_merges_a_duplicated_claim_into_one_fact_with_both_sou
     assert digest["batch"] == {"files": MANIFEST} and digest["generator"] == GENERATOR
     assert [d["filename"] for d in digest["documents"]] == ["report.pdf", "memo.docx"]
     assert "report.pdf: Annual report of the Lyon utility for 2022." in digest["summary"]
-    assert "memo.docx: Board memo on the 2022 budget." in digest["summary"]
+    # The memo's opening line is a title whose words its other sentences do not use; its losses are its subject.
+    assert "memo.docx: Water losses were 23 % in 2022 according to the finance team." in digest["summary"]
+
+
+def test_a_summary_leads_with_what_the_document_is_about_not_its_byline():
+    spans = spans_of(
+        "# Laptop refresh proposal\n\nPrepared by the district IT office, November 2026.",
+        "## Why now\n\nMost staff laptops were bought in 2020 and are out of warranty.",
+        "## What we propose\n\nWe propose replacing 240 teacher laptops with one model in 2027. "
+        "Each laptop is imaged centrally, so teachers can log in on the first day.",
+    )
+    digest = file_digest("proposal.md", spans, "markdown")
+    assert digest["summary"].startswith("We propose replacing 240 teacher laptops"), digest["summary"]
+    aggregate = aggregate_digest(aggregate_envelope([{"filename": "proposal.md", "format": "markdown"}], [digest]))
+    assert "proposal.md: We propose replacing 240 teacher laptops with one model in 2027." in aggregate["summary"]
 
 
 def test_offline_aggregate_flags_different_figures_for_the_same_period_as_a_conflict():
