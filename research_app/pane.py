@@ -21,6 +21,7 @@ from workspaces.models import ResearchSession
 from workspaces.selectors import parse_uuid
 
 from .models import ResearchNode, ResearchRun, RunEvent
+from .runs.coverage import SECTION_LOCATION
 from .runs.narration import NODE_LABEL, STATUS_LABEL, narrate, plural
 
 ACTIVE = ("queued", "binding", "running", "reporting")
@@ -44,6 +45,7 @@ COVERAGE_LABEL = {
 }
 UPDATE_LABEL = {"changed": "Changed", "withdrawn": "Withdrawn", "new": "New from the changed files"}
 SHOWN_LOCATIONS = 4
+SECTION_SEPARATOR = " > "  # between the headings of a section's path (extraction.blocks)
 EXPORT_KINDS = (("md", "Markdown"), ("docx", "Word"), ("pdf", "PDF"))
 
 
@@ -430,10 +432,7 @@ def _coverage(coverage: dict, session_id) -> dict:
         if entry.get("state") == "error":
             where = entry.get("error") or ""
         else:
-            locations = entry.get("locations") or []
-            where = ", ".join(locations[:SHOWN_LOCATIONS])
-            if len(locations) > SHOWN_LOCATIONS:
-                where += f" and {len(locations) - SHOWN_LOCATIONS} more"
+            where = places_read(entry.get("locations") or [])
         origin = entry.get("citation") or {"origin_session": entry.get("origin_session")}
         rows.append(
             {
@@ -446,6 +445,32 @@ def _coverage(coverage: dict, session_id) -> dict:
     # A running run's record so far (`final` false) grows as its nodes end.
     heading = "What the run has read so far" if coverage.get("final") is False else "What the run read"
     return {"heading": heading, "counts": " · ".join(counts), "rows": rows}
+
+
+def places_read(locations: list[str]) -> str:
+    """Where a file was read, the path its sections share said once: "Section: Postmortem > Cause, What we
+    changed" for "Section: Postmortem > Cause" and "Section: Postmortem > What we changed" (a page's full
+    path a place ran to five lines on a phone). At most SHOWN_LOCATIONS places, then how many more."""
+    paths = [location.removeprefix(SECTION_LOCATION).split(SECTION_SEPARATOR) for location in locations]
+    shared: list[str] = []
+    if len(paths) > 1 and all(location.startswith(SECTION_LOCATION) for location in locations):
+        for parts in zip(*paths, strict=False):
+            if len(set(parts)) > 1:
+                break
+            shared.append(parts[0])
+    if shared:
+        rest = [SECTION_SEPARATOR.join(path[len(shared) :]) for path in paths]
+        opening = SECTION_SEPARATOR.join(shared)
+        under = [part for part in rest if part]
+        lead = f"{SECTION_LOCATION}{opening}, and under it: " if len(under) < len(rest) else ""
+        lead = lead or f"{SECTION_LOCATION}{opening}{SECTION_SEPARATOR}"
+        places = under
+    else:
+        lead, places = "", locations
+    where = lead + ", ".join(places[:SHOWN_LOCATIONS])
+    if len(places) > SHOWN_LOCATIONS:
+        where += f" and {len(places) - SHOWN_LOCATIONS} more"
+    return where
 
 
 # --- a node's detail --------------------------------------------------------------------------

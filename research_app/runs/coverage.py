@@ -52,6 +52,8 @@ Places = dict[str, dict | None]
 
 logger = logging.getLogger(__name__)
 
+SECTION_LOCATION = "Section: "  # before a section's path ("Methods > Sampling"), as references say it
+
 
 def recorded(run: ResearchRun, report: dict | None = None, *, final: bool = True) -> dict | None:
     """`coverage_record`, never in the way of the run's end: a record that cannot be made is
@@ -199,7 +201,7 @@ def _span_label(span_id: str, locator: str, file_format: str) -> str:
         return f"Page {page}"
     if not locator:
         return span_id
-    return f"Section: {locator}" if file_format in SECTIONED_FORMATS else locator
+    return f"{SECTION_LOCATION}{locator}" if file_format in SECTIONED_FORMATS else locator
 
 
 def _session_entry(file: dict, cited: Places | None, read: Places | None) -> dict:

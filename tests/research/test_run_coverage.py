@@ -7,6 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from llm_platform.sourcerefs import split_ref
 from research_app.models import NodeContextSlice, ResearchNode, ResearchRun, RunEvent
+from research_app.pane import places_read
 from research_app.runs import coverage, engine, jobs
 from research_app.runs.coverage import STATES, coverage_record
 from research_app.tasks import write_report
@@ -219,3 +220,27 @@ def test_a_running_run_shows_what_it_has_read_so_far(
     assert "never reached" in snapshot["coverage"]["summary"] or snapshot["coverage"]["counts"]["not_reached"] == 0
     types = [e["type"] for e in events_of(api, rid)]
     assert types.count("coverage_recorded") == 1 and types[-1] == "coverage_recorded"
+
+
+@pytest.mark.parametrize(
+    ("locations", "where"),
+    [
+        (
+            ["Section: Postmortem > Cause", "Section: Postmortem > What we changed"],
+            "Section: Postmortem > Cause, What we changed",
+        ),
+        (
+            ["Section: Postmortem", "Section: Postmortem > Cause", "Section: Postmortem > Owner"],
+            "Section: Postmortem, and under it: Cause, Owner",
+        ),
+        (["Section: Methods", "Section: Results"], "Section: Methods, Section: Results"),
+        (["Page 1", "Page 3"], "Page 1, Page 3"),
+        (["Section: A > B > C"], "Section: A > B > C"),
+        (
+            [f"Section: Manual > Part {n}" for n in range(1, 7)],
+            "Section: Manual > Part 1, Part 2, Part 3, Part 4 and 2 more",
+        ),
+    ],
+)
+def test_the_places_a_file_was_read_say_the_path_they_share_once(locations, where):
+    assert places_read(locations) == where
