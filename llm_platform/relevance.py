@@ -3,7 +3,8 @@
 A colleague asks in their own words ("where do I put a colleague's key so they can log in?")
 and the files answer in theirs ("add it to ~/.ssh/authorized_keys"): terms alone miss that
 answer, meaning alone takes a sentence on the same subject for one. So both count, each on its
-own scale: BM25 over its best, the cosine over its range among the candidates (library search
+own scale: BM25 over its best, the cosine over its range among the candidates, at least
+MIN_COSINE_SPREAD (library search
 measures its rankings in standard deviations since 2026-11-27; this was not re-tuned), KEYWORD_WEIGHT
 and 1 - KEYWORD_WEIGHT. A statement is relevant when it shares a weighted term with the question or
 is MEANING_FLOOR close to it in meaning; of the relevant ones, those that hold what the question asks
@@ -22,6 +23,11 @@ KEYWORD_WEIGHT = 0.4
 # The cosine of all-MiniLM-L6-v2 above which a sentence is about what the question asks, though
 # it shares no term with it (tuned on the man-page questions' tune split: bench/research_quality_bench.py).
 MEANING_FLOOR = 0.45
+# The cosines' range counts as at least this much: of texts all about as near the question (a few
+# hundredths apart, within what the model tells apart), the hundredths must not outweigh the terms. A
+# byline under the document's title outranked the sentence holding the question's rare term. Any value
+# from 0.1 to 0.3 left bench/research_quality_bench.py's tune split as it was (docs/decisions.md).
+MIN_COSINE_SPREAD = 0.2
 
 
 def relevance(question: str, texts: Sequence[str]) -> list[float]:
@@ -48,7 +54,7 @@ def nearness(question: str, texts: Sequence[str]) -> list[float]:
         scores = [float(score) / best for score in keyword]
     else:
         low, high = float(cosines.min()), float(cosines.max())
-        spread = (high - low) or 1.0
+        spread = max(high - low, MIN_COSINE_SPREAD)
         scores = [
             # (a relevant text never scores 0, which says "irrelevant")
             max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)

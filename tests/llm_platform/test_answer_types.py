@@ -1,7 +1,9 @@
 """llm_platform.answer_types: what a question asks for, and whether a sentence holds it."""
 
+import numpy as np
 import pytest
 
+from llm_platform import relevance as relevance_module
 from llm_platform.answer_types import answer_type_terms, asks_answer_type, holds_answer_type
 from llm_platform.relevance import relevance
 from llm_platform.terms import question_terms
@@ -121,3 +123,22 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
 )
 def test_the_words_that_name_the_answer_type_are_known(question, named):
     assert answer_type_terms(question) == named
+
+
+def test_cosines_that_lie_close_together_do_not_outweigh_the_terms(monkeypatch):
+    """A byline under the document's title ("Laptop refresh proposal: Prepared by the IT office") was as near
+    the question in meaning as the sentence that answers it, a few hundredths apart; scaled to their range,
+    those hundredths outweighed the one rare term the answer shares with the question."""
+    question = "What could delay the laptop refresh?"
+    texts = [
+        "Laptop refresh proposal: Prepared by the district IT office, November 2026.",
+        "Laptop refresh proposal > Risks: Shipping delays could push phase 2 into the school year.",
+        "Laptop refresh proposal > Why now: Most staff laptops are out of warranty.",
+    ]
+    monkeypatch.setattr(relevance_module.embeddings, "closeness", lambda q, t: np.array([0.494, 0.448, 0.486]))
+    scores = relevance(question, texts)
+    assert scores[1] == max(scores), scores
+    # Far apart, the cosines still decide: meaning finds the answer that shares no term.
+    monkeypatch.setattr(relevance_module.embeddings, "closeness", lambda q, t: np.array([0.2, 0.2, 0.8]))
+    scores = relevance(question, texts)
+    assert scores[2] == max(scores), scores
