@@ -151,5 +151,14 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
         )
     for asks, holds in _ANSWER_TYPES:
         if _asked(asks, question):
-            return _names(text, asked) if holds is None else bool(holds.search(text))
+            return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
     return True
+
+
+def _said(text: str) -> str:
+    """A record's fields said as a sentence says them, the value before its column ("hours_to_close: 51" →
+    "51 hours to close", "visits_per_week: 3" → "3 visits per week"): a row holds a duration or a frequency
+    as a sentence does."""
+    return "\n".join(
+        f"{value} {column.replace('_', ' ')}" for line in text.splitlines() for column, value in csv_row_fields(line)
+    )

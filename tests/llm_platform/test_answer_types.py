@@ -142,3 +142,15 @@ def test_cosines_that_lie_close_together_do_not_outweigh_the_terms(monkeypatch):
     monkeypatch.setattr(relevance_module.embeddings, "closeness", lambda q, t: np.array([0.2, 0.2, 0.8]))
     scores = relevance(question, texts)
     assert scores[2] == max(scores), scores
+
+
+@pytest.mark.parametrize(
+    ("question", "row"),
+    [
+        ("How long did the Wi-Fi ticket take to close?", "ticket: 4102; school: Riverside; hours_to_close: 51"),
+        ("How often are the filters cleaned?", "site: Elm Street; cleanings_per_month: 2"),
+    ],
+)
+def test_a_records_field_holds_what_its_column_names(question, row):
+    assert holds_answer_type(question, row, set(question_terms(question)))
+    assert not holds_answer_type(question, "ticket: 4102; school: Riverside", set(question_terms(question)))
