@@ -984,3 +984,14 @@ def test_two_tables_counted_differently_are_no_conflict_between_files():
     merged = aggregate_digest(aggregate_envelope(manifest, digests))
     assert "conflict" not in {fact["kind"] for fact in merged["facts"]}, merged["facts"]
     assert "conflict" not in merged["summary"]
+
+
+def test_what_could_not_be_done_is_a_fact_and_what_could_happen_is_open():
+    spans = spans_of(
+        "Battery complaints doubled, and 38 machines could not run the new grading software.",
+        "Shipping delays could push phase 2 into the school year.",
+    )
+    digest = file_digest("proposal.md", spans, "markdown")
+    assert [u["text"] for u in digest["uncertainties"]] == ["Shipping delays could push phase 2 into the school year."]
+    unable = next(f for f in digest["facts"] if "could not run" in f["claim"])
+    assert unable["reliability"] != "low" and "hedged" not in unable["reliability_note"]
