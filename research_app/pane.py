@@ -460,11 +460,9 @@ def places_read(locations: list[str]) -> str:
             shared.append(parts[0])
     if shared:
         rest = [SECTION_SEPARATOR.join(path[len(shared) :]) for path in paths]
-        opening = SECTION_SEPARATOR.join(shared)
-        under = [part for part in rest if part]
-        lead = f"{SECTION_LOCATION}{opening}, and under it: " if len(under) < len(rest) else ""
-        lead = lead or f"{SECTION_LOCATION}{opening}{SECTION_SEPARATOR}"
-        places = under
+        places = [part for part in rest if part]  # the shared section itself was read too when one is empty
+        joint = ", and under it: " if len(places) < len(rest) else SECTION_SEPARATOR
+        lead = SECTION_LOCATION + SECTION_SEPARATOR.join(shared) + joint
     else:
         lead, places = "", locations
     where = lead + ", ".join(places[:SHOWN_LOCATIONS])
