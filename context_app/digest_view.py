@@ -5,6 +5,7 @@ after the context changes."""
 
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 
 from workspaces.models import ResearchSession
 from workspaces.selectors import parse_uuid
@@ -68,6 +69,22 @@ class DigestCards:
     @property
     def content(self) -> dict:
         return self.digest.content
+
+    @property
+    def summary_paragraphs(self) -> list[str]:
+        """The summary, each file's part of an aggregate's ("6 files. report.pdf: … memo.docx: …") a paragraph
+        of its own: run together, six files' lines were one wall of text."""
+        summary = str(self.digest.content.get("summary") or "")
+        starts, searched_from = [], 0
+        for document in self.digest.content.get("documents") or []:
+            # A file's part follows a sentence's end; a file named inside another's line ("see memo.docx: p. 2")
+            # does not start one.
+            found = summary.find(f". {document.get('filename')}: ", searched_from) if isinstance(document, dict) else -1
+            if found >= 0:
+                starts.append(found + 2)
+                searched_from = found + 2
+        bounds = [0, *starts, len(summary)]
+        return [part for a, b in pairwise(bounds) if (part := summary[a:b].strip())]
 
     @property
     def as_json(self) -> str:
