@@ -29,6 +29,7 @@ from enum import StrEnum
 from django.db import transaction
 from django.db.models import F
 
+from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform import embeddings
 from llm_platform.ir.types import page_of_locator
 from llm_platform.search_index import fuse_scores
@@ -40,6 +41,7 @@ from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 RECORD_MAX_CHARS = 4000
 # Formats whose locators are headings: a record is one section.
 SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
+SECTION_LOCATION = "Section: "  # a section's place as references say it: "Section: Methods > Sampling"
 # Formats whose locators are pages ("p. 3"): a record is one page (an image's pages are its frames).
 PAGED_FORMATS = frozenset({"pdf", "image"})
 
@@ -57,7 +59,7 @@ class RecordDraft:
 
     @property
     def parent_heading(self) -> str:
-        return self.section_path.rsplit(" > ", 1)[-1] if self.section_path else ""
+        return self.section_path.rsplit(SECTION_PATH_SEPARATOR, 1)[-1] if self.section_path else ""
 
 
 def records_from_spans(file_format: str, spans: Sequence[Mapping]) -> list[RecordDraft]:

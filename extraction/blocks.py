@@ -17,9 +17,12 @@ class Block:
     confidence: int | None = None  # then: the page's mean word confidence, 0–100
 
 
+SECTION_PATH_SEPARATOR = " > "  # between the headings of a section's path ("Methods > Sampling")
+
+
 def _paragraphs(text: str) -> list[str]:
     return [p.strip("\n") for p in re.split(r"\n\s*\n", text) if p.strip()]
 
 
 def _path(headings: list[tuple[int, str]]) -> str:
-    return " > ".join(title for _level, title in headings)
+    return SECTION_PATH_SEPARATOR.join(title for _level, title in headings)

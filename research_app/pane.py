@@ -15,13 +15,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from context_app import provenance
+from context_app.library import SECTION_LOCATION
 from context_app.templatetags.citations import origin_title
+from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform.ledger import run_usage
 from workspaces.models import ResearchSession
 from workspaces.selectors import parse_uuid
 
 from .models import ResearchNode, ResearchRun, RunEvent
-from .runs.coverage import SECTION_LOCATION
 from .runs.narration import NODE_LABEL, STATUS_LABEL, narrate, plural
 
 ACTIVE = ("queued", "binding", "running", "reporting")
@@ -45,7 +46,6 @@ COVERAGE_LABEL = {
 }
 UPDATE_LABEL = {"changed": "Changed", "withdrawn": "Withdrawn", "new": "New from the changed files"}
 SHOWN_LOCATIONS = 4
-SECTION_SEPARATOR = " > "  # between the headings of a section's path (extraction.blocks)
 EXPORT_KINDS = (("md", "Markdown"), ("docx", "Word"), ("pdf", "PDF"))
 
 
@@ -451,7 +451,7 @@ def places_read(locations: list[str]) -> str:
     """Where a file was read, the path its sections share said once: "Section: Postmortem > Cause, What we
     changed" for "Section: Postmortem > Cause" and "Section: Postmortem > What we changed" (a page's full
     path a place ran to five lines on a phone). At most SHOWN_LOCATIONS places, then how many more."""
-    paths = [location.removeprefix(SECTION_LOCATION).split(SECTION_SEPARATOR) for location in locations]
+    paths = [location.removeprefix(SECTION_LOCATION).split(SECTION_PATH_SEPARATOR) for location in locations]
     shared: list[str] = []
     if len(paths) > 1 and all(location.startswith(SECTION_LOCATION) for location in locations):
         for parts in zip(*paths, strict=False):
@@ -459,10 +459,10 @@ def places_read(locations: list[str]) -> str:
                 break
             shared.append(parts[0])
     if shared:
-        rest = [SECTION_SEPARATOR.join(path[len(shared) :]) for path in paths]
+        rest = [SECTION_PATH_SEPARATOR.join(path[len(shared) :]) for path in paths]
         places = [part for part in rest if part]  # the shared section itself was read too when one is empty
-        joint = ", and under it: " if len(places) < len(rest) else SECTION_SEPARATOR
-        lead = SECTION_LOCATION + SECTION_SEPARATOR.join(shared) + joint
+        joint = ", and under it: " if len(places) < len(rest) else SECTION_PATH_SEPARATOR
+        lead = SECTION_LOCATION + SECTION_PATH_SEPARATOR.join(shared) + joint
     else:
         lead, places = "", locations
     where = lead + ", ".join(places[:SHOWN_LOCATIONS])

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from digests.items import ITEM_KINDS
+from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform.extractive import chunk_text
 from llm_platform.ir.render import CONTENT_HEADER
 from llm_platform.sourcerefs import REF_GROUP, SPAN, ref_key
@@ -194,7 +195,7 @@ def heading_question(title: str) -> str:
     """The question a passage's innermost heading asks ("faq.html › FAQ › How do I get my test results?"),
     or ""."""
     # A passage's title: file › section > subsection › heading (conversation_app.artifacts.question_passages).
-    innermost = title.strip().replace(" > ", " › ").rpartition(" › ")[2]
+    innermost = title.strip().replace(SECTION_PATH_SEPARATOR, " › ").rpartition(" › ")[2]
     return innermost if innermost.endswith("?") else ""
 
 

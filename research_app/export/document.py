@@ -17,6 +17,7 @@ from decimal import Decimal
 from urllib.parse import quote
 
 from context_app import provenance
+from context_app.library import SECTION_LOCATION
 from llm_platform import grounding
 from llm_platform.ledger import run_usage
 
@@ -212,7 +213,7 @@ def location(locator: str, file_format: str) -> str:
         return "CSV header row" if locator == "header" else f"CSV {locator.replace('-', '–')}"
     if file_format == "json":
         return f"JSON {locator}"
-    return f"Section: {locator}"
+    return f"{SECTION_LOCATION}{locator}"
 
 
 def state_of(status: str, changed_at: str | None) -> str:

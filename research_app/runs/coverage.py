@@ -35,7 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from context_app import provenance
-from context_app.library import SECTIONED_FORMATS
+from context_app.library import SECTION_LOCATION, SECTIONED_FORMATS
 from context_app.models import DigestStatus
 from llm_platform.ir.types import page_of_locator
 from llm_platform.sourcerefs import ref_key, split_ref
@@ -51,8 +51,6 @@ NAMES_IN_SUMMARY = 10  # of the never-reached (or failed) files, named in the su
 Places = dict[str, dict | None]
 
 logger = logging.getLogger(__name__)
-
-SECTION_LOCATION = "Section: "  # before a section's path ("Methods > Sampling"), as references say it
 
 
 def recorded(run: ResearchRun, report: dict | None = None, *, final: bool = True) -> dict | None:

@@ -63,7 +63,7 @@ class SearchResult:
         if self.page is not None:
             return f"Page {self.page}"
         if self.section_path:
-            return f"Section: {self.section_path}"
+            return f"{library.SECTION_LOCATION}{self.section_path}"
         return f"Part {self.position}"
 
     def to_dict(self) -> dict[str, Any]:
