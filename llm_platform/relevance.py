@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from . import embeddings
 from .answer_types import asks_answer_type, can_answer
 from .terms import bm25_rank
@@ -28,38 +30,60 @@ MEANING_FLOOR = 0.45
 # byline under the document's title outranked the sentence holding the question's rare term. Any value
 # from 0.1 to 0.3 left bench/research_quality_bench.py's tune split as it was (docs/decisions.md).
 MIN_COSINE_SPREAD = 0.2
+# A statement's section heading says what it is about ("Root cause: A configuration change …"), so it may
+# make the statement relevant; but every statement of the section shares it, and read under a heading that
+# matches the question a byline or a line with little of its own ("Reminder pilot plan 2027: Prepared by
+# …") came as near the question as the section's answer. So a statement ranks by its own terms and meaning,
+# and its heading's share of them counts this much (the chat's CONTEXT_WEIGHT is the same idea).
+HEADING_WEIGHT = 0.4
 
 
-def relevance(question: str, texts: Sequence[str]) -> list[float]:
+def under_heading(heading: str, text: str) -> str:
+    """A statement read after the heading of its section, which says what it is about."""
+    return f"{heading}: {text}" if heading else text
+
+
+def relevance(question: str, texts: Sequence[str], headings: Sequence[str] | None = None) -> list[float]:
     """One score a text, in order: 0 for a text that bears on the question neither by terms nor by meaning;
     above 1 for one that also holds what the question asks for (llm_platform.answer_types: an amount of
-    money for "what did it cost", a date for "when did"), so it ranks before every one that does not."""
-    scores = nearness(question, texts)
+    money for "what did it cost", a date for "when did"), so it ranks before every one that does not.
+    `headings`, one a text ("" for none): each text's section heading (see HEADING_WEIGHT)."""
+    scores = nearness(question, texts, headings)
     if not asks_answer_type(question):  # its terms and meaning alone: on the scale of a typed question's
         return scores
+    read = texts if headings is None else [under_heading(h, t) for h, t in zip(headings, texts, strict=True)]
     return [
         score + 1.0 if score > 0 and can_answer(question, text) else score
-        for score, text in zip(scores, texts, strict=True)
+        for score, text in zip(scores, read, strict=True)
     ]
 
 
-def nearness(question: str, texts: Sequence[str]) -> list[float]:
+def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None = None) -> list[float]:
     """How near each text is to the question in terms and meaning, in [0, 1]: 0 for one that bears on it in
     neither. What the question asks for is not weighed: a sentence nearest a question the files cannot
-    answer (a chat card's suggestion) is about its subject, not any sum of money."""
+    answer (a chat card's suggestion) is about its subject, not any sum of money. With `headings`, a text
+    bears on the question when it does read under its heading, and ranks by itself with HEADING_WEIGHT of
+    what the heading adds."""
     keyword = bm25_rank(question, list(texts))
     cosines = embeddings.closeness(question, list(texts))
+    keyword_gate, cosines_gate = keyword, cosines
+    if headings is not None and any(headings):
+        read = [under_heading(h, t) for h, t in zip(headings, texts, strict=True)]
+        keyword_read, cosines_read = bm25_rank(question, read), embeddings.closeness(question, read)
+        keyword_gate = [max(own, headed) for own, headed in zip(keyword, keyword_read, strict=True)]
+        keyword = [own + HEADING_WEIGHT * (headed - own) for own, headed in zip(keyword, keyword_read, strict=True)]
+        if cosines is not None and cosines_read is not None:
+            cosines_gate = np.maximum(cosines, cosines_read)
+            cosines = cosines + HEADING_WEIGHT * (cosines_read - cosines)
     best = max(keyword, default=0.0) or 1.0
     if cosines is None:
-        scores = [float(score) / best for score in keyword]
-    else:
-        low, high = float(cosines.min()), float(cosines.max())
-        spread = max(high - low, MIN_COSINE_SPREAD)
-        scores = [
-            # (a relevant text never scores 0, which says "irrelevant")
-            max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)
-            if score > 0 or cosine >= MEANING_FLOOR
-            else 0.0
-            for score, cosine in zip(keyword, cosines, strict=True)
-        ]
-    return scores
+        return [float(score) / best if gate > 0 else 0.0 for score, gate in zip(keyword, keyword_gate, strict=True)]
+    low, high = float(cosines.min()), float(cosines.max())
+    spread = max(high - low, MIN_COSINE_SPREAD)
+    return [
+        # (a relevant text never scores 0, which says "irrelevant")
+        max(KEYWORD_WEIGHT * score / best + (1 - KEYWORD_WEIGHT) * (float(cosine) - low) / spread, 1e-6)
+        if gate > 0 or gate_cosine >= MEANING_FLOOR
+        else 0.0
+        for score, cosine, gate, gate_cosine in zip(keyword, cosines, keyword_gate, cosines_gate, strict=True)
+    ]

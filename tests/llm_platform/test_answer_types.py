@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from llm_platform import embeddings
 from llm_platform import relevance as relevance_module
 from llm_platform.answer_types import answer_type_terms, asks_answer_type, holds_answer_type
 from llm_platform.relevance import relevance
@@ -154,3 +155,28 @@ def test_cosines_that_lie_close_together_do_not_outweigh_the_terms(monkeypatch):
 def test_a_records_field_holds_what_its_column_names(question, row):
     assert holds_answer_type(question, row, set(question_terms(question)))
     assert not holds_answer_type(question, "ticket: 4102; school: Riverside", set(question_terms(question)))
+
+
+@pytest.mark.django_db
+def test_a_heading_makes_its_statements_relevant_but_does_not_rank_them(settings):
+    """Read under "Reminder pilot plan 2027", a byline and the board's date came nearer "Which reminder
+    approach should we fund in 2027?" than the plan's recommendation: the heading, which matches the
+    question, was most of what the two short lines said. A statement ranks by itself and a share of its
+    heading; the heading still makes relevant what says its subject only through it."""
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    embeddings.reset_provider()
+    try:
+        plan = "Reminder pilot plan 2027"
+        headed = [
+            (plan, "Prepared by Maria Okafor, clinic operations lead, 3 November 2026."),
+            (f"{plan} > Decision needed", "The board must approve the budget at its January meeting."),
+            (f"{plan} > Options", "We recommend text reminders for every appointment, combined with bus tickets."),
+        ]
+        headings, texts = zip(*headed, strict=True)
+        scores = relevance("Which reminder approach should we fund in 2027?", texts, headings)
+        assert scores[2] == max(scores), scores
+        question, cause = "What went wrong with the checkout?", ["A configuration change lowered the pool to ten."]
+        assert relevance(question, cause) == [0.0]
+        assert relevance(question, cause, ["Checkout outage > Root cause"])[0] > 0
+    finally:
+        embeddings.reset_provider()

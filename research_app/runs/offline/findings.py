@@ -41,12 +41,6 @@ def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
     return results
 
 
-def under_heading(heading: str, sentence: str) -> str:
-    """A statement as it is weighed: after the heading of its section, which says what it is about ("Root
-    cause: A configuration change lowered the pool …" for "What caused the outage?"); it is quoted without."""
-    return f"{heading}: {sentence}" if heading else sentence
-
-
 # A statement that opens with one of these takes up the one before it ("FieldPad has no offline mode. Its
 # roadmap promises one for 2027."): quoted alone, it would not say what it is about.
 BACK_REFERENCES = frozenset("it its they their them this these those he his she her".split())
@@ -82,15 +76,16 @@ def node_findings(prompt: str) -> dict:
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_FINDINGS")
     candidates: list[tuple[int, int, str]] = []  # (result number, position, statement)
-    read_as: list[str] = []  # each statement as scored: after its section's heading
+    headings: list[str] = []  # each statement's section heading, which says what it is about (relevance.py)
     said: dict[int, list[str]] = {}  # each result's statements, in order
     for number, heading, text in numbered_results(prompt):
         said[number] = statements(text)
         for position, sentence in enumerate(said[number]):
             candidates.append((number, position, sentence))
-            read_as.append(under_heading(heading, sentence))
+            headings.append(heading)
     by_result: dict[int, list[tuple[float, int, str]]] = {}
-    for (number, position, sentence), score in zip(candidates, relevance(question, read_as), strict=True):
+    scores = relevance(question, [sentence for _number, _position, sentence in candidates], headings)
+    for (number, position, sentence), score in zip(candidates, scores, strict=True):
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}

@@ -9,14 +9,14 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 from __future__ import annotations
 
 from llm_platform.answer_types import can_answer
-from llm_platform.relevance import relevance
+from llm_platform.relevance import relevance, under_heading
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
-from .findings import numbered_results, under_heading, whole_statements
+from .findings import numbered_results, whole_statements
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import question_clauses, without_frame
 
@@ -69,7 +69,7 @@ def report(prompt: str) -> dict:
 
 def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
     """The findings that state something (a heading or a label a model took for one is left out), each
-    with the heading of the first result it cites that has one (see `_read`)."""
+    with the heading of the first result it cites that has one, which says what it is about (relevance.py)."""
     findings = []
     for finding in dicts_of(value):
         if is_statement(input_text(finding.get("text"))):
@@ -84,10 +84,6 @@ def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
                 }
             )
     return findings
-
-
-def _read(finding: dict) -> str:
-    return under_heading(finding["heading"], finding["text"])
 
 
 def _distinct_items(value: object) -> list[dict]:
@@ -134,8 +130,8 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
     else after its sub-questions' sections, as "Further findings" (a split into its parts,
     each answered by its own section: the rest of its own search's findings are by the way).
     """
-    read_as = {f["text"]: _read(f) for f in findings}
-    home = _homes(findings, read_as)
+    heading_of = {f["text"]: f["heading"] for f in findings}
+    home = _homes(findings, heading_of)
     by_question: dict[str, list[dict]] = {}
     root_questions = {f["question"] for f in findings if f["node"].count(".") == 0}
     for finding in findings:
@@ -146,18 +142,18 @@ def _node_sections(findings: list[dict], room: int, question: str) -> list[dict]
         if home[finding["text"]] == finding["question"] and paragraph not in paragraphs:
             paragraphs.append(paragraph)
     sections = [
-        {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p, read_as)}
+        {"heading": cut_text(q, MAX_TITLE_CHARS), "paragraphs": _answers_first(q, p, heading_of)}
         for q, p in by_question.items()
         if p
     ]
-    sections = _best_answer_first(sections, root_questions, question, read_as)
+    sections = _best_answer_first(sections, root_questions, question, heading_of)
     if len(sections) <= room:
         return sections
     kept, rest = sections[: room - 1], sections[room - 1 :]
     return kept + [{"heading": FURTHER_HEADING, "paragraphs": [p for s in rest for p in s["paragraphs"]]}]
 
 
-def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
+def _homes(findings: list[dict], heading_of: dict[str, str]) -> dict[str, str]:
     """text → the one node question it is told under: of the nodes that found it, those none of whose
     sub-questions did (the most specific), and of those the one it answers best: first one it can answer
     (it holds what the question asks for, a duration for "how long"), then by terms and meaning, read
@@ -187,25 +183,26 @@ def _homes(findings: list[dict], read_as: dict[str, str]) -> dict[str, str]:
     fit = {
         (question, text): score
         for question, texts in texts_of.items()
-        for text, score in zip(texts, relevance(question, [read_as[t] for t in texts]), strict=True)
+        for text, score in zip(texts, relevance(question, texts, [heading_of[t] for t in texts]), strict=True)
     }
     # A relevance is on its own question's scale, and one that lacks what its question asks for may still top
     # it by terms ("outage" of an action item for "how long did the outage last?"): it goes where it can answer.
     return {
-        text: max(questions, key=lambda q: (can_answer(q, read_as[text]), fit[q, text]))
+        text: max(questions, key=lambda q: (can_answer(q, under_heading(heading_of[text], text)), fit[q, text]))
         for text, questions in finders.items()
     }
 
 
-def _answers_first(question: str, paragraphs: list[dict], read_as: dict[str, str]) -> list[dict]:
-    """The paragraphs in order of how well they answer `question` (terms and meaning, each read as
-    `read_as` says: after its heading); ties keep their order."""
-    scores = relevance(question, [read_as.get(p["text"], p["text"]) for p in paragraphs])
+def _answers_first(question: str, paragraphs: list[dict], heading_of: dict[str, str]) -> list[dict]:
+    """The paragraphs in order of how well they answer `question` (terms and meaning, each under its
+    heading: relevance.HEADING_WEIGHT); ties keep their order."""
+    texts = [p["text"] for p in paragraphs]
+    scores = relevance(question, texts, [heading_of.get(text, "") for text in texts])
     return [paragraphs[i] for i in sorted(range(len(paragraphs)), key=lambda i: (-scores[i], i))]
 
 
 def _best_answer_first(
-    sections: list[dict], root_questions: set[str], question: str, read_as: dict[str, str]
+    sections: list[dict], root_questions: set[str], question: str, heading_of: dict[str, str]
 ) -> list[dict]:
     """The question's own section stays first when its lead answers the question at least as well as
     every sub-question's lead; else it follows them, as "Further findings"."""
@@ -213,8 +210,9 @@ def _best_answer_first(
     others = [s for s in sections if s["heading"] not in root_questions]
     if not own or not others:
         return sections
-    leads = [read_as.get(s["paragraphs"][0]["text"], s["paragraphs"][0]["text"]) for s in sections]
-    scores = dict(zip((id(s) for s in sections), relevance(question, leads), strict=True))
+    leads = [s["paragraphs"][0]["text"] for s in sections]
+    scores = relevance(question, leads, [heading_of.get(lead, "") for lead in leads])
+    scores = dict(zip((id(s) for s in sections), scores, strict=True))
     if scores[id(own[0])] >= max(scores[id(s)] for s in others):
         return sections
     return others + [{"heading": FURTHER_HEADING, "paragraphs": own[0]["paragraphs"]}] + own[1:]
@@ -242,15 +240,14 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     the best three of every statement of the findings and items (terms and meaning; more citations, then
     order, break ties)."""
     candidates = [
-        (sentence, len(f["citations"]), under_heading(f["heading"], sentence))
-        for f in findings
-        for sentence in whole_statements(f["text"])
-    ] + [(sentence, 0, sentence) for item in items for sentence in whole_statements(item["text"])]
-    texts = [read for _, _, read in candidates]
+        (sentence, len(f["citations"]), f["heading"]) for f in findings for sentence in whole_statements(f["text"])
+    ] + [(sentence, 0, "") for item in items for sentence in whole_statements(item["text"])]
+    texts = [sentence for sentence, _, _ in candidates]
+    headings = [heading for _, _, heading in candidates]
     clauses = question_clauses(question)
     ranked: list[int] = []
     for part in clauses if len(clauses) > 1 else []:
-        scores = relevance(part, texts)
+        scores = relevance(part, texts, headings)
         best = max(range(len(texts)), key=lambda i: (scores[i], candidates[i][1], -i), default=None)
         if best is not None and scores[best] > 0:
             ranked.append(best)
@@ -258,7 +255,7 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     # in only for a clause nothing answers (the whole "…, and what did it cost?" also asks for money, and
     # would add the costs of something else).
     wanted = min(len(clauses), MAX_SUMMARY_SENTENCES) if len(clauses) > 1 else MAX_SUMMARY_SENTENCES
-    scores = relevance(question, texts)
+    scores = relevance(question, texts, headings)
     ranked += sorted(range(len(candidates)), key=lambda i: (-scores[i], -candidates[i][1], i))
     sentences: list[str] = []
     seen: set[str] = set()
