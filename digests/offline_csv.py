@@ -13,6 +13,7 @@ by ", ", every other span a run of rows, one per line, as "column: value; …".
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -21,6 +22,7 @@ from llm_platform.terms import WORD, cut_text
 MAX_CLAIM_CHARS = 400
 MAX_CATEGORIES = 8  # a column with more distinct labels than this is not summarised by them
 MAX_GROUP_FACTS = 6  # totals of a measure per label of another column
+MAX_ROW_NAME_CHARS = 40  # a row named by its first column's value in a claim ("month 2026-07")
 MIN_NUMERIC_SHARE = 0.8  # of a column's non-empty cells, to read it as numbers
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 # The notes of the facts computed from a file's own rows or values: they describe that file, so two files'
@@ -224,9 +226,31 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
         if _is_ratio(column)
         else f"the total over {counted} is {_shown(total)}, the mean {mean}"
     )
-    ranges = f"{column.name} ranges from {_shown(low[0])} ({unit} {low[2]}) to {_shown(high[0])} ({unit} {high[2]})"
+    row_name = _row_names(table)
+    ranges = (
+        f"{column.name} ranges from {_shown(low[0])} ({row_name(low[2])}) to {_shown(high[0])} ({row_name(high[2])})"
+    )
     claim = f"{ranges}; {summed}."
     return computed_fact(claim, sources, COMPUTED)
+
+
+def _row_names(table: Table) -> Callable[[int], str]:
+    """How a claim names a row: by the table's first column when it names every row (a value of each row's
+    own, such as a month, a name or an id, short enough for a claim: "month 2026-07"); else by its number
+    ("row 4"), which sends the reader counting."""
+    key = table.columns[0] if table.columns else None
+    names = {row: value.strip() for value, _ref, row in key.cells} if key else {}
+    named = (
+        key is not None
+        and len(names) == table.rows
+        and all(names.values())
+        and len(set(names.values())) == len(names)
+        and max(len(name) for name in names.values()) <= MAX_ROW_NAME_CHARS
+        and not ((numbers := _numbers(key)) and _is_measure(key, numbers))
+    )
+    if not named:
+        return lambda row: f"{table.unit} {row}"
+    return lambda row: f"{key.name} {names[row]}" if row in names else f"{table.unit} {row}"
 
 
 def _category_fact(column: Column, unit: str) -> dict | None:

@@ -24,7 +24,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
-from llm_platform.json_records import MAX_DEPTH, PLAIN, flattened, item_label, listed, plain, record_line
+from llm_platform.json_records import (
+    MAX_DEPTH,
+    PLAIN,
+    flattened,
+    item_label,
+    listed,
+    plain,
+    plain_list_lines,
+    record_line,
+)
 from llm_platform.terms import cut_text
 
 from .offline_csv import MAX_CLAIM_CHARS, READ_FROM_VALUES, Column, Table, column_facts, computed_fact
@@ -71,7 +80,7 @@ def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:
     if _are_records(value):
         return _records_facts(label, [(record, ref) for record in value], partial(item_label, label))
     if isinstance(value, list) and all(isinstance(entry, PLAIN) for entry in value):
-        return [_read(f"{label}: {listed([plain(entry) for entry in value])}.", [ref])]
+        return [_read(line, [ref]) for line in plain_list_lines(label, value)]
     if not isinstance(value, dict):
         return []  # a list of mixed or nested values: left to the file's summary
     facts = [_read(record_line(label, value), [ref])] if _is_record(value) else []

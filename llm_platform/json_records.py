@@ -3,7 +3,8 @@
 The extractor writes each top-level value of a JSON file as a span "label: value", the value as
 indented JSON (extraction.text_readers). Read as sentences, that is lines of keys and
 braces; said here, a record is its fields ("budget: engineering_weeks 26, contractor_usd 18000.")
-and a list of records one such line a record ("milestones, item 2: name Photo queue, due 2027-02-12, …").
+and a list of records one such line a record ("milestones, item 2: name Photo queue, due 2027-02-12, …"), as
+a list of sentences is ("comments, item 1: The bus only runs hourly.").
 The offline digest of a JSON file (digests.offline_json) and the statements research quotes
 (llm_platform.statements) say them alike.
 """
@@ -13,6 +14,7 @@ import json
 MAX_LISTED = 12  # fields of a record, or items of a list, named in one line
 MAX_DEPTH = 4  # levels of objects inside a record said as its fields by path
 PLAIN = str | int | float | bool | None
+SENTENCE_ENDS = (".", "!", "?")  # a list of values that end so is a list of sentences, said one a line
 
 
 def labelled_json(text: str) -> tuple[str, object] | None:
@@ -28,16 +30,25 @@ def labelled_json(text: str) -> tuple[str, object] | None:
 
 
 def value_lines(label: str, value: object) -> list[str]:
-    """`value` said in words under `label`: a record as one line, a list of records a line each, a list
-    of plain values as the list; nothing for other shapes."""
+    """`value` said in words under `label`: a record as one line, a list of records or of sentences a line
+    each, a list of other plain values as the list; nothing for other shapes."""
     if isinstance(value, dict):
         fields = flattened(value)
         return [record_line(label, fields)] if fields else []
     if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
         return [record_line(item_label(label, number), flattened(entry)) for number, entry in enumerate(value, 1)]
     if isinstance(value, list) and value and all(isinstance(entry, PLAIN) for entry in value):
-        return [f"{label}: {listed([plain(entry) for entry in value])}."]
+        return plain_list_lines(label, value)
     return []
+
+
+def plain_list_lines(label: str, values: list[PLAIN]) -> list[str]:
+    """A list of plain values as one line ("regions: eu, us."), a list of sentences a line each: run together
+    they read "… my slot twice., A text …"."""
+    said = [plain(entry) for entry in values]
+    if any(entry.rstrip().endswith(SENTENCE_ENDS) for entry in said):
+        return [f"{item_label(label, number)}: {entry}" for number, entry in enumerate(said, 1)]
+    return [f"{label}: {listed(said)}."]
 
 
 def item_label(label: str, number: int) -> str:

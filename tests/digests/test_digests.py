@@ -840,7 +840,7 @@ def test_a_json_file_that_is_a_list_cites_each_record_and_states_a_spread_of_a_l
     assert claims[0] == "inspections.json holds 100 records with the fields id, crew, leaks."
     assert "crew takes 2 values over 100 records: day (67), night (33)." in claims
     leaks = next(claim for claim in claims if claim.startswith("leaks ranges"))
-    assert leaks == "leaks ranges from 0 (record 5) to 4 (record 4); the total over 100 records is 200, the mean 2."
+    assert leaks == "leaks ranges from 0 (id 5) to 4 (id 4); the total over 100 records is 200, the mean 2."
     records = [fact for fact in digest["facts"] if fact["claim"].startswith("Record ")]
     assert len(records) == 30 and records[0]["claim"] == "Record 1: id 1, crew day, leaks 1."
     assert records[-1]["sources"] == [spans[96]["span_id"].join(["inspections.json::", ""])]  # record 97, near the end
@@ -886,10 +886,37 @@ def test_the_objects_inside_a_json_files_records_are_their_fields_by_path():
     claims = [fact["claim"] for fact in digest["facts"]]
     assert "schools, item 1: name North High, laptops.count 760, laptops.faulty 95." in claims
     assert (
-        "laptops.count ranges from 150 (record 2) to 760 (record 1); the total over 2 records is 910, the mean 455."
+        "laptops.count ranges from 150 (name Oakwood Primary) to 760 (name North High); "
+        "the total over 2 records is 910, the mean 455."
     ) in claims
     assert digest["summary"] == "schools: 2 records with the fields name, laptops.count, laptops.faulty."
     assert check_file(digest, "inventory.json", spans, "json").valid
+
+
+def test_a_json_list_of_sentences_states_each_sentence_on_its_own():
+    survey = {"comments": ["The bus runs hourly, so I missed my slot.", "A text the day before would help!"]}
+    spans = _json_spans("survey.json", {**survey, "regions": ["eu", "us"]})
+    claims = [fact["claim"] for fact in file_digest("survey.json", spans, "json")["facts"]]
+    assert "comments, item 1: The bus runs hourly, so I missed my slot." in claims, claims
+    assert "comments, item 2: A text the day before would help!" in claims, claims
+    assert "regions: eu, us." in claims, claims  # values that are no sentences stay one list
+
+
+def test_a_tables_rows_are_named_by_the_first_column_when_it_names_each_row():
+    months = [("2026-05", 251), ("2026-06", 236), ("2026-07", 230), ("2026-08", 211)]
+    spans = [
+        {"span_id": "S1", "text": "month, no_shows"},
+        {"span_id": "S2", "text": "\n".join(f"month: {m}; no_shows: {n}" for m, n in months)},
+    ]
+    claims = [fact["claim"] for fact in file_digest("noshows.csv", spans, "csv")["facts"]]
+    ranges = next(claim for claim in claims if claim.startswith("no_shows ranges"))
+    assert ranges.startswith("no_shows ranges from 211 (month 2026-08) to 251 (month 2026-05);"), ranges
+    repeated = [("north", 3), ("south", 5), ("north", 4)]
+    spans[1] = {"span_id": "S2", "text": "\n".join(f"site: {m}; no_shows: {n}" for m, n in repeated)}
+    spans[0] = {"span_id": "S1", "text": "site, no_shows"}
+    claims = [fact["claim"] for fact in file_digest("leaks.csv", spans, "csv")["facts"]]
+    ranges = next(claim for claim in claims if claim.startswith("no_shows ranges"))
+    assert ranges.startswith("no_shows ranges from 3 (row 2) to 5 (row 3);"), ranges  # "north" names two rows
 
 
 def test_a_json_value_cut_by_a_window_is_read_as_text():
