@@ -1,6 +1,6 @@
 """The chat's answer/ask decision on the hand-labelled set (bench/chat_quality.py).
 
-    make bench        # or: .venv/bin/python bench/chat_bench.py [--no-sweep]
+    make bench        # or: .venv/bin/python bench/chat_bench.py [--no-sweep] [--tuning-only]
 
 Uploads the files and parses them (digests, offline provider) into a throwaway
 database, asks every labelled question through the real chat service, and writes
@@ -22,6 +22,9 @@ import harness  # noqa: I001  (sets Django up before the project's imports)
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--no-sweep", action="store_true", help="only the product's values, no sweep on the tuning part")
+parser.add_argument(
+    "--tuning-only", action="store_true", help="the tuning part alone, for trying a change (writes chat_tuning.json)"
+)
 args = parser.parse_args()
 harness.setup_django()
 
@@ -55,6 +58,13 @@ def main() -> None:
     first_ms = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     tuning = evaluate(session, user, labelled(held_out=False))
+    if args.tuning_only:
+        harness.write_results(
+            "chat_tuning",
+            {"tuning " + rate: tuning[rate] for rate in RATES},
+            missed=[r["question"] for r in tuning["per_question"] if not r["correct"]],
+        )
+        return
     held_out = evaluate(session, user, labelled(held_out=True))
     turns = sum(part["answerable"] + part["unanswerable"] for part in (tuning, held_out))
     turn_ms = (time.perf_counter() - started) * 1000 / turns
