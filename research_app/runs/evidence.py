@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from context_app import provenance
+from context_app.library import RECORD_MAX_CHARS
 from llm_platform import grounding
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
 
 from ..search.providers import SearchResult
 
-RESULT_TEXT_CHARS = 3000  # of a result's text: what the model reads, and what is stored with the node
+# What the model reads of a result, and what is stored with the node: a library record whole (its spans, at most
+# RECORD_MAX_CHARS unless one span alone is longer, and a CSV's header line). Cut at 3,000 characters, the last
+# quarter of a long record was out of sight: find(1)'s "-iname" stood at character 3,443 of its section.
+RESULT_TEXT_CHARS = RECORD_MAX_CHARS + 1000
 
 
 def result_json(n: int, result: SearchResult, *, shown_in=None) -> dict:

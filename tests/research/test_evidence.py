@@ -1,6 +1,8 @@
 """research_app.runs.evidence: a finding's citation opens the span of its result's record that holds it."""
 
-from research_app.runs.evidence import link_opening, pinpointed
+from context_app.library import RECORD_MAX_CHARS
+from research_app.runs.evidence import link_opening, pinpointed, result_json
+from research_app.search.providers import SearchResult
 
 VERSION = "7c0a4f4e-2f9e-4c59-9a43-5b1e1c2a9d10"
 SPANS = [
@@ -61,3 +63,14 @@ def test_a_findings_link_is_matched_to_the_record_it_opens_a_span_of():
     assert link_opening(second, links)["span"] == "S4"
     assert link_opening(result(version="another"), links) is None
     assert link_opening({"n": 3, "url": "https://example.org", "title": "A web page"}, links) is None
+
+
+def test_a_long_records_end_is_read_too():
+    """A section cut into records of up to RECORD_MAX_CHARS: its last option is evidence as much as its first."""
+    options = [f"-opt{n}: Option number {n} of the TESTS section does one thing well." for n in range(80)]
+    text = "\n\n".join(options)
+    while len(text) > RECORD_MAX_CHARS:
+        options.pop()
+        text = "\n\n".join(options)
+    found = SearchResult(provider="library", doc_id="find", filename="find.1.md", text=text, score=1.0)
+    assert result_json(1, found)["text"].endswith(options[-1])
