@@ -380,6 +380,12 @@ def test_a_thing_after_the_verb_and_a_preposition_is_the_subject():
     assert question_parts("What water losses occurred in 2022?")[0] == "water losses"
 
 
+def test_a_subject_is_never_a_determiner_alone():
+    """An adverb, a stop word, ends the subject before its verb: the noun before it is no bare verb."""
+    assert question_parts("How can the script just skip if the last one is still running?")[0] == "the script"
+    assert question_parts("Did the valve crews swap?") == ("the valve crews", frozenset({"swap"}))  # a verb still
+
+
 def test_why_how_when_and_where_are_never_the_subject():
     question = "Why are patients missing appointments, what does it cost us, and what are we doing about it?"
     assert question_parts(question) == ("patients", frozenset({"missing"}))

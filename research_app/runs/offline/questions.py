@@ -228,10 +228,11 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
         return _noun_phrase(words[:auxiliary], start, bare_verbs=False)[0], frozenset()
     if end < len(words) and words[end].lower() not in OVERLAP_STOP_WORDS:
         return subject, frozenset({words[end].lower()})
-    if bare_verbs and len(subject.split()) > 1 and subject.split()[-1].lower() not in _DETERMINERS:
-        # No common verb ended it: the run's last word is the bare verb ("did maintenance staffing change").
-        *kept, verb = subject.split()
-        return " ".join(kept), frozenset({verb.lower()})
+    *kept, last = subject.split()
+    if bare_verbs and any(word.lower() not in _DETERMINERS for word in kept):
+        # No common verb ended it: the run's last word is the bare verb ("did maintenance staffing change"),
+        # unless the subject would be a determiner alone ("can the script just skip": a stop word ended it).
+        return " ".join(kept), frozenset({last.lower()})
     return subject, frozenset()
 
 
