@@ -36,7 +36,10 @@ STOP_WORDS = frozenset(
     myself no nor not of off on once only or other our ours ourselves out over own same she should so some
     such than that the their theirs them themselves then there these they this those through to too under
     until up very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()
+    yourself yourselves"""
+    # What a negative contraction leaves of its verb once WORD splits at the apostrophe ("aren't" → "aren"),
+    # as NLTK's English list has them: "What is known about aren?" asked after a colleague's "aren't".
+    """ aren couldn didn doesn don hadn hasn haven isn mightn mustn needn shan shouldn wasn weren wouldn""".split()
 )
 # Token overlap (offline research and chat handlers, the context split): the search list plus
 # a few function words that only matter when judging overlap (kept out of the search list, see above).

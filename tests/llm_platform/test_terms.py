@@ -131,3 +131,13 @@ def test_nothing_is_glued_across_lines():
     assert split_sentences(items) == ["Pumps, valves, meters etc.", "Replacement parts are ordered in March."]
     stray = 'The sign read "Closed. Nobody works here.\nThe next day it opened again.'
     assert split_sentences(stray)[-1] == "The next day it opened again."
+
+
+def test_what_a_negative_contraction_leaves_is_no_term():
+    """The word pattern splits "aren't" at its apostrophe: "aren" named no thing, yet became a key term,
+    a gap and a sub-question ("What is known about aren?")."""
+    terms = question_terms(
+        "Why do some copies survive when they aren't next to each other, and why doesn't uniq see them?"
+    )
+    assert "aren" not in terms and "doesn" not in terms
+    assert {"copi", "surviv", "uniq"} <= set(terms)
