@@ -13,7 +13,6 @@ by ", ", every other span a run of rows, one per line, as "column: value; …".
 
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -226,31 +225,31 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
         if _is_ratio(column)
         else f"the total over {counted} is {_shown(total)}, the mean {mean}"
     )
-    row_name = _row_names(table)
-    ranges = (
-        f"{column.name} ranges from {_shown(low[0])} ({row_name(low[2])}) to {_shown(high[0])} ({row_name(high[2])})"
-    )
+    named = _row_names(table)
+    lowest, highest = (named.get(row, f"{unit} {row}") for row in (low[2], high[2]))
+    ranges = f"{column.name} ranges from {_shown(low[0])} ({lowest}) to {_shown(high[0])} ({highest})"
     claim = f"{ranges}; {summed}."
     return computed_fact(claim, sources, COMPUTED)
 
 
-def _row_names(table: Table) -> Callable[[int], str]:
-    """How a claim names a row: by the table's first column when it names every row (a value of each row's
-    own, such as a month, a name or an id, short enough for a claim: "month 2026-07"); else by its number
-    ("row 4"), which sends the reader counting."""
-    key = table.columns[0] if table.columns else None
-    names = {row: value.strip() for value, _ref, row in key.cells} if key else {}
-    named = (
-        key is not None
-        and len(names) == table.rows
-        and all(names.values())
-        and len(set(names.values())) == len(names)
-        and max(len(name) for name in names.values()) <= MAX_ROW_NAME_CHARS
-        and not ((numbers := _numbers(key)) and _is_measure(key, numbers))
-    )
-    if not named:
-        return lambda row: f"{table.unit} {row}"
-    return lambda row: f"{key.name} {names[row]}" if row in names else f"{table.unit} {row}"
+def _row_names(table: Table) -> dict[int, str]:
+    """How a claim names each row: by the table's first column when it names every row (a value of each row's
+    own, such as a month, a name or an id, short enough for a claim: "month 2026-07"); {} when it does not,
+    and the claim says the row's number ("row 4"), which sends the reader counting."""
+    if not table.columns:
+        return {}
+    key = table.columns[0]
+    names = {row: value.strip() for value, _ref, row in key.cells}
+    values = list(names.values())
+    if (
+        len(names) != table.rows
+        or not all(values)
+        or len(set(values)) < len(values)
+        or max(map(len, values), default=0) > MAX_ROW_NAME_CHARS
+        or ((numbers := _numbers(key)) and _is_measure(key, numbers))
+    ):
+        return {}
+    return {row: f"{key.name} {name}" for row, name in names.items()}
 
 
 def _category_fact(column: Column, unit: str) -> dict | None:

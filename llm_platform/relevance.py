@@ -51,7 +51,7 @@ def relevance(question: str, texts: Sequence[str], headings: Sequence[str] | Non
     scores = nearness(question, texts, headings)
     if not asks_answer_type(question):  # its terms and meaning alone: on the scale of a typed question's
         return scores
-    read = texts if headings is None else [under_heading(h, t) for h, t in zip(headings, texts, strict=True)]
+    read = texts if headings is None else _headed(texts, headings)
     return [
         score + 1.0 if score > 0 and can_answer(question, text) else score
         for score, text in zip(scores, read, strict=True)
@@ -64,15 +64,18 @@ def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None
     answer (a chat card's suggestion) is about its subject, not any sum of money. With `headings`, a text
     bears on the question when it does read under its heading, and ranks by itself with HEADING_WEIGHT of
     what the heading adds."""
+    headed = headings is not None and any(headings)
+    read = _headed(texts, headings) if headed else []
     keyword = bm25_rank(question, list(texts))
-    cosines = embeddings.closeness(question, list(texts))
+    both = embeddings.closeness(question, [*texts, *read])  # one call for the two readings
+    cosines = None if both is None else both[: len(texts)]
     keyword_gate, cosines_gate = keyword, cosines
-    if headings is not None and any(headings):
-        read = [under_heading(h, t) for h, t in zip(headings, texts, strict=True)]
-        keyword_read, cosines_read = bm25_rank(question, read), embeddings.closeness(question, read)
-        keyword_gate = [max(own, headed) for own, headed in zip(keyword, keyword_read, strict=True)]
-        keyword = [own + HEADING_WEIGHT * (headed - own) for own, headed in zip(keyword, keyword_read, strict=True)]
-        if cosines is not None and cosines_read is not None:
+    if headed:
+        keyword_read = bm25_rank(question, read)
+        keyword_gate = [max(own, under) for own, under in zip(keyword, keyword_read, strict=True)]
+        keyword = [own + HEADING_WEIGHT * (under - own) for own, under in zip(keyword, keyword_read, strict=True)]
+        if both is not None:
+            cosines_read = both[len(texts) :]
             cosines_gate = np.maximum(cosines, cosines_read)
             cosines = cosines + HEADING_WEIGHT * (cosines_read - cosines)
     best = max(keyword, default=0.0) or 1.0
@@ -87,3 +90,7 @@ def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None
         else 0.0
         for score, cosine, gate, gate_cosine in zip(keyword, cosines, keyword_gate, cosines_gate, strict=True)
     ]
+
+
+def _headed(texts: Sequence[str], headings: Sequence[str]) -> list[str]:
+    return [under_heading(heading, text) for heading, text in zip(headings, texts, strict=True)]

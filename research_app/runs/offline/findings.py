@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from context_app.library import SECTION_LOCATION
 from llm_platform.extractive import chunk_text
 from llm_platform.relevance import relevance
 from llm_platform.statements import statements
@@ -19,7 +20,7 @@ MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2
 MAX_FINDING_CHARS = 600
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
-SECTION_LOCATION = ", Section: "  # a result's title: "[3] notes.md, Section: Causes > Housing" (evidence.py)
+_TITLE_SECTION = f", {SECTION_LOCATION}"  # a result's title: "[3] notes.md, Section: Causes > Housing" (evidence.py)
 
 
 def result_number(chunk: EvidenceChunk) -> int | None:
@@ -36,7 +37,7 @@ def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
     for chunk in evidence_chunks(prompt):
         number, text = result_number(chunk), chunk_text(chunk)
         if number is not None and text:  # not a numbered result, or its text omitted by the token budget
-            section = chunk.title.partition(SECTION_LOCATION)[2].strip()
+            section = chunk.title.partition(_TITLE_SECTION)[2].strip()
             results.append((number, section or split_leading_heading(text)[0], text))
     return results
 
