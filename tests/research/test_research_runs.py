@@ -241,6 +241,20 @@ def test_a_malformed_context_split_falls_back_to_token_overlap(api, scripted_llm
     assert LLMCall.objects.filter(task="context_split", outcome=LLMCall.Outcome.INVALID).count() == 2
 
 
+def test_a_node_with_no_narrower_sub_question_ends_limited_and_the_run_still_reports(api, scripted_llm):
+    """NODE_DECOMPOSE may answer no children (node_decompose.schema.json): the question was asked as narrowly
+    as it can be, and a child would only ask it again."""
+    scripted_llm.handlers["NODE_DECOMPOSE"] = lambda prompt: {"children": []}
+    sid = session_with_files(api, {"valves.md": VALVES.encode()})
+    rid = start(api, sid, max_depth=2)
+    assert finished(api, rid)["status"] == "completed"
+    [root] = ResearchNode.objects.filter(run_id=rid)
+    assert root.status == ResearchNode.Status.LIMITED
+    [limited] = [e for e in events_of(api, rid) if e["type"] == "node_limited"]
+    assert limited["payload"]["reason"] == "the question could not be split further"
+    assert api.get(f"/api/runs/{rid}").json()["report"]["sections"]
+
+
 def test_limits_are_checked_and_respected(api):
     sid = session_with_files(api, {"valves.md": VALVES.encode()})
     for body, message in (

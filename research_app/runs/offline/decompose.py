@@ -23,7 +23,15 @@ from llm_platform.terms import (
 from ..split import plural
 from .inputs import bounded, context_items, required_question, strings_of, term_set
 from .queries import question_keywords, quoted_phrases
-from .questions import KEY_TERMS_FRAME, NARROWED_FRAME, question_clauses, question_parts, thing_phrase, without_frame
+from .questions import (
+    KEY_TERMS_FRAME,
+    NARROWED_FRAME,
+    question_ask,
+    question_clauses,
+    question_parts,
+    thing_phrase,
+    without_frame,
+)
 
 MAX_CHILDREN = 8  # node_decompose.schema.json
 DEFAULT_MAX_CHILDREN = 4
@@ -44,6 +52,7 @@ def node_decompose(prompt: str) -> dict:
     items = context_items(inputs.get("context_items"))
     limit = bounded(inputs.get("max_children"), DEFAULT_MAX_CHILDREN, MAX_CHILDREN)
     subject, verbs = question_parts(question)
+    gaps = [gap for gap in gaps if not _names_the_question(gap, question)]
     children = _clause_children(question, gaps, limit) or _gap_children(question, subject, verbs, gaps, limit)
     unique: list[dict] = []
     seen = {comparison_key(question)}
@@ -52,6 +61,12 @@ def node_decompose(prompt: str) -> dict:
         if key not in seen:
             seen.add(key)
             unique.append(child)
+    if not unique and not gaps:  # nothing narrower is missing: a child may only ask what the question asks
+        ask = question_ask(question)
+        if not ask:
+            return {"children": []}  # asked again in other words, the question would find nothing new
+        lead = question[: question.find(ask)].strip()
+        unique = [{"question": _as_question(ask), "rationale": f"Asks what the question asks without “{lead}”."}]
     if not unique:
         unique = [_narrowing_child(question, subject, verbs, gaps)]
         if comparison_key(unique[0]["question"]) == comparison_key(question):
@@ -88,6 +103,13 @@ def _clause_children(question: str, gaps: list[str], limit: int) -> list[dict]:
             rationale += f" Open gaps here: {ended('; '.join(open_gaps))}"
         children.append({"question": _as_question(clause), "rationale": rationale})
     return children
+
+
+def _names_the_question(gap: str, question: str) -> bool:
+    """Whether the gap quotes the whole question (NODE_SUFFICIENCY's gap of a question no evidence answers in
+    meaning): asked again, in any frame, it finds nothing new."""
+    asked = {comparison_key(question), comparison_key(without_frame(question))}
+    return any(comparison_key(phrase) in asked for phrase in quoted_phrases(gap))
 
 
 def _gap_words(gap: str) -> dict[str, str]:

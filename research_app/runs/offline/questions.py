@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from llm_platform.terms import DEMONSTRATIVE_NOUN, OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, question_terms, stem
+from llm_platform.terms import (
+    DEMONSTRATIVE_NOUN,
+    OVERLAP_STOP_WORDS,
+    QUESTION_WORDS,
+    WORD,
+    question_terms,
+    split_sentences,
+    stem,
+)
 
 MAX_SUBJECT_WORDS = 5
 # How NODE_DECOMPOSE words a narrowed sub-question. The frame is ours, not the user's: its words
@@ -58,16 +66,42 @@ def split_clauses(question: str) -> list[str]:
     body = question.strip().rstrip("?.!").strip()
     clauses: list[str] = []
     position = 0
+    # What comes before the first question word sets the question, asks nothing ("In a script, how can I …").
+    asking = _opens_question(body)
     for match in _CLAUSE_SEPARATOR.finditer(body):
         rest = body[match.end() :]
-        words = WORD.findall(rest[:40])
-        opens_clause = bool(words) and words[0].lower() in _WH_WORDS | AUXILIARIES
         next_piece = _CLAUSE_SEPARATOR.split(rest, maxsplit=1)[0]
-        if opens_clause and _asks(next_piece) and _asks(body[position : match.start()]):
+        if not asking:
+            asking = _opens_question(rest)
+        elif _opens_question(rest) and _asks(next_piece) and _asks(body[position : match.start()]):
             clauses.append(body[position : match.start()].strip())
             position = match.end()
     clauses.append(body[position:].strip())
     return [clause for clause in clauses if clause]
+
+
+def question_ask(question: str) -> str:
+    """What the question asks without what sets it: from its first sentence that asks, after one that does not
+    ("Our logs vanish every time the machine restarts. *How do I make them survive a reboot?*"), or what
+    follows a lead-in ("In a script, *how can I turn …*"); "" when nothing sets it."""
+    sentences = split_sentences(question)
+    if sentences and not _opens_question(sentences[0]):
+        for at, sentence in enumerate(sentences[1:], start=1):
+            if _opens_question(sentence) and _asks(sentence):
+                return " ".join(sentences[at:]).rstrip("?.! ")
+    body = question.strip().rstrip("?.!").strip()
+    if _opens_question(body):
+        return ""
+    for match in _CLAUSE_SEPARATOR.finditer(body):
+        rest = body[match.end() :]
+        if _opens_question(rest):
+            return rest.strip() if _asks(rest) else ""
+    return ""
+
+
+def _opens_question(text: str) -> bool:
+    words = WORD.findall(text[:40])
+    return bool(words) and words[0].lower() in _WH_WORDS | AUXILIARIES
 
 
 def _asks(piece: str) -> bool:

@@ -58,7 +58,9 @@ def node_sufficiency(prompt: str) -> dict:
         gaps = []  # every part is answered in meaning: a term the answer words otherwise is no gap
     elif unanswered and len(clauses) > 1:
         gaps = [f"No passage answers “{clause}” yet." for clause in unanswered]
-    else:
+    elif unanswered:
+        gaps = []  # one part unanswered in meaning: its gap is the part (below), not the terms it words otherwise
+    else:  # without embeddings the terms decide, so an uncovered term is a gap
         verbs = question_parts(to_cover)[1]  # a gap names a thing: "network", not "network losing"
         phrases = [thing_phrase(phrase, to_cover, verbs) for phrase in uncovered_phrases(to_cover, set(covered))]
         gaps = [f"No evidence yet on “{phrase}”." for phrase in phrases if phrase]
