@@ -34,6 +34,8 @@ _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
 # A share or a rate is averaged, not added: a column whose name says it is one (a unit's word, as the
 # offline digest's measures know "percent" and "pct"), or whose values are percentages.
 RATIO_UNITS = frozenset("percent percentage pct ratio rate share avg average mean per".split())
+# A column named for a rank or a grade ("tier", "priority") numbers its labels: 3 is no quantity to sum.
+ORDINAL_NAMES = frozenset("tier level priority rank grade severity stage phase".split())
 
 
 @dataclass
@@ -148,9 +150,14 @@ def _numbers(column: Column) -> Numbers | None:
 
 
 def _is_measure(column: Column, numbers: Numbers) -> bool:
-    """Numbers whose total means something: not years (a period), not identifiers (telling rows apart)."""
+    """Numbers whose total means something: not years (a period), not identifiers (telling rows apart), not
+    ranks (labels in order)."""
     values = [number for number, _ref, _row in numbers]
-    return not (_is_year_column(values) or _is_identifier_column(column.name, values))
+    return not (_is_year_column(values) or _is_identifier_column(column.name, values) or _is_rank(column))
+
+
+def _is_rank(column: Column) -> bool:
+    return any(word in ORDINAL_NAMES for word in WORD.findall(column.name.lower()))
 
 
 def _labels(column: Column) -> dict[str, list[str]] | None:
@@ -205,7 +212,7 @@ def _highest(item: tuple[str, Decimal]) -> tuple[Decimal, str]:
 
 def _numeric_fact(column: Column, table: Table) -> dict | None:
     numbers = _numbers(column)
-    if numbers is None:
+    if numbers is None or _is_rank(column):  # a rank's labels are counted (_category_fact)
         return None
     low = min(numbers, key=lambda item: item[0])
     high = max(numbers, key=lambda item: item[0])

@@ -58,12 +58,14 @@ def item_label(label: str, number: int) -> str:
 
 
 def flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
-    """A record's plain fields, and those of the objects inside it by their path ("laptops.count"): a school's
-    laptops are its fields as much as its name is."""
+    """A record's plain fields, its lists of plain values as one field each, and the fields of the objects
+    inside it by their path ("laptops.count"): a school's laptops are its fields as much as its name is."""
     fields = {}
     for name, value in record.items():
         if isinstance(value, PLAIN):
             fields[name] = value
+        elif isinstance(value, list) and value and all(isinstance(entry, PLAIN) for entry in value):
+            fields[name] = and_listed([plain(entry) for entry in value])  # "depends_on payments and cart"
         elif isinstance(value, dict) and depth > 1:
             fields.update((f"{name}.{inner}", field) for inner, field in flattened(value, depth - 1).items())
     return fields
@@ -74,6 +76,12 @@ def record_line(label: str, record: dict) -> str:
         f"{name} {plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
     ]
     return f"{label}: {listed(fields)}."
+
+
+def and_listed(items: list[str]) -> str:
+    """a, b and c: a record's list field, whose own commas would read as the record's next fields."""
+    shown = items[:MAX_LISTED] + (["…"] if len(items) > MAX_LISTED else [])
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def listed(items: list[str]) -> str:

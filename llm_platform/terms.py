@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from llm_platform.prose import csv_row_fields, is_table_row
+from llm_platform.prose import csv_row_fields, is_prose, is_table_row
 
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
@@ -283,6 +283,8 @@ def _is_definition_term(previous: str, line: str) -> bool:
         and (sentence[-1] in ".!?" or len(sentence) >= _WRAPPED_LINE_CHARS)
         and not (_stands_apart(term) or _stands_apart(sentence))
         and len(_WORD.findall(sentence)) >= 3
+        # A title above its version line ("Checkout overview" / "Version 3, September 2026.") defines nothing.
+        and is_prose(_SENTENCE_END.split(sentence, maxsplit=1)[0])
     )
 
 

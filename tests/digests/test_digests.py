@@ -802,6 +802,20 @@ def test_a_column_its_header_calls_an_id_is_not_summed_even_when_its_keys_skip()
     assert any(claim.startswith("minutes by area, in total:") for claim in claims), claims
 
 
+def test_a_rank_numbers_its_labels_and_is_counted_not_summed():
+    """ "tier ranges from 1 to 3; the total over 5 records is 9" and "tier by owner, in total: Aiko Sato 5"
+    measured nothing: a tier, a level or a priority is a label in order."""
+    rows = "\n".join(
+        f"service: {name}; tier: {tier}; incidents: {incidents}"
+        for name, tier, incidents in (("checkout", 1, 4), ("payments", 1, 2), ("search", 2, 1), ("emails", 3, 0))
+    )
+    spans = [{"span_id": "S1", "text": "service, tier, incidents"}, {"span_id": "S2", "text": rows}]
+    claims = [fact["claim"] for fact in file_digest("services.csv", spans, "csv")["facts"]]
+    assert "tier takes 3 values over 4 rows: 1 (2), 2 (1), 3 (1)." in claims, claims
+    assert not any(claim.startswith("tier ranges") or claim.startswith("tier by") for claim in claims), claims
+    assert "incidents by tier, in total: 1 6, 2 1, 3 0." in claims, claims  # a rank groups a measure
+
+
 def _json_spans(name: str, value) -> list[dict]:
     from extraction import ExtractionLimits, extract_document
 
@@ -816,15 +830,18 @@ def test_a_json_list_of_objects_is_stated_as_records_with_the_columns_of_a_table
     assets = [
         {"id": "P-101", "type": "pump", "site": "Elm Street", "installed": 2014, "power_kw": 75},
         {"id": "V-220", "type": "valve", "site": "Harbour Road", "installed": 1998, "note": None},
-        {"id": "R-1", "type": "reservoir", "site": "Elm Street", "capacity_m3": 12000, "tags": ["a"]},
+        {"id": "R-1", "type": "reservoir", "site": "Elm Street", "capacity_m3": 12000, "feeds": ["P-101", "V-220"]},
     ]
     spans = _json_spans("assets.json", {"version": "2.1", "assets": assets})
     digest = file_digest("assets.json", spans, "json")
     claims = {fact["claim"]: fact["sources"] for fact in digest["facts"]}
     version_ref, assets_ref = (f"assets.json::{span['span_id']}" for span in spans)
     assert claims["version: 2.1"] == [version_ref]
-    fields = "id, type, site, installed, power_kw, note, capacity_m3"
+    fields = "id, type, site, installed, power_kw, note, capacity_m3, feeds"
     assert claims[f"assets holds 3 records with the fields {fields}."] == [assets_ref]
+    # A list of values is one of the record's fields, said so that its commas are not read as the next field's.
+    item = "assets, item 3: id R-1, type reservoir, site Elm Street, capacity_m3 12000, feeds P-101 and V-220."
+    assert item in claims
     assert claims["site takes 2 values over 3 records: Elm Street (2), Harbour Road (1)."] == [assets_ref]
     assert claims["assets, item 1: id P-101, type pump, site Elm Street, installed 2014, power_kw 75."] == [assets_ref]
     assert "assets, item 2: id V-220, type valve, site Harbour Road, installed 1998." in claims  # a null states nothing

@@ -95,6 +95,15 @@ def test_a_heading_in_sentence_case_is_no_term_of_the_sentence_under_it():
     assert split_sentences(term) == ["Non-revenue water: Water that is produced but never billed to a customer."]
 
 
+def test_a_title_is_no_term_of_its_version_line():
+    """A PDF's title above "Version 3, September 2026." read as the statement "Checkout architecture overview:
+    Version 3, September 2026.", which led a report's section on what the team is doing: a definition is prose."""
+    text = "Checkout architecture overview\nVersion 3, September 2026. Platform team.\nRequest path\nA request enters.\n"
+    sentences = split_sentences(text)
+    assert not any(sentence.startswith("Checkout architecture overview:") for sentence in sentences), sentences
+    assert "Request path: A request enters." in sentences
+
+
 def test_an_iso_dates_month_is_also_a_term_by_its_name():
     row = "month: 2024-03; booked: 1250; missed: 70; reviewed 2023-11-14"
     assert {"march", "novemb"} <= set(analyze(row)) and {"march", "novemb"} <= set(content_terms(row))
