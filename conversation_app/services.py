@@ -276,8 +276,11 @@ def _suggestions(question: str, artifacts, versions: dict[str, str]) -> list[dic
         if scores[i] <= 0 or len(suggestions) == MAX_SUGGESTIONS:
             break
         key, text, _words = lines[i]
-        # One excerpt, whichever artifact holds it.
-        suggestions.setdefault(sentence_key(text), {"label": key, "text": text[:500]})
+        # One excerpt, whichever artifact holds it, and none that another already says (a report's summary
+        # line holds the passage's sentence it was made from).
+        said = sentence_key(text)
+        if not any(said in chosen or chosen in said for chosen in suggestions):
+            suggestions[said] = {"label": key, "text": text[:500]}
     chosen = list(suggestions.values())
     for suggestion in chosen:
         ref = first_sourceref(suggestion["text"])

@@ -9,7 +9,7 @@ from django.db.models.signals import post_save
 from bench.chat_quality import FIXTURES
 from config.asgi import application
 from conversation_app import services
-from conversation_app.artifacts import question_passages
+from conversation_app.artifacts import Artifact, question_passages
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from conversation_app.turn_text import plain_sentence
 from llm_platform.models import LLMCall
@@ -133,6 +133,17 @@ def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
     assert texts and all(is_statement(plain_sentence(text)) for text in texts), texts
     assert not any(text.startswith("[") or "handbook" in text.lower() for text in texts), texts
     assert all(s["sourceref"].startswith("oncall.html::S") for s in asked["required"][0]["suggestions"])
+
+
+def test_a_card_never_offers_a_sentence_another_excerpt_already_says():
+    """A report's summary line holds the passage's sentence it was made from: the card offered both."""
+    moved = "We agreed to move the payments database to the managed service in January 2027"
+    artifacts = [
+        Artifact(key="report:r1", title="Report", text=f"{moved}. The managed service costs 1,900 euros a month."),
+        Artifact(key="passage:minutes.docx::S2", title="minutes.docx", text=f"{moved} (minutes.docx::S2)."),
+    ]
+    suggestions = services._suggestions("What is our budget for 2027?", artifacts, {})
+    assert len(suggestions) == 1 and moved in suggestions[0]["text"], suggestions
 
 
 def test_a_tables_row_is_quoted_as_a_record_under_its_header(api):
