@@ -12,7 +12,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import snowballstemmer
@@ -150,6 +150,22 @@ _BASE_FORMS = {
     for form in forms[1:]
     if form not in STOP_WORDS and form not in {base for base, *_ in _VERB_FORMS}
 }
+
+
+AGENT_SUFFIXES = ("er", "or")
+MIN_AGENT_NOUN_CHARS = 4  # "user", "owner": shorter words ending so ("her", "or") name no doer
+
+
+def agent_verbs(terms: Iterable[str]) -> frozenset[str]:
+    """The verbs that agent nouns among `terms` name, as stems: "owner" → "own", "user" → "use", "editor" →
+    "edit". The stemmer leaves a short word's "-er" on ("owner" stays "owner"), so "who owns …?" shared no
+    term with "owner: Tomás"."""
+    return frozenset(
+        stem(word)
+        for term in terms
+        if len(term) >= MIN_AGENT_NOUN_CHARS and term.endswith(AGENT_SUFFIXES)
+        for word in (term[:-2], term[:-1])
+    )
 
 
 def base_term(term: str) -> str:

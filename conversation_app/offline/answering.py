@@ -20,7 +20,7 @@ from typing import NamedTuple
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type, question_names
 from llm_platform.sourcerefs import REF_GROUP
-from llm_platform.terms import DEMONSTRATIVE_NOUN, base_term, stem, term_sequence
+from llm_platform.terms import DEMONSTRATIVE_NOUN, agent_verbs, base_term, stem, term_sequence
 
 from ..turn_text import sentence_key
 from .candidates import Candidate
@@ -108,8 +108,10 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     if not terms:
         return []
     total = len(candidates)
+    # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?").
     forms = {
-        id(c): _Forms(*(frozenset(map(base, t)) for t in (c.terms, c.before, c.context, c.answers))) for c in candidates
+        id(c): _Forms(*(frozenset(map(base, t)) | agent_verbs(t) for t in (c.terms, c.before, c.context, c.answers)))
+        for c in candidates
     }
     frequency = Counter(term for f in forms.values() for term in f.terms if term in terms)
     weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}

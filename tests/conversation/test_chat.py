@@ -1,5 +1,7 @@
 """The session chat (SPEC §5, seed 003): answer, or request → supply → continue; SLA; websocket; history."""
 
+import json
+
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -14,6 +16,7 @@ from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from conversation_app.turn_text import plain_sentence
 from llm_platform.models import LLMCall
 from llm_platform.statements import is_statement
+from llm_platform.terms import agent_verbs
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
@@ -133,6 +136,17 @@ def test_a_cards_excerpts_are_statements_shown_without_digest_markers(api):
     assert texts and all(is_statement(plain_sentence(text)) for text in texts), texts
     assert not any(text.startswith("[") or "handbook" in text.lower() for text in texts), texts
     assert all(s["sourceref"].startswith("oncall.html::S") for s in asked["required"][0]["suggestions"])
+
+
+def test_an_agent_noun_answers_its_verb(api):
+    """ "Who owns the payments service?" was asked back although a record says "owner Tomás Ruiz": the stemmer
+    keeps a short word's "-er" ("owner"), so the question's "owns" was a term no sentence held."""
+    inventory = {"services": [{"name": "payments", "owner": "Tomás Ruiz"}, {"name": "search", "owner": "Aiko Sato"}]}
+    sid = parsed_session(api, "Who runs what?", {"services.json": json.dumps(inventory).encode()})
+    answered = say(api, sid, "Who owns the payments service?")
+    assert answered["status"] == "ok", answered
+    assert "owner Tomás Ruiz" in answered["message"]["content"], answered
+    assert {"own", "use", "edit"} <= agent_verbs(["owner", "user", "editor"]) and not agent_verbs(["her", "or"])
 
 
 def test_a_card_never_offers_a_sentence_another_excerpt_already_says():
