@@ -22,6 +22,9 @@ _NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS)})"
 _UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+# A clock time: two of them give an event's length ("between 09:12 and 10:47"); two months give the period in
+# which something happened ("replaced valves between March 2021 and June 2022"), not how long one lasts.
+_CLOCK = r"\d{1,2}[:.]\d\d"
 _YEAR = r"\b(?:1[5-9]|20)\d\d\b"
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
@@ -38,7 +41,11 @@ WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) 
 # ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
 # the words that name the type ("long" of "how long"): a sentence answers them by holding the type.
 _ANSWER_TYPES = (
-    (re.compile(r"\bhow (?P<ask>long|much time)\b", re.I), re.compile(rf"\b{_NUMBER} {_UNIT}\b", re.I)),
+    # A length of time, or the two clock times that give it.
+    (
+        re.compile(r"\bhow (?P<ask>long|much time)\b(?:.*\b(?P<ask_verb>last(?:s|ed)?|takes?|took)\b)?", re.I),
+        re.compile(rf"\b{_NUMBER} {_UNIT}\b|\b(?:from|between) {_CLOCK}\b.{{0,40}}?\b(?:to|and|until) {_CLOCK}", re.I),
+    ),
     (
         re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
@@ -125,13 +132,16 @@ def asks_answer_type(question: str) -> bool:
 
 
 def answer_type_terms(question: str) -> set[str]:
-    """The stems of the words that name what the question asks for ("long" of "how long", "cause" of "what
-    was the cause"): a sentence answers them by holding that kind of answer, not by repeating them."""
+    """The stems of the words that name what the question asks for ("long" and "last" of "how long did it
+    last", "cause" of "what was the cause"): a sentence answers them by holding that kind of answer, not by
+    repeating them."""
     return {
         stem(word.lower())
         for asks, _holds in _ANSWER_TYPES
-        if (match := _asked(asks, question)) and match.groupdict().get("ask")
-        for word in WORD.findall(match.group("ask"))
+        if (match := _asked(asks, question))
+        for name, words in match.groupdict().items()
+        if name.startswith("ask") and words  # "ask_verb": "last" of "how long did it last"
+        for word in WORD.findall(words)
     }
 
 
