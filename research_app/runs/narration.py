@@ -17,7 +17,7 @@ NODE_LABEL = {
     "running": "Running",
     "sufficient": "Answered",
     "decomposed": "Split",
-    "limited": "Stopped at a limit",
+    "limited": "Left open",  # a limit reached, or nothing narrower to ask: the report names it open
     "failed": "Failed",
     "cancelled": "Cancelled",
 }
