@@ -415,6 +415,7 @@ def test_a_question_no_evidence_answers_in_meaning_is_one_gap_and_gives_no_child
     gaps = [f"No passage answers “{question.rstrip('?')}” yet."]
     out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 3})
     assert [c["question"] for c in out["children"]] == ["How do I keep them across a reboot?"]
+    assert out["children"][0]["rationale"].startswith("Asks what the question asks without “Our logs vanish")
     # A gap that names part of it still narrows.
     gaps.append("No evidence yet on “program running”.")
     out = ask("NODE_DECOMPOSE", {"question": question, "gaps": gaps, "context_items": [], "max_children": 3})

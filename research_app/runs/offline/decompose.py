@@ -65,8 +65,9 @@ def node_decompose(prompt: str) -> dict:
         ask = question_ask(question)
         if not ask:
             return {"children": []}  # asked again in other words, the question would find nothing new
-        lead = question[: question.find(ask)].strip()
-        unique = [{"question": _as_question(ask), "rationale": f"Asks what the question asks without “{lead}”."}]
+        lead = question.partition(ask)[0].strip()
+        without = f" without “{lead}”" if lead and lead != question.strip() else ""
+        unique = [{"question": _as_question(ask), "rationale": f"Asks what the question asks{without}."}]
     if not unique:
         unique = [_narrowing_child(question, subject, verbs, gaps)]
         if comparison_key(unique[0]["question"]) == comparison_key(question):
