@@ -22,9 +22,6 @@ _NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS)})"
 _UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
-# A clock time: two of them give an event's length ("between 09:12 and 10:47"); two months give the period in
-# which something happened ("replaced valves between March 2021 and June 2022"), not how long one lasts.
-_CLOCK = r"\d{1,2}[:.]\d\d"
 _YEAR = r"\b(?:1[5-9]|20)\d\d\b"
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
@@ -41,10 +38,13 @@ WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) 
 # ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
 # the words that name the type ("long" of "how long"): a sentence answers them by holding the type.
 _ANSWER_TYPES = (
-    # A length of time, or the two clock times that give it.
+    # A length of time, or the two clock times that give an event's length ("between 09:12 and 10:47"); two
+    # months give the period in which something happened ("between March 2021 and June 2022"), not a length.
     (
         re.compile(r"\bhow (?P<ask>long|much time)\b(?:.*\b(?P<ask_verb>last(?:s|ed)?|takes?|took)\b)?", re.I),
-        re.compile(rf"\b{_NUMBER} {_UNIT}\b|\b(?:from|between) {_CLOCK}\b.{{0,40}}?\b(?:to|and|until) {_CLOCK}", re.I),
+        re.compile(
+            rf"\b{_NUMBER} {_UNIT}\b|\b(?:from|between) \d\d?[:.]\d\d\b.{{,40}}?\b(?:to|and|until) \d\d?[:.]\d\d", re.I
+        ),
     ),
     (
         re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),

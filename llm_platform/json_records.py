@@ -11,6 +11,8 @@ The offline digest of a JSON file (digests.offline_json) and the statements rese
 
 import json
 
+from .terms import and_list
+
 MAX_LISTED = 12  # fields of a record, or items of a list, named in one line
 MAX_DEPTH = 4  # levels of objects inside a record said as its fields by path
 PLAIN = str | int | float | bool | None
@@ -65,7 +67,8 @@ def flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
         if isinstance(value, PLAIN):
             fields[name] = value
         elif isinstance(value, list) and value and all(isinstance(entry, PLAIN) for entry in value):
-            fields[name] = and_listed([plain(entry) for entry in value])  # "depends_on payments and cart"
+            # "depends_on payments and cart": joined by commas, its values would read as the record's next fields
+            fields[name] = and_list([plain(entry) for entry in value], MAX_LISTED)
         elif isinstance(value, dict) and depth > 1:
             fields.update((f"{name}.{inner}", field) for inner, field in flattened(value, depth - 1).items())
     return fields
@@ -76,12 +79,6 @@ def record_line(label: str, record: dict) -> str:
         f"{name} {plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
     ]
     return f"{label}: {listed(fields)}."
-
-
-def and_listed(items: list[str]) -> str:
-    """a, b and c: a record's list field, whose own commas would read as the record's next fields."""
-    shown = items[:MAX_LISTED] + (["…"] if len(items) > MAX_LISTED else [])
-    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def listed(items: list[str]) -> str:

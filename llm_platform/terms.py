@@ -242,6 +242,12 @@ def quote_list(words: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
     return ", ".join(quoted)
 
 
+def and_list(items: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
+    """a, b and c (and "…" past `limit`)."""
+    shown = [*items[:limit], *(["…"] if len(items) > limit else [])]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 # --- sentences -------------------------------------------------------------------------
 
 # Within a line, a sentence ends at . ! ? (a closing quote or bracket after it stays with the sentence)

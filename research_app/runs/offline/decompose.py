@@ -6,13 +6,12 @@ verb is not asked about as a thing: "risks", not "risks threaten").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from llm_platform.statements import ended
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
+    and_list,
     comparison_key,
     cut_text,
     question_terms,
@@ -135,16 +134,12 @@ def _gap_children(question: str, subject: str, verbs: frozenset[str], gaps: list
     elif len(groups) > limit:
         tail = groups[limit - 1 :]
         phrases = [p for p, _ in tail if p]
-        merged = _and_list(phrases) if phrases else ""
+        merged = and_list(phrases, MAX_CHILDREN) if phrases else ""
         groups = groups[: limit - 1] + [(merged, " ".join(ended(g) for _, g in tail))]
     return [
         {"question": _narrowed(question, subject, verbs, phrase), "rationale": f"Covers the gap: {ended(gap)}"}
         for phrase, gap in groups
     ]
-
-
-def _and_list(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _narrowed(question: str, subject: str, verbs: frozenset[str], phrase: str) -> str:
