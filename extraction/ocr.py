@@ -31,6 +31,8 @@ from .limits import ExtractionError, _Budget, _short
 # reduced: Tesseract's time grows with the pixels, 2.1 CPU seconds a dense page at 300 dpi, 1.5 at 200).
 OCR_DPI = 300
 OCR_MIN_DPI = 200
+# What ends a sentence (or a clause that may close a paragraph): a paragraph ending so is not taken up by the next.
+SENTENCE_END = frozenset(".!?:;…\"”’)")
 # `tesseract` processes at a time: the worker's two cores.
 OCR_PROCESSES = 2
 # Under this mean word confidence (Tesseract's 0–100), a page is named on the file.
@@ -195,8 +197,23 @@ def paragraphs_from_tsv(tsv: str) -> tuple[list[str], list[float]]:
             continue
         if confidence >= 0:
             confidences.append(confidence)
-    texts = ["\n".join(" ".join(words) for words in lines.values()) for lines in paragraphs.values()]
+    texts: list[str] = []
+    block = None
+    for (block_number, _paragraph), lines in paragraphs.items():
+        text = "\n".join(" ".join(words) for words in lines.values())
+        if block_number == block and _continues(texts[-1], text):
+            texts[-1] = f"{texts[-1]}\n{text}"
+        else:
+            texts.append(text)
+        block = block_number
     return texts, confidences
+
+
+def _continues(before: str, text: str) -> bool:
+    """Whether a paragraph goes on with the sentence the one before it left open. Tesseract starts a new
+    paragraph where a line's left edge moves, as it does on a page scanned a little askew: "… will be
+    closed from" then "24 December 2026 …"; a sentence cut there would be two facts, neither true."""
+    return before[-1] not in SENTENCE_END and (text[0].islower() or text[0].isdigit())
 
 
 def blocks_of(page: OcrPage) -> list[Block]:

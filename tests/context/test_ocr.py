@@ -131,6 +131,42 @@ def test_a_mixed_pdf_keeps_every_page_in_order_with_its_page_and_names_the_page_
     assert document.notes == ("no text on page 3",)
 
 
+def tesseract_tsv(paragraphs: list[tuple[int, int, list[str]]]) -> str:
+    """Tesseract's TSV for (block, paragraph, lines) in reading order: a word a row, at level 5."""
+    rows = ["level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"]
+    for block, paragraph, lines in paragraphs:
+        for line_number, line in enumerate(lines, 1):
+            for word_number, word in enumerate(line.split(), 1):
+                rows.append(f"5\t1\t{block}\t{paragraph}\t{line_number}\t{word_number}\t0\t0\t9\t9\t91.5\t{word}")
+    return "\n".join(rows)
+
+
+def test_a_sentence_tesseract_cut_into_two_paragraphs_is_one_paragraph_again():
+    # Tesseract starts a paragraph where a line's left edge moves, as on a page scanned askew.
+    tsv = tesseract_tsv(
+        [
+            (1, 1, ["MEMO: Office closure"]),
+            (2, 1, ["The Berlin and Lisbon offices will be closed from"]),
+            (2, 2, ["24 December 2026 to 1 January 2027."]),
+            (2, 3, ["Employees on call during the closure receive a"]),
+            (2, 4, ["day off in lieu for each day on call."]),
+            (2, 5, ["The Paris office stays open"]),  # ends no sentence, but the next opens one
+            (2, 6, ["Questions go to People Operations."]),
+            (3, 1, ["and a new block is a new paragraph"]),
+        ]
+    )
+    paragraphs, confidences = ocr.paragraphs_from_tsv(tsv)
+    assert paragraphs == [
+        "MEMO: Office closure",
+        "The Berlin and Lisbon offices will be closed from\n24 December 2026 to 1 January 2027.",
+        "Employees on call during the closure receive a\nday off in lieu for each day on call.",
+        "The Paris office stays open",
+        "Questions go to People Operations.",
+        "and a new block is a new paragraph",
+    ]
+    assert set(confidences) == {91.5}
+
+
 def test_pages_with_a_text_layer_are_never_read_by_ocr(monkeypatch):
     monkeypatch.setattr(ocr, "read_pages", lambda *args: pytest.fail("a page with a text layer went to OCR"))
     document = extract_document(build_pdf([["Pumps in zone 3 moved 400 cubic metres."]] * 2), "text.pdf")
