@@ -34,6 +34,7 @@ from llm_platform.terms import (
     comparison_key,
     content_terms,
     cut_text,
+    heading_alone,
     split_leading_heading,
     split_sentences,
     written_numbers,
@@ -238,8 +239,11 @@ def _line_key(line: str) -> str:
 
 def _statement_text(span_text: str, furniture: set[str]) -> str:
     """The span's text without its page furniture, its heading, its licence text and markup; a table's
-    rows said as records under its header (llm_platform.tables)."""
+    rows said as records under its header (llm_platform.tables). A span that is a heading and nothing else
+    (a page's title above its first section: "Benefits: frequently asked questions") states nothing."""
     lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
+    if heading_alone("\n".join(lines)):
+        return ""
     _heading, statements = split_leading_heading(without_licence("\n".join(lines)))
     return said_as_records("\n".join(_without_markup(line) for line in statements.split("\n")))
 
@@ -407,8 +411,14 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
     """The 2–3 most informative of the leading sentences, the most informative first (the aggregate digest
     tells a file by its summary's first sentence). A sentence informs by its length, its figures and by
     speaking of what the rest of the document speaks of: a byline ("Prepared by the district IT office,
-    November 2026.") or a reference number shares no term with the sentences after it."""
-    window = [s for s in sentences[:SUMMARY_WINDOW] if not s.endswith("?")]
+    November 2026.") or a reference number shares no term with the sentences after it. A table's rows are
+    no summary."""
+    # A table's row tells one record, not what the document is about; its column names recur in every row.
+    window = [
+        (position, sentence)
+        for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])
+        if not sentence.endswith("?") and not csv_row_fields(sentence)
+    ]
     said = [set(content_terms(sentence)) for sentence in sentences]
     recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}
 
@@ -421,7 +431,7 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
         score += 1 if position == 0 else 0  # an opening sentence often says what the document is
         return (-score, position)
 
-    best = sorted(enumerate(window), key=informativeness)[:MAX_SUMMARY_SENTENCES]
+    best = sorted(window, key=informativeness)[:MAX_SUMMARY_SENTENCES]
     summary = " ".join(cut_text(sentence, 300) for _, sentence in best)
     if summary:
         return summary

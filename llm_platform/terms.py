@@ -339,7 +339,8 @@ def _wraps(first: str, line: str) -> bool:
 def split_leading_heading(text: str) -> tuple[str, str]:
     """(heading, the rest) when the first line of `text` is the heading of what follows: a few words
     not closed by punctuation, no list item or table row, with more text after it ("Onboarding notes
-    for the field team", a scanned memo's title); else ("", text). A heading in sentence case is not a
+    for the field team", a scanned memo's title), or a question in a paragraph of its own above its
+    answer; else ("", text). A heading in sentence case is not a
     title by its capitals (`_is_title`); at the top of a section it still names a subject and states
     nothing."""
     first, newline, rest = text.lstrip("\n").partition("\n")
@@ -347,8 +348,11 @@ def split_leading_heading(text: str) -> tuple[str, str]:
     while newline and rest[:1].islower() and _wraps(first, rest.partition("\n")[0]):
         more, newline, rest = rest.partition("\n")
         first = f"{first.rstrip()} {more.strip()}"
-    alone = rest.startswith("\n")  # a paragraph of its own may close with its parenthesis: "Survey (May 2026)"
-    if not newline or not rest.strip() or not is_heading_line(first.removesuffix(")") if alone else first):
+    # A paragraph of its own may close with its parenthesis ("Survey (May 2026)") or, as a FAQ's entries do,
+    # be the question the text below answers ("When does my health insurance start?").
+    alone = rest.startswith("\n")
+    heading = first.rstrip().removesuffix(")").removesuffix("?") if alone else first
+    if not newline or not rest.strip() or not is_heading_line(heading):
         return "", text
     return _HEADING_MARK.sub("", first.strip()), rest
 

@@ -958,6 +958,23 @@ def test_a_sections_heading_in_sentence_case_is_no_fact_nor_part_of_the_summary(
     assert "Mill Lane pumping station" not in digest["summary"] and "report 2025" not in digest["summary"]
 
 
+def test_a_faqs_questions_head_their_answers_and_are_no_open_questions():
+    spans = spans_of(
+        "Benefits: frequently asked questions",  # the page's title, a section of its own
+        "When does my health insurance start?\n\nCoverage begins on your first day of employment.",
+        "Can I get my gym membership reimbursed?\n\nYes. Northwind reimburses up to 40 euros a month.",
+        "The pension plan may change in 2027? Nobody has said.",  # a question within the text stays open
+    )
+    digest = file_digest("benefits-faq.html", spans, "html")
+    assert [fact["claim"] for fact in digest["facts"]][:2] == [
+        "Coverage begins on your first day of employment.",
+        "Northwind reimburses up to 40 euros a month.",
+    ]
+    assert "Benefits: frequently asked questions" not in [fact["claim"] for fact in digest["facts"]]
+    assert [item["text"] for item in digest["uncertainties"]] == ["The pension plan may change in 2027?"]
+    assert check_file(digest, "benefits-faq.html", spans, "html").valid
+
+
 def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_parentheses():
     pdf_page = (
         "Pilot report: three laptops in six\nclassrooms\nFrom March to May 2026, six classrooms tested three laptops."
@@ -993,6 +1010,24 @@ def test_a_documents_table_gives_its_rows_as_facts_under_its_header():
         "Action: Tell Northwind about the timeline; Owner: Lena Fischer; Due: 6 November 2026": ["minutes.docx::S2"],
     }
     assert check_file(digest, "minutes.docx", spans, "docx").valid
+
+
+def test_a_documents_table_rows_are_facts_but_no_summary():
+    limits = "Category | Limit | Notes\n" + "\n".join(
+        f"{category} | {limit} euros | Receipts are required for every {category.lower()} claim"
+        for category, limit in (("Hotel", 180), ("Meals", 60), ("Client dinner", 90))
+    )
+    spans = spans_of(
+        "Travel and expense policy\n\nApproved by the CFO on 3 October 2026.",
+        "Limits\n\n" + limits,
+        "All flights and hotels are booked through TravelDesk.",
+    )
+    digest = file_digest("expense-policy.docx", spans, "docx")
+    assert "Category: Hotel; Limit: 180 euros; Notes: Receipts are required for every hotel claim" in [
+        fact["claim"] for fact in digest["facts"]
+    ]
+    assert "Category" not in digest["summary"], digest["summary"]
+    assert digest["summary"].startswith("Approved by the CFO on 3 October 2026."), digest["summary"]
 
 
 def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
