@@ -32,7 +32,7 @@ from .limits import ExtractionError, _Budget, _short
 OCR_DPI = 300
 OCR_MIN_DPI = 200
 # What ends a sentence (or a clause that may close a paragraph): a paragraph ending so is not taken up by the next.
-SENTENCE_END = frozenset(".!?:;…\"”’)")
+SENTENCE_END = frozenset('.!?:;…"”’)')
 # `tesseract` processes at a time: the worker's two cores.
 OCR_PROCESSES = 2
 # Under this mean word confidence (Tesseract's 0–100), a page is named on the file.

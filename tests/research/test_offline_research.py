@@ -426,6 +426,34 @@ def test_a_question_no_evidence_answers_in_meaning_is_one_gap_and_gives_no_child
     assert not any("“us”" in gap for gap in judged["gaps"]), judged
 
 
+@pytest.mark.django_db
+def test_a_broad_question_is_answered_by_its_statements_together_in_meaning(settings):
+    """With the local model: each rule of a policy is far from "What are the rules …?" on its own, and the rules
+    read together answer it; the same statements together do not answer a question they do not."""
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    sufficiency.embeddings.reset_provider()
+    rules = [
+        "Submit claims in the expense system within 30 days of the expense, with an itemised receipt.",
+        "Claims older than 90 days are not reimbursed.",
+        "All flights and hotels are booked through TravelDesk.",
+        "Trains are preferred over flights for journeys under four hours.",
+        "Reimbursements are paid with the next monthly salary if the claim is approved by the 20th of the month.",
+        "Economy class is required for flights under six hours.",
+        "Corporate cards are issued to employees who travel more than four times a year.",
+    ]
+    items = [{"kind": "fact", "text": rule, "sources": [f"policy.docx::S{n}"]} for n, rule in enumerate(rules, 1)]
+    question = "What are the rules for claiming travel costs?"
+    try:
+        assert max(sufficiency.embeddings.closeness(question, rules)) < sufficiency.SUFFICIENT_SIMILARITY
+        judged = ask("NODE_SUFFICIENCY", {"question": question, "findings": [], "context_items": items})
+        assert judged["is_sufficient"] and judged["gaps"] == [], judged
+        unanswerable = "What is the mileage rate for using my own car?"
+        judged = ask("NODE_SUFFICIENCY", {"question": unanswerable, "findings": [], "context_items": items})
+        assert not judged["is_sufficient"], judged
+    finally:
+        sufficiency.embeddings.reset_provider()
+
+
 def test_what_sets_a_question_before_its_question_word_is_no_clause():
     question = "In a script, how can I turn a raw byte count like 2048 into something readable like 2.0K?"
     assert split_clauses(question) == [question.rstrip("?")]
