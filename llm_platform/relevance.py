@@ -36,6 +36,8 @@ MIN_COSINE_SPREAD = 0.2
 # …") came as near the question as the section's answer. So a statement ranks by its own terms and meaning,
 # and its heading's share of them counts this much (the chat's CONTEXT_WEIGHT is the same idea).
 HEADING_WEIGHT = 0.4
+# Added to the score of a text that holds what the question asks for: above every nearness, which is at most 1.
+HOLDS_ANSWER = 1.0
 
 
 def under_heading(heading: str, text: str) -> str:
@@ -53,9 +55,19 @@ def relevance(question: str, texts: Sequence[str], headings: Sequence[str] | Non
         return scores
     read = texts if headings is None else _headed(texts, headings)
     return [
-        score + 1.0 if score > 0 and can_answer(question, text) else score
+        score + HOLDS_ANSWER if score > 0 and can_answer(question, text) else score
         for score, text in zip(scores, read, strict=True)
     ]
+
+
+def holds_answer(score: float) -> bool:
+    """Whether a `relevance` score is of a text that holds what the question asks for."""
+    return score > HOLDS_ANSWER
+
+
+def nearness_of(score: float) -> float:
+    """A `relevance` score without what holding the kind of answer asked for adds: its terms and meaning."""
+    return score - HOLDS_ANSWER if holds_answer(score) else score
 
 
 def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None = None) -> list[float]:
