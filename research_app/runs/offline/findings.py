@@ -9,7 +9,7 @@ import re
 
 from context_app.library import SECTION_LOCATION
 from llm_platform.extractive import chunk_text
-from llm_platform.relevance import holds_answer, nearness_of, relevance
+from llm_platform.relevance import near_the_best, relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading
@@ -17,7 +17,6 @@ from llm_platform.terms import comparison_key, cut_text, split_leading_heading
 from .inputs import required_question
 
 MAX_FINDINGS = 8
-MIN_SHARE_OF_BEST = 0.7  # tuned on bench/research_quality_bench.py's tune split (docs/decisions.md)
 MAX_SENTENCES_PER_RESULT = 2
 MAX_FINDING_CHARS = 600
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
@@ -73,9 +72,9 @@ def node_findings(prompt: str) -> dict:
     repeats) and meaning (relevance.py); each result gives its best two that score at all.
     A statement that opens by referring back ("Its roadmap …") is quoted with the one before it.
     Headings, labels and other lines that state nothing are never findings. Ranked by score,
-    then the lowest result number citing them, then position; at most MAX_FINDINGS, each scoring at
-    least MIN_SHARE_OF_BEST of the best: a result's best statement may share one word with the
-    question ("its cost centre is CC-420" of "rules for claiming travel costs") and lead nowhere.
+    then the lowest result number citing them, then position; at most MAX_FINDINGS, those near the best
+    (relevance.near_the_best): a result's best statement may share one word with the question and lead
+    nowhere.
     """
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_FINDINGS")
@@ -112,19 +111,5 @@ def node_findings(prompt: str) -> dict:
                 "rank": (-score, position),
             }
     ranked = sorted(merged.values(), key=lambda f: (f["rank"][0], min(f["citations"]), f["rank"][1]))
-    ranked = _near_the_best(ranked)
+    ranked = [f for f, near in zip(ranked, near_the_best([-f["rank"][0] for f in ranked]), strict=True) if near]
     return {"findings": [{"text": f["text"], "citations": sorted(f["citations"])} for f in ranked[:MAX_FINDINGS]]}
-
-
-def _near_the_best(ranked: list[dict]) -> list[dict]:
-    """The findings whose terms and meaning reach MIN_SHARE_OF_BEST of the best's. One that holds what the
-    question asks for (a cause, a sum of money) is measured against the best of those alone: "A setting
-    lowered the pool." answers "What caused the outage?" in few of its words."""
-    near = [nearness_of(-f["rank"][0]) for f in ranked]
-    holding = [n for f, n in zip(ranked, near, strict=True) if holds_answer(-f["rank"][0])]
-    best, best_holding = max(near, default=0.0), max(holding, default=0.0)
-    return [
-        f
-        for f, n in zip(ranked, near, strict=True)
-        if n >= MIN_SHARE_OF_BEST * (best_holding if holds_answer(-f["rank"][0]) else best)
-    ]
