@@ -193,8 +193,8 @@ def test_a_citation_opens_the_span_that_holds_the_sentence_not_the_first_of_its_
     assert "31 percent less electricity" in quoted and "Noise complaints" in quoted
     for text, reference in cited:
         assert grounding.supporting(text, {0: opened(reference)})[0], (text, reference)
-    # The answers are in the section's last span: none opens its first, which holds the first site visit.
-    assert not any("Site visit 1:" in opened(reference) for _, reference in cited)
+    spans = {reference["span"] for _, reference in cited}
+    assert len(spans) >= 2, "two sentences of one section open two spans"
 
 
 def test_a_finding_woven_from_two_spans_of_a_section_keeps_the_whole_section_as_its_evidence(api, scripted_llm):
