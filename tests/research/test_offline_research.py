@@ -694,6 +694,29 @@ def test_report_leads_with_the_questions_findings_then_the_users_files_and_no_fi
     assert all("Board memo on the 2020 budget" not in p["text"] for p in paragraphs(out)), "no file list"
 
 
+@pytest.mark.django_db
+def test_with_meaning_the_users_files_give_the_items_near_the_best_only(settings):
+    items = [
+        {
+            "kind": "fact",
+            "text": "Submit travel claims within 30 days, with a receipt.",
+            "sources": ["policy.docx::S4"],
+        },
+        {"kind": "fact", "text": "The Payments team's cost centre is CC-420.", "sources": ["org.json::S3"]},  # "cost"
+    ]
+    inputs = report_inputs(
+        question="What are the rules for claiming travel costs?", findings=[], context_items=items, open_gaps=[]
+    )
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    sufficiency.embeddings.reset_provider()
+    try:
+        files = next(s for s in ask("REPORT", inputs)["sections"] if s["heading"] == "From your files")
+    finally:
+        settings.GROUNDWORK_EMBEDDINGS = "off"
+        sufficiency.embeddings.reset_provider()
+    assert files["paragraphs"] == [{"text": items[0]["text"], "sources": ["policy.docx::S4"]}]
+
+
 def test_a_sentence_found_again_by_a_sub_question_is_told_once_under_it():
     shared = "Losses fell by 18 percent after the valves were replaced."
     findings = [
