@@ -31,6 +31,7 @@ COMPUTED = "offline extractive: computed from the rows"
 READ_FROM_VALUES = "offline extractive: read from the file's values"
 ABOUT_THE_FILE = frozenset({COUNTED, COMPUTED, READ_FROM_VALUES})
 _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
+_SWAPPED_MARKS = str.maketrans(",.", ".,")  # a decimal comma's figure in the English notation, and back
 # A share or a rate is averaged, not added: a column whose name says it is one (a unit's word, as the
 # offline digest's measures know "percent" and "pct"), or whose values are percentages.
 RATIO_UNITS = frozenset("percent percentage pct ratio rate share avg average mean per".split())
@@ -42,6 +43,28 @@ ORDINAL_NAMES = frozenset("tier level priority rank grade severity stage phase".
 class Column:
     name: str
     cells: list[tuple[str, str, int]] = field(default_factory=list)  # (value, SourceRef, row number)
+
+    @property
+    def decimal_comma(self) -> bool:
+        """Whether the column writes its numbers with a decimal comma ("12.500,00", "0,75"), as a spreadsheet
+        in most of Europe exports them (with ";" between the fields): some value reads only that way (a
+        comma after a point, or with other than three digits after it) and none reads only the English way."""
+        texts = [_UNIT_AROUND.sub("", value.strip()) for value, _ref, _row in self.cells]
+        return any(_only_reads_with(text, ",", ".") for text in texts) and not any(
+            _only_reads_with(text, ".", ",") for text in texts
+        )
+
+
+def _only_reads_with(text: str, decimal: str, grouping: str) -> bool:
+    """Whether a figure reads only with `decimal` as its decimal mark: "12.500,00" with a comma, "11,980.50"
+    and "0.5" with a point; "12,500" reads both ways."""
+    whole, mark, fraction = text.rpartition(decimal)
+    return (
+        bool(mark)
+        and fraction.isdigit()
+        and whole.lstrip("-+").replace(grouping, "").isdigit()
+        and (grouping in whole or len(fraction) != 3)
+    )
 
 
 @dataclass(frozen=True)
@@ -94,8 +117,10 @@ def _cells(line: str, names: list[str]) -> list[str] | None:
     return values
 
 
-def _number(value: str) -> Decimal | None:
+def _number(value: str, decimal_comma: bool = False) -> Decimal | None:
     text = _UNIT_AROUND.sub("", value.strip())
+    if decimal_comma:
+        text = text.translate(_SWAPPED_MARKS)
     if not _NUMBER.fullmatch(text):
         return None
     try:
@@ -104,10 +129,12 @@ def _number(value: str) -> Decimal | None:
         return None
 
 
-def _shown(number: Decimal) -> str:
-    """A figure as a reader writes it: no trailing zeros, thousands grouped from 10,000 (not 2,015)."""
+def _shown(number: Decimal, decimal_comma: bool = False) -> str:
+    """A figure as a reader writes it: no trailing zeros, thousands grouped from 10,000 (not 2,015); with a
+    decimal comma where its column has one ("48.000", "11.980,5")."""
     text = f"{number.normalize():{',' if abs(number) >= 10_000 else ''}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return text.translate(_SWAPPED_MARKS) if decimal_comma else text
 
 
 def _is_identifier_column(name: str, numbers: list[Decimal]) -> bool:
@@ -145,7 +172,8 @@ Numbers = list[tuple[Decimal, str, int]]  # (number, SourceRef, row number) of a
 
 def _numbers(column: Column) -> Numbers | None:
     """The column read as numbers, or None when it is not a column of numbers."""
-    numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value)) is not None]
+    comma = column.decimal_comma
+    numbers = [(number, ref, row) for value, ref, row in column.cells if (number := _number(value, comma)) is not None]
     return numbers if len(numbers) >= 2 and len(numbers) >= MIN_NUMERIC_SHARE * len(column.cells) else None
 
 
@@ -192,7 +220,10 @@ def _group_facts(table: Table) -> list[dict]:
                 label: round(sum(numbers) / len(numbers), 2) if ratio else sum(numbers)
                 for label, numbers in per_label.items()
             }
-            listed = ", ".join(f"{label} {_shown(figure)}" for label, figure in sorted(figures.items(), key=_highest))
+            listed = ", ".join(
+                f"{label} {_shown(figure, measure.decimal_comma)}"
+                for label, figure in sorted(figures.items(), key=_highest)
+            )
             claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
             sources = _unique([ref for _number, ref, _row in values])
             facts.append(computed_fact(claim, sources, COMPUTED))
@@ -214,27 +245,31 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     numbers = _numbers(column)
     if numbers is None or _is_rank(column):  # a rank's labels are counted (_category_fact)
         return None
+
+    def shown(number: Decimal) -> str:
+        return _shown(number, column.decimal_comma)
+
     low = min(numbers, key=lambda item: item[0])
     high = max(numbers, key=lambda item: item[0])
     sources = _unique([low[1], high[1], *(ref for _n, ref, _r in numbers)])
     if _is_year_column([number for number, _ref, _row in numbers]):  # a period: its total means nothing
         distinct = len({number for number, _ref, _row in numbers})
-        claim = f"{column.name} runs from {_shown(low[0])} to {_shown(high[0])} ({distinct} distinct values)."
+        claim = f"{column.name} runs from {shown(low[0])} to {shown(high[0])} ({distinct} distinct values)."
         return computed_fact(claim, sources, COMPUTED)
     if _is_identifier_column(column.name, [number for number, _ref, _row in numbers]):
         return None
     total = sum(number for number, _ref, _row in numbers)
     unit = table.unit
     counted = f"{len(numbers)} {unit}s" if len(numbers) == table.rows else f"the {len(numbers)} {unit}s with a number"
-    mean = _shown(round(total / len(numbers), 2))
+    mean = shown(round(total / len(numbers), 2))
     summed = (
         f"the mean over {counted} is {mean}"
         if _is_ratio(column)
-        else f"the total over {counted} is {_shown(total)}, the mean {mean}"
+        else f"the total over {counted} is {shown(total)}, the mean {mean}"
     )
     named = _row_names(table)
     lowest, highest = (named.get(row, f"{unit} {row}") for row in (low[2], high[2]))
-    ranges = f"{column.name} ranges from {_shown(low[0])} ({lowest}) to {_shown(high[0])} ({highest})"
+    ranges = f"{column.name} ranges from {shown(low[0])} ({lowest}) to {shown(high[0])} ({highest})"
     claim = f"{ranges}; {summed}."
     return computed_fact(claim, sources, COMPUTED)
 

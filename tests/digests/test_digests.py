@@ -1052,6 +1052,27 @@ def test_a_table_states_each_measures_total_per_label_and_averages_a_share():
     assert not any(claim.startswith("leaks by leaks") for claim in claims), "a measure is no label"
 
 
+def test_a_table_with_decimal_commas_is_summed_and_told_in_its_own_notation():
+    """As a spreadsheet in most of Europe exports it: ";" between fields, "12.500,00" for twelve thousand five
+    hundred. Read with the English notation those were labels ("budget takes 3 values …")."""
+    rows = [("Parking", "12.500,00", "11.980,50"), ("Waste", "8.000,00", "8.420,75"), ("Parking", "12.500,00", "0,5")]
+    lines = "\n".join(f"department: {d}; budget: {b}; spent: {p}" for d, b, p in rows)
+    spans = [{"span_id": "S1", "text": "department, budget, spent"}, {"span_id": "S2", "text": lines}]
+    claims = [fact["claim"] for fact in file_digest("budget.csv", spans, "csv")["facts"]]
+    assert "budget by department, in total: Parking 25.000, Waste 8000." in claims, claims
+    assert (
+        "spent ranges from 0,5 (row 4) to 11.980,5 (row 2); the total over 3 rows is 20.401,75, the mean 6800,58."
+        in (claims)
+    ), claims
+    # "12,500" reads both ways: with no value that reads only with a decimal comma, the English notation holds.
+    english = "\n".join(f"department: {d}; budget: {b}" for d, b in (("Parking", "12,500"), ("Waste", "8,000.5")))
+    spans = [{"span_id": "S1", "text": "department, budget"}, {"span_id": "S2", "text": english}]
+    claims = [fact["claim"] for fact in file_digest("budget.csv", spans, "csv")["facts"]]
+    assert any(
+        claim.startswith("budget ranges from 8000.5 (department Waste) to 12,500 (department") for claim in claims
+    )
+
+
 def test_two_tables_counted_differently_are_no_conflict_between_files():
     def table(name: str, sites: list[str]) -> dict:
         rows = "\n".join(f"site: {site}; leaks: {n}" for n, site in enumerate(sites))
