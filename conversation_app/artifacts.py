@@ -24,6 +24,7 @@ from digests.items import digest_items, item_line
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
+from llm_platform.json_records import said_records
 from llm_platform.sourcerefs import split_ref
 from llm_platform.tables import said_as_records
 from llm_platform.terms import heading_alone, split_leading_heading, split_sentences
@@ -91,16 +92,17 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
             continue
         lines, headings = [], []
         for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
-            # A span's heading names what its sentences are about: the passage's title says it, and it
-            # is no sentence of an answer (nor of a card's suggestion).
-            alone = heading_alone(span["text"])
-            heading, text = (alone, "") if alone else split_leading_heading(span["text"])
-            if heading and heading not in hit.section_path:
-                headings.append(heading)
-            lines.extend(  # a table's rows as records under its header (llm_platform.tables)
-                cited_sentence(sentence, f"{hit.filename}::{span['span_id']}")
-                for sentence in split_sentences(said_as_records(text))
-            )
+            # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
+            said = said_records(span["text"])
+            if said is None:
+                # A span's heading names what its sentences are about: the passage's title says it, and it
+                # is no sentence of an answer (nor of a card's suggestion).
+                alone = heading_alone(span["text"])
+                heading, text = (alone, "") if alone else split_leading_heading(span["text"])
+                if heading and heading not in hit.section_path:
+                    headings.append(heading)
+                said = split_sentences(said_as_records(text))  # a table's rows as records under its header
+            lines.extend(cited_sentence(sentence, f"{hit.filename}::{span['span_id']}") for sentence in said)
         if not lines:
             continue  # a heading alone: nothing to quote
         where = " › ".join(filter(None, [hit.section_path or (f"page {hit.page}" if hit.page else ""), *headings]))

@@ -31,6 +31,12 @@ def labelled_json(text: str) -> tuple[str, object] | None:
         return None
 
 
+def said_records(text: str) -> list[str] | None:
+    """A span "label: {…}" or "label: […]" said in words (`value_lines`); None for any other text."""
+    value = labelled_json(text)
+    return None if value is None else value_lines(*value)
+
+
 def value_lines(label: str, value: object) -> list[str]:
     """`value` said in words under `label`: a record as one line, a list of records or of sentences a line
     each, a list of other plain values as the list; nothing for other shapes."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .json_records import labelled_json, value_lines
+from .json_records import said_records
 from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from .tables import said_as_records
 from .terms import WORD, split_sentences
@@ -25,9 +25,9 @@ def statements(text: str) -> list[str]:
     its header (llm_platform.tables)."""
     found = []
     for paragraph in said_as_records(without_licence(text)).split("\n\n"):
-        value = labelled_json(paragraph)
-        if value is not None:
-            found.extend(value_lines(*value))
+        records = said_records(paragraph)
+        if records is not None:
+            found.extend(records)
         else:
             found.extend(sentence for sentence in split_sentences(paragraph) if is_statement(sentence))
     return found

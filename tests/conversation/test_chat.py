@@ -149,6 +149,27 @@ def test_an_agent_noun_answers_its_verb(api):
     assert {"own", "use", "edit"} <= agent_verbs(["owner", "user", "editor"]) and not agent_verbs(["her", "or"])
 
 
+def test_a_json_files_passage_is_its_records_in_words_not_its_keys_and_braces(api):
+    """A passage of a JSON file was its span's indented JSON cut into sentences: an answer glued
+    '"contact": "j.okoro@harbor.example" } }, { "name": "parking_fines", …' to the record it quoted."""
+    usage = {
+        "platform": "Brightline",
+        "datasets": [
+            {"name": "parking_permits", "rows": 1284000, "owner": {"team": "Parking", "contact": "j.okoro@harbor.org"}},
+            {"name": "waste_routes", "rows": 5100, "owner": {"team": "Waste", "contact": "l.moreau@harbor.org"}},
+        ],
+    }
+    sid = parsed_session(api, "Who owns the data?", {"usage.json": json.dumps(usage).encode()})
+    question = "What is the owner contact of the waste_routes dataset?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    text = "\n".join(p.text for p in passages)
+    assert "datasets, item 2: name waste_routes, rows 5100, owner.team Waste, owner.contact l.moreau@harbor.org" in text
+    assert "{" not in text and '"' not in text, text
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok", answered
+    assert "l.moreau@harbor.org" in answered["message"]["content"] and "{" not in answered["message"]["content"]
+
+
 def test_a_card_never_offers_a_sentence_another_excerpt_already_says():
     """A report's summary line holds the passage's sentence it was made from: the card offered both."""
     moved = "We agreed to move the payments database to the managed service in January 2027"
