@@ -1030,6 +1030,19 @@ def test_a_documents_table_rows_are_facts_but_no_summary():
     assert digest["summary"].startswith("Approved by the CFO on 3 October 2026."), digest["summary"]
 
 
+def test_a_transcripts_time_marks_are_no_part_of_what_was_said():
+    """When in a call a thing was said ("[00:08] Sara Lindqvist: …") is no part of what was said."""
+    transcript = (
+        "[00:08] Sara Lindqvist: Finance needs the first quarterly invoice split by department.\n"
+        "[00:10] Tom Reilly: That is fine. We will split invoices by department from the first one.\n"
+        "[01:02:17] Maya Chen: Decision: Sara signs off each phase's costs."
+    )
+    claims = [fact["claim"] for fact in file_digest("call.txt", spans_of(transcript))["facts"]]
+    assert "Sara Lindqvist: Finance needs the first quarterly invoice split by department." in claims, claims
+    assert "Maya Chen: Decision: Sara signs off each phase's costs." in claims, claims
+    assert not any("[" in claim for claim in claims), claims
+
+
 def test_a_copyright_footer_ends_its_sections_statements_not_the_section():
     spans = spans_of(
         "Customer notice\n\nCustomers are told at least 48 hours ahead of a shutdown.\n\nCopyright 2026 Example Water"
