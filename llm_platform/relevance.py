@@ -36,12 +36,6 @@ MIN_COSINE_SPREAD = 0.2
 # …") came as near the question as the section's answer. So a statement ranks by its own terms and meaning,
 # and its heading's share of them counts this much (the chat's CONTEXT_WEIGHT is the same idea).
 HEADING_WEIGHT = 0.4
-# Added to the score of a text that holds what the question asks for: above every nearness, which is at most 1.
-HOLDS_ANSWER = 1.0
-# Of the texts that bear on a question, those worth telling (near_the_best): a search result's best statement
-# may share one word with the question ("its cost centre is CC-420" of "rules for claiming travel costs").
-# Tuned on bench/research_quality_bench.py's tune split (docs/decisions.md, stop 52).
-SHARE_OF_BEST = 0.7
 
 
 def under_heading(heading: str, text: str) -> str:
@@ -59,28 +53,8 @@ def relevance(question: str, texts: Sequence[str], headings: Sequence[str] | Non
         return scores
     read = texts if headings is None else _headed(texts, headings)
     return [
-        score + HOLDS_ANSWER if score > 0 and can_answer(question, text) else score
+        score + 1.0 if score > 0 and can_answer(question, text) else score
         for score, text in zip(scores, read, strict=True)
-    ]
-
-
-def near_the_best(scores: Sequence[float]) -> list[bool]:
-    """For each `relevance` score, whether its text bears on the question with SHARE_OF_BEST of the terms and
-    meaning of the text that bears on it most. One that holds what the question asks for (a cause, a sum of
-    money) is measured against the best of those alone: "A setting lowered the pool." answers "What caused
-    the checkout outage?" in fewer of its words than "The checkout outage lasted 47 minutes." shares.
-    Without embeddings, every text that bears on the question at all: BM25 alone is peaky, and a share of
-    its best dropped the option that answers "make -k --keep-going after error" (tune split, embeddings
-    off: own words 1.0 → 0.973)."""
-    if not embeddings.enabled():
-        return [score > 0 for score in scores]
-    holding = [score > HOLDS_ANSWER for score in scores]
-    near = [score - HOLDS_ANSWER if holds else score for score, holds in zip(scores, holding, strict=True)]
-    best = max(near, default=0.0)
-    best_holding = max((n for n, holds in zip(near, holding, strict=True) if holds), default=0.0)
-    return [
-        score > 0 and n >= SHARE_OF_BEST * (best_holding if holds else best)
-        for score, n, holds in zip(scores, near, holding, strict=True)
     ]
 
 

@@ -9,7 +9,7 @@ import re
 
 from context_app.library import SECTION_LOCATION
 from llm_platform.extractive import chunk_text
-from llm_platform.relevance import near_the_best, relevance
+from llm_platform.relevance import relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading
@@ -72,9 +72,7 @@ def node_findings(prompt: str) -> dict:
     repeats) and meaning (relevance.py); each result gives its best two that score at all.
     A statement that opens by referring back ("Its roadmap …") is quoted with the one before it.
     Headings, labels and other lines that state nothing are never findings. Ranked by score,
-    then the lowest result number citing them, then position; at most MAX_FINDINGS, those near the best
-    (relevance.near_the_best): a result's best statement may share one word with the question and lead
-    nowhere.
+    then the lowest result number citing them, then position; at most MAX_FINDINGS.
     """
     _, inputs = read_task(prompt)
     question = required_question(inputs, "NODE_FINDINGS")
@@ -111,5 +109,4 @@ def node_findings(prompt: str) -> dict:
                 "rank": (-score, position),
             }
     ranked = sorted(merged.values(), key=lambda f: (f["rank"][0], min(f["citations"]), f["rank"][1]))
-    ranked = [f for f, near in zip(ranked, near_the_best([-f["rank"][0] for f in ranked]), strict=True) if near]
     return {"findings": [{"text": f["text"], "citations": sorted(f["citations"])} for f in ranked[:MAX_FINDINGS]]}

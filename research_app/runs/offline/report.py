@@ -9,7 +9,7 @@ on the question (no list of the session's files). Nothing is paraphrased, so not
 from __future__ import annotations
 
 from llm_platform.answer_types import can_answer
-from llm_platform.relevance import near_the_best, relevance, under_heading
+from llm_platform.relevance import relevance, under_heading
 from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import ended, is_statement
 from llm_platform.task_envelope import read_task
@@ -101,11 +101,9 @@ def _distinct_items(value: object) -> list[dict]:
 
 
 def _relevant_items(items: list[dict], question: str) -> list[dict]:
-    """The items that bear on the question nearly as well as the best (relevance.near_the_best), best first
-    (input order breaks ties); none when none does."""
+    """The items that bear on the question, best first (input order breaks ties); none when none does."""
     scores = relevance(question, [item["text"] for item in items])
-    near = near_the_best(scores)
-    matching = sorted((i for i in range(len(items)) if near[i]), key=lambda i: (-scores[i], i))
+    matching = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
     return [items[i] for i in matching[:MAX_REPORT_ITEMS]]
 
 

@@ -5,8 +5,7 @@ explored part by part: its own search mixes the parts' evidence, and each part s
 own finds its best passages, so it is never sufficient itself and decomposes into its clauses.
 
 With embeddings, a part (each clause of a question that asks several things) is answered when
-some evidence, or its JOINT_EVIDENCE statements most relevant to the part read together, is
-SUFFICIENT_SIMILARITY close to it in meaning: a question in a colleague's words
+some evidence is SUFFICIENT_SIMILARITY close to it in meaning: a question in a colleague's words
 shares few terms with the files' answer, and one that shares most of its terms with a sentence on
 the same subject is not answered by it. Without embeddings, the share of the question's terms that
 some evidence mentions decides (SUFFICIENT_COVERAGE). An unanswered clause is a gap in its own
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 from llm_platform import embeddings
 from llm_platform.extractive import uncovered_phrases
-from llm_platform.relevance import relevance
 from llm_platform.task_envelope import read_task
 from llm_platform.terms import cut_text, question_terms, quote_list, surface_words
 
@@ -29,7 +27,6 @@ SUFFICIENT_COVERAGE = 0.75
 # The cosine (all-MiniLM-L6-v2) at which a finding answers a part of the question (tuned on the
 # man-page questions' tune split: bench/research_quality_bench.py).
 SUFFICIENT_SIMILARITY = 0.5
-JOINT_EVIDENCE = 5  # statements read together as one passage (_together)
 MAX_GAPS = 10  # node_sufficiency.schema.json
 MAX_REASONING_CHARS = 2000
 
@@ -99,23 +96,12 @@ def _unanswered_clauses(question: str, evidence: list[str]) -> list[str] | None:
         return clauses if embeddings.enabled() else None
     unanswered = []
     for clause in clauses:
-        together = _together(clause, evidence)
-        cosines = embeddings.closeness(clause, [*evidence, together] if together else evidence)
+        cosines = embeddings.closeness(clause, evidence)
         if cosines is None:
             return None
         if float(cosines.max()) < SUFFICIENT_SIMILARITY:
             unanswered.append(clause)
     return unanswered
-
-
-def _together(clause: str, evidence: list[str]) -> str:
-    """The JOINT_EVIDENCE statements most relevant to the clause, read as one passage. A broad question ("What
-    are the rules for claiming travel costs?") is answered by several statements together, none of which is
-    near it in meaning alone (each of a policy's claim rules: 0.3–0.4), while together they are (0.58); the
-    nearest statements to a question the files cannot answer stay far from it together as well."""
-    scores = relevance(clause, evidence)
-    nearest = sorted(range(len(evidence)), key=lambda i: -scores[i])[:JOINT_EVIDENCE]
-    return " ".join(evidence[i] for i in sorted(nearest) if scores[i] > 0)
 
 
 def _sufficiency_reasoning(
