@@ -241,10 +241,10 @@ def _statement_text(span_text: str, furniture: set[str]) -> str:
     """The span's text without its page furniture, its heading, its licence text and markup; a table's
     rows said as records under its header (llm_platform.tables). A span that is a heading and nothing else
     (a page's title above its first section: "Benefits: frequently asked questions") states nothing."""
-    lines = [line for line in span_text.split("\n") if _line_key(line) not in furniture]
-    if heading_alone("\n".join(lines)):
+    text = "\n".join(line for line in span_text.split("\n") if _line_key(line) not in furniture)
+    if heading_alone(text):
         return ""
-    _heading, statements = split_leading_heading(without_licence("\n".join(lines)))
+    _heading, statements = split_leading_heading(without_licence(text))
     return said_as_records("\n".join(_without_markup(line) for line in statements.split("\n")))
 
 

@@ -60,6 +60,8 @@ SUBJECT_STOP_WORDS = frozenset(
 
 # A word: letters and digits of any script (an underscore splits words).
 WORD = re.compile(r"[^\W_]+")
+# A quotation, between straight or curly double quotes: what it says is in its group.
+QUOTATION = re.compile(r"[\"“”]([^\"“”]*)[\"“”]")
 # A noun taken up from what was said before: "this list", "that key", "such files".
 DEMONSTRATIVE_NOUN = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
 # Numbers written as words, with their values: zero to twenty, and the tens to ninety.

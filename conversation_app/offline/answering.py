@@ -20,7 +20,7 @@ from typing import NamedTuple
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type, question_names
 from llm_platform.sourcerefs import REF_GROUP
-from llm_platform.terms import DEMONSTRATIVE_NOUN, agent_verbs, base_term, stem, term_sequence
+from llm_platform.terms import DEMONSTRATIVE_NOUN, QUOTATION, agent_verbs, base_term, stem, term_sequence
 
 from ..turn_text import sentence_key
 from .candidates import Candidate
@@ -58,13 +58,10 @@ def answering_candidates(candidates: list[Candidate], terms: list[str], question
     return list(distinct.values())[:MAX_ANSWERING]
 
 
-_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
-
-
 def refers_back(candidate: Candidate) -> bool:
     """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
     Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
-    text = _QUOTED.sub(" ", candidate.text)
+    text = QUOTATION.sub(" ", candidate.text)
     return any(stem(noun.lower()) in candidate.before for noun in DEMONSTRATIVE_NOUN.findall(text))
 
 

@@ -4,18 +4,16 @@ its runs of two or more content words (a crude noun phrase).
 
 from __future__ import annotations
 
-import re
-
 from llm_platform.extractive import content_runs
 from llm_platform.task_envelope import read_task
-from llm_platform.terms import comparison_key, cut_text, surface_words
+from llm_platform.terms import QUOTATION, comparison_key, cut_text, surface_words
 
 from .inputs import bounded, input_text, required_question
 
 MAX_QUERIES = 8  # node_queries.schema.json
 DEFAULT_MAX_QUERIES = 4
 MAX_QUERY_CHARS = 300
-_QUOTED = re.compile(r"[\"“”]([^\"“”]{3,200})[\"“”]")
+MIN_QUOTED_CHARS, MAX_QUOTED_CHARS = 3, 200  # a quoted phrase searched on its own
 
 
 def node_queries(prompt: str) -> dict:
@@ -43,4 +41,5 @@ def question_keywords(question: str) -> str:
 
 
 def quoted_phrases(text: str) -> list[str]:
-    return [input_text(match.group(1)) for match in _QUOTED.finditer(text) if input_text(match.group(1))]
+    quoted = (match.group(1) for match in QUOTATION.finditer(text))
+    return [input_text(q) for q in quoted if MIN_QUOTED_CHARS <= len(q) <= MAX_QUOTED_CHARS and input_text(q)]
