@@ -256,13 +256,16 @@ def and_list(items: Sequence[str], limit: int = MAX_LISTED_TERMS) -> str:
 # before whitespace and an opening capital, digit or quote; a line break ends one too (split_sentences).
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\.|\b[A-Z]\.)$",
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|ca|no|nr|fig|figs|tab|sec|ch|p|pp|vol|dr|mr|mrs|ms|prof|st|inc|ltd|co|jr|sr)\."
+    # An initial ("Ruth C. Halden") is a capital after a space; a unit's letter after a figure ("61.2 °C.",
+    # "5 V.") ends its sentence.
+    r"|(?<![\w°])(?<!\d\s)(?-i:[A-Z])\.)$",
     re.I,
 )
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
-# A list item's marker, or a transcript line's time ("[00:14] Maya Chen: …"): when in a call a thing was said is
-# no time that a sentence states, and no part of what it says.
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\[\d{1,2}(?::\d\d){1,2}\])\s+")
+# A list item's marker (with a task list's box: "- [x] …"), or a transcript line's time ("[00:14] Maya Chen: …"):
+# when in a call a thing was said is no time that a sentence states, and no part of what it says.
+_LIST_MARK = re.compile(r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])\s+")
 _WORD = re.compile(r"\w+")
 # A line at least this long that stops without punctuation is prose wrapped by its
 # author (Markdown, plain text, e-mail): the next line continues its sentence.
@@ -274,8 +277,13 @@ def _unwrap(text: str) -> str:
     lines: list[str] = []
     for line in text.split("\n"):
         previous = lines[-1].rstrip() if lines else ""
+        # A quoted e-mail's lines ("> …") wrap as any prose does, each under its own mark.
+        quoted = previous.lstrip().startswith(">") and line.lstrip().startswith(">")
+        if quoted:
+            line = line.lstrip()[1:]
         continues = (
-            len(previous) >= _WRAPPED_LINE_CHARS
+            # A long line, or in a narrow column a shorter one whose sentence the next line takes up in lower case.
+            (len(previous) >= _WRAPPED_LINE_CHARS or (_continued_in_lower_case(line) and len(previous.split()) >= 4))
             and previous[-1] not in ".!?:;"
             and line.strip()
             and not (_HEADING_MARK.match(previous) or is_table_row(previous))
@@ -283,6 +291,8 @@ def _unwrap(text: str) -> str:
         )
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
+        elif quoted:
+            lines.append(f">{line}")
         elif _is_definition_term(previous, line):
             lines[-1] = f"{previous}: {line.strip()}"
         else:
@@ -312,6 +322,10 @@ def _is_definition_term(previous: str, line: str) -> bool:
         # A title above its version line ("Checkout overview" / "Version 3, September 2026.") defines nothing.
         and is_prose(_SENTENCE_END.split(sentence, maxsplit=1)[0])
     )
+
+
+def _continued_in_lower_case(line: str) -> bool:
+    return line.strip()[:1].islower()
 
 
 def _stands_apart(line: str) -> bool:

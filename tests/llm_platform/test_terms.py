@@ -17,6 +17,39 @@ def test_a_line_wrapped_by_its_author_is_joined_to_the_next():
     ]
 
 
+def test_a_narrow_columns_sentence_is_one_sentence_and_a_units_letter_ends_one():
+    # Two-column PDF text: lines of ~40 characters, one of them shorter than that.
+    text = (
+        "We measured the melting temperature of\nthe KX-7 variant in five buffers.\n"
+        "In 5 mM phosphate it fell to 61.2 °C. Adding\n150 mM sodium chloride restored it.\n"
+        "The study was led by Ruth C. Halden in Oslo.\n"
+        "Equipment\nfreezer, centrifuge, scale"
+    )
+    assert split_sentences(text) == [
+        "We measured the melting temperature of the KX-7 variant in five buffers.",
+        "In 5 mM phosphate it fell to 61.2 °C.",
+        "Adding 150 mM sodium chloride restored it.",
+        "The study was led by Ruth C. Halden in Oslo.",
+        "freezer, centrifuge, scale",  # a line of fewer words is no sentence the next one takes up
+    ]
+
+
+def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_word():
+    text = (
+        "> Should we use glycine? I estimate the series at about\n"
+        "> 900 EUR in reagents.\n"
+        "> Ruth\n"
+        "- [ ] Mika to repeat the sample in HEPES\n"
+        "- [x] Ada to upload the raw curves"
+    )
+    assert split_sentences(text) == [
+        "Should we use glycine?",
+        "I estimate the series at about 900 EUR in reagents.",
+        "Mika to repeat the sample in HEPES",
+        "Ada to upload the raw curves",
+    ]
+
+
 def test_the_rows_of_a_table_stay_rows():
     """A CSV's rows as extracted ("name: value; …", one a line) were taken for a paragraph wrapped by its
     author and read as one sentence of every row."""
@@ -80,8 +113,7 @@ def test_a_heading_a_list_or_a_table_row_is_no_term_of_what_follows():
         "The budget was set in May.",
         "Alice Moreau chaired the meeting.",
         "The sites used 21 MWh in all.",
-        "Site B used 9 MWh",  # a sentence goes on: no term of the line after it
-        "which was less.",
+        "Site B used 9 MWh which was less.",  # a sentence goes on: one sentence, no term of the line after it
     ]
 
 
