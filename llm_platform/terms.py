@@ -265,7 +265,9 @@ _ABBREVIATION = re.compile(
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
 # A list item's marker (with a task list's box: "- [x] …"), or a transcript line's time ("[00:14] Maya Chen: …"):
 # when in a call a thing was said is no time that a sentence states, and no part of what it says.
-_LIST_MARK = re.compile(r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])\s+")
+_LIST_MARK = re.compile(
+    r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])\s+"
+)
 _WORD = re.compile(r"\w+")
 # A line at least this long that stops without punctuation is prose wrapped by its
 # author (Markdown, plain text, e-mail): the next line continues its sentence.
