@@ -28,7 +28,7 @@ import re
 from collections import Counter
 
 from llm_platform.prose import csv_row_fields, is_prose
-from llm_platform.statements import without_licence
+from llm_platform.statements import ended, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
     comparison_key,
@@ -432,7 +432,8 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
         return (-score, position)
 
     best = sorted(window, key=informativeness)[:MAX_SUMMARY_SENTENCES]
-    summary = " ".join(cut_text(sentence, 300) for _, sentence in best)
+    # A list's item ends without a full stop: closed, it does not run into the sentence after it.
+    summary = " ".join(ended(cut_text(sentence, 300)) for _, sentence in best)
     if summary:
         return summary
     if facts:

@@ -1108,3 +1108,15 @@ def test_what_could_not_be_done_is_a_fact_and_what_could_happen_is_open():
     assert [u["text"] for u in digest["uncertainties"]] == ["Shipping delays could push phase 2 into the school year."]
     unable = next(f for f in digest["facts"] if "could not run" in f["claim"])
     assert unable["reliability"] != "low" and "hedged" not in unable["reliability_note"]
+
+
+def test_a_list_item_in_the_summary_does_not_run_into_the_next_sentence():
+    """A protocol's list of materials ends its items without a full stop: in the summary each is closed."""
+    protocol = (
+        "Materials\n\n- Purified protein at 0.5 mg/mL\n- 96-well PCR plates with optically clear seals\n\n"
+        "Procedure\n\n1. Mix 20 µL of protein with 5 µL of the diluted dye in each well of the plates.\n"
+        "2. Seal the plates and spin them at 1000 g for one minute."
+    )
+    summary = file_digest("protocol.docx", spans_of(protocol), "docx")["summary"]
+    assert "seals Mix" not in summary and "mg/mL Mix" not in summary, summary
+    assert "Mix 20 µL of protein with 5 µL of the diluted dye in each well of the plates." in summary, summary
