@@ -99,13 +99,17 @@ def _names(text: str, asked: set[str]) -> bool:
 
 def question_names(question: str) -> set[str]:
     """The stems of the names a question gives ("HP", "North High"): its capitalised words past the first that
-    are no stop word (a follow-up's "And at night?" is read after the question before it)."""
+    are no stop word (a follow-up's "And at night?" is read after the question before it). A name written with
+    a hyphen or a digit ("KX-7", "S-009") gives its words as a sentence's terms hold them ("kx"; a single
+    letter or digit is no term)."""
     return {
-        stem(word)
+        stem(part)
         for match in _CAPITALISED.finditer(question)
         if match.start() > 0
         and (word := match.group().lower()) not in STOP_WORDS | QUESTION_WORDS
         and not _NOT_NAMES.match(match.group())
+        for part in WORD.findall(word)
+        if len(part) > 1
     }
 
 

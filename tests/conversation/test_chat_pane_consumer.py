@@ -43,7 +43,8 @@ def test_an_answer_stored_before_its_deltas_reach_the_page_waits_for_its_own_eve
         # Told before the answer's own event: the question's new status, then a delta of the answer.
         await layer.group_send(group, event("conversation:context_update", request_id="r"))
         before = await communicator.receive_json_from(timeout=10)
-        await layer.group_send(group, event("conversation:delta", user_message_id=str(question.pk), offset=0, delta="It"))
+        delta_event = event("conversation:delta", user_message_id=str(question.pk), offset=0, delta="It")
+        await layer.group_send(group, delta_event)
         delta = await communicator.receive_json_from(timeout=10)
         await layer.group_send(group, event("conversation:message", message=await sync_to_async(message_json)(answer)))
         after = await communicator.receive_json_from(timeout=10)

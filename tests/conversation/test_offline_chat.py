@@ -253,6 +253,23 @@ def test_a_sentence_about_another_name_does_not_answer_for_the_one_asked():
     assert chat("How long did the HP battery last in the pilot?", sources)["answer"] == ""
 
 
+def test_a_name_written_with_a_hyphen_and_a_figure_is_held_by_the_sentence_that_names_it():
+    preprint = note_source(
+        "[digest:preprint.pdf] Digest of preprint.pdf",
+        "\n".join(
+            [
+                "[fact] The melting temperature of KX-7 was 68.4 °C in 20 mM phosphate buffer. (preprint.pdf::S1)",
+                "[fact] The wild type's melting temperature was 62.3 °C in 20 mM phosphate buffer. (preprint.pdf::S2)",
+            ]
+        ),
+    )
+    sources = [*SESSION, preprint]
+    output = chat("What is the melting temperature of KX-7 in 20 mM phosphate?", sources)
+    assert output["citations"] == ["preprint.pdf::S1"], output
+    # The name still decides: the sentence about KX-7 does not answer for another variant.
+    assert chat("What is the melting temperature of KX-9 in 20 mM phosphate?", sources)["answer"] == ""
+
+
 def test_a_rare_term_the_session_never_uses_outweighs_common_ones_it_shares():
     # "valve programme" is everywhere, "tunnel ventilation" nowhere: the common terms do not carry it.
     assert chat("What did the valve programme cost?")["answer"] != ""
