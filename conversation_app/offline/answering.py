@@ -105,12 +105,14 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     if not terms:
         return []
     total = len(candidates)
-    # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?").
+    # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?"), and a question's are
+    # said by theirs ("Which funder paid …?" of "… was funded by …").
+    doing = {term: agent_verbs([term]) | {term} for term in terms}
     forms = {
         id(c): _Forms(*(frozenset(map(base, t)) | agent_verbs(t) for t in (c.terms, c.before, c.context, c.answers)))
         for c in candidates
     }
-    frequency = Counter(term for f in forms.values() for term in f.terms if term in terms)
+    frequency = Counter(term for f in forms.values() for term in terms if doing[term] & f.terms)
     weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
     whole = sum(weight.values())
     asked = set(terms)
@@ -132,8 +134,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         if not names <= form.terms | form.context | form.answers:
             continue
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
-        held = sum(weight[t] for t in terms if t in own)
-        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if t in form.context - own)
+        held = sum(weight[t] for t in terms if doing[t] & own)
+        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if not doing[t] & own and doing[t] & form.context)
         said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
         proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
         could.append((candidate, held / whole, proximity))

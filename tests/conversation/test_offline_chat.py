@@ -270,6 +270,15 @@ def test_a_name_written_with_a_hyphen_and_a_figure_is_held_by_the_sentence_that_
     assert chat("What is the melting temperature of KX-9 in 20 mM phosphate?", sources)["answer"] == ""
 
 
+def test_a_questions_agent_noun_is_said_by_its_verb():
+    grant = note_source(
+        "[digest:preprint.pdf] Digest of preprint.pdf",
+        "[fact] The study was funded by the Northern Bioenergy Council. (preprint.pdf::S7)",
+    )
+    output = chat("Which funder supported the study?", [*SESSION, grant])
+    assert output["citations"] == ["preprint.pdf::S7"], output
+
+
 def test_a_rare_term_the_session_never_uses_outweighs_common_ones_it_shares():
     # "valve programme" is everywhere, "tunnel ventilation" nowhere: the common terms do not carry it.
     assert chat("What did the valve programme cost?")["answer"] != ""
