@@ -213,13 +213,6 @@ _NAMED = re.compile(r"(?<=[a-z0-9,;:] )(?:[A-Z][a-z]+|[A-Z]{2,})\b")
 FURNITURE_MAX_CHARS = 80
 FURNITURE_MIN_SPANS = 3
 _DIGITS = re.compile(r"\d+")
-# Markdown's markup, not its words: emphasis, code ticks, a link's target. (A quote's and a list's marks and
-# a heading's are split_sentences' to drop.)
-_MARKUP = (
-    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
-    (re.compile(r"(\*\*|__|`+)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
-    (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
-)
 
 
 def _furniture_lines(spans: list[dict]) -> set[str]:
@@ -238,20 +231,14 @@ def _line_key(line: str) -> str:
 
 
 def _statement_text(span_text: str, furniture: set[str]) -> str:
-    """The span's text without its page furniture, its heading, its licence text and markup; a table's
+    """The span's text without its page furniture, its heading and its licence text; a table's
     rows said as records under its header (llm_platform.tables). A span that is a heading and nothing else
     (a page's title above its first section: "Benefits: frequently asked questions") states nothing."""
     text = "\n".join(line for line in span_text.split("\n") if _line_key(line) not in furniture)
     if heading_alone(text):
         return ""
     _heading, statements = split_leading_heading(without_licence(text))
-    return said_as_records("\n".join(_without_markup(line) for line in statements.split("\n")))
-
-
-def _without_markup(line: str) -> str:
-    for pattern, replacement in _MARKUP:
-        line = pattern.sub(replacement, line)
-    return line
+    return said_as_records(statements)
 
 
 def _kind(sentence: str) -> str | None:

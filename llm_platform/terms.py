@@ -416,10 +416,25 @@ def split_sentences(text: str) -> list[str]:
     for piece in pieces:
         if _HEADING_MARK.match(piece) or _is_title(piece):
             continue
-        piece = re.sub(r"\s+", " ", _LIST_MARK.sub("", piece)).strip()
+        piece = re.sub(r"\s+", " ", _without_markup(_LIST_MARK.sub("", piece))).strip()
         if len(_WORD.findall(piece)) >= 3:
             sentences.append(piece)
     return sentences
+
+
+# Markdown's markup, not its words: emphasis, code ticks, a link's target. A reader is shown "Decision: we will
+# …", not "**Decision:** we will …". (A quote's and a list's marks and a heading's are split_sentences' to drop.)
+_MARKUP = (
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"(\*\*|__|`+)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
+)
+
+
+def _without_markup(text: str) -> str:
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _inside_quotation(text: str) -> bool:

@@ -50,6 +50,15 @@ def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_w
     ]
 
 
+def test_a_sentence_is_its_words_without_markdowns_markup():
+    """What research reports and the chat quote, as digests do: no emphasis marks, code ticks or link targets."""
+    text = "- **Decision:** samples are stored in `HEPES` at 4 °C.\nSee [the ordering page](https://wiki.example/order)."
+    assert split_sentences(text) == [
+        "Decision: samples are stored in HEPES at 4 °C.",
+        "See the ordering page.",
+    ]
+
+
 def test_the_rows_of_a_table_stay_rows():
     """A CSV's rows as extracted ("name: value; …", one a line) were taken for a paragraph wrapped by its
     author and read as one sentence of every row."""
