@@ -32,9 +32,13 @@ READ_FROM_VALUES = "offline extractive: read from the file's values"
 ABOUT_THE_FILE = frozenset({COUNTED, COMPUTED, READ_FROM_VALUES})
 _UNIT_AROUND = re.compile(r"^[€$£¥]?\s*|\s*%$")
 _SWAPPED_MARKS = str.maketrans(",.", ".,")  # a decimal comma's figure in the English notation, and back
-# A share or a rate is averaged, not added: a column whose name says it is one (a unit's word, as the
-# offline digest's measures know "percent" and "pct"), or whose values are percentages.
-RATIO_UNITS = frozenset("percent percentage pct ratio rate share avg average mean per".split())
+# A level is averaged, not added: a share, a rate, a temperature or a concentration, whose total means nothing
+# (five samples at 66 °C are not at 331 °C). A column is one when its name says so (a unit's word, as the offline
+# digest's measures know "percent" and "pct"), or when its values are percentages.
+LEVEL_UNITS = frozenset(
+    "percent percentage pct ratio rate share avg average mean per temperature temp celsius fahrenheit kelvin ph "
+    "concentration".split()
+)
 # A column named for a rank or a grade ("tier", "priority") numbers its labels: 3 is no quantity to sum.
 ORDINAL_NAMES = frozenset("tier level priority rank grade severity stage phase".split())
 
@@ -215,16 +219,16 @@ def _group_facts(table: Table) -> list[dict]:
                     per_label.setdefault(label_of_row[row], []).append(number)
             if len(per_label) < 2:
                 continue
-            ratio = _is_ratio(measure)
+            level = _is_level(measure)
             figures = {
-                label: round(sum(numbers) / len(numbers), 2) if ratio else sum(numbers)
+                label: round(sum(numbers) / len(numbers), 2) if level else sum(numbers)
                 for label, numbers in per_label.items()
             }
             listed = ", ".join(
                 f"{label} {_shown(figure, measure.decimal_comma)}"
                 for label, figure in sorted(figures.items(), key=_highest)
             )
-            claim = f"{measure.name} by {category.name}, {'on average' if ratio else 'in total'}: {listed}."
+            claim = f"{measure.name} by {category.name}, {'on average' if level else 'in total'}: {listed}."
             sources = _unique([ref for _number, ref, _row in values])
             facts.append(computed_fact(claim, sources, COMPUTED))
             if len(facts) == MAX_GROUP_FACTS:
@@ -232,8 +236,8 @@ def _group_facts(table: Table) -> list[dict]:
     return facts
 
 
-def _is_ratio(column: Column) -> bool:
-    named = any(word in RATIO_UNITS for word in WORD.findall(column.name.lower()))
+def _is_level(column: Column) -> bool:
+    named = any(word in LEVEL_UNITS for word in WORD.findall(column.name.lower()))
     return named or "%" in column.name or all(value.strip().endswith("%") for value, _r, _n in column.cells)
 
 
@@ -264,7 +268,7 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     mean = shown(round(total / len(numbers), 2))
     summed = (
         f"the mean over {counted} is {mean}"
-        if _is_ratio(column)
+        if _is_level(column)
         else f"the total over {counted} is {shown(total)}, the mean {mean}"
     )
     named = _row_names(table)

@@ -1065,6 +1065,17 @@ def test_a_table_states_each_measures_total_per_label_and_averages_a_share():
     assert not any(claim.startswith("leaks by leaks") for claim in claims), "a measure is no label"
 
 
+def test_a_temperature_is_averaged_not_added():
+    rows = [("KX-7", 68.4, 80), ("WT", 62.3, 35), ("KX-7", 61.2, 41), ("WT", 57.9, 12), ("KX-7", 66.8, 74)]
+    lines = "\n".join(f"variant: {v}; tm_celsius: {t}; units_made: {n}" for v, t, n in rows)
+    spans = [{"span_id": "S1", "text": "variant, tm_celsius, units_made"}, {"span_id": "S2", "text": lines}]
+    claims = [fact["claim"] for fact in file_digest("results.csv", spans, "csv")["facts"]]
+    assert "tm_celsius by variant, on average: KX-7 65.47, WT 60.1." in claims, claims
+    assert "units_made by variant, in total: KX-7 195, WT 47." in claims, claims
+    tm = next(claim for claim in claims if claim.startswith("tm_celsius ranges"))
+    assert tm.endswith("the mean over 5 rows is 63.32."), tm
+
+
 def test_a_table_with_decimal_commas_is_summed_and_told_in_its_own_notation():
     """As a spreadsheet in most of Europe exports it: ";" between fields, "12.500,00" for twelve thousand five
     hundred. Read with the English notation those were labels ("budget takes 3 values …")."""
