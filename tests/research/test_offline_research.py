@@ -330,6 +330,17 @@ def test_a_two_clause_question_splits_into_its_clauses():
     ]
 
 
+def test_a_subject_written_with_hyphens_is_said_as_written():
+    assert question_clauses("How stable is the KX-7 variant at high temperature, and what limits its stability?") == [
+        "How stable is the KX-7 variant at high temperature",
+        "what limits the KX-7 variant's stability",
+    ]
+    assert question_clauses("Is the follow-up study funded, and when does it start?") == [
+        "Is the follow-up study funded",
+        "when does the follow-up study start",
+    ]
+
+
 def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_subject_is_doing():
     question = "Where is the network losing water, what is being done about it, and what does it cost?"
     assert question_clauses(question) == [

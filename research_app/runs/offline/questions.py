@@ -153,7 +153,7 @@ def _referent(clause: str, subject: str) -> str:
     did it cost?"), or, where the first clause says what the subject is doing, that doing ("Where is the
     network losing water, and what is being done about it?": the network losing water)."""
     at = clause.find(subject)
-    words = WORD.findall(clause[at + len(subject) :]) if at >= 0 else []
+    words = _words(clause[at + len(subject) :]) if at >= 0 else []
     if words and _looks_like_verb(words[0].lower(), bare_verbs=False) and words[0].lower().endswith("ing"):
         return clause[at:]
     return subject
@@ -202,6 +202,19 @@ def question_subject(question: str) -> str:
     return question_parts(question)[0]
 
 
+def _words(text: str) -> list[str]:
+    """The words of `text`, a compound joined by a hyphen one word ("the KX-7 variant", "the follow-up study")."""
+    words: list[str] = []
+    end = -1
+    for match in WORD.finditer(text):
+        if words and text[end : match.start()] == "-":
+            words[-1] += f"-{match.group()}"
+        else:
+            words.append(match.group())
+        end = match.end()
+    return words
+
+
 def question_parts(question: str) -> tuple[str, frozenset[str]]:
     """A question's subject and its main verb(s) (lower-cased, as written), heuristically:
 
@@ -220,7 +233,7 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
     programme?", never "… about risks threaten?". ("", ∅) when nothing fits.
     """
     clauses = split_clauses(question)
-    words = WORD.findall(clauses[0]) if clauses else []
+    words = _words(clauses[0]) if clauses else []
     start = 0
     while start < len(words) and words[start].lower() in QUESTION_WORDS:
         start += 1
