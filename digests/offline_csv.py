@@ -80,8 +80,9 @@ class Table:
 
 
 def read_table(filename: str, spans: list[dict]) -> Table | None:
-    """The columns of a CSV's spans with each cell's SourceRef; None when the spans are not such a table."""
-    if len(spans) < 2:
+    """The columns of a CSV's spans with each cell's SourceRef; None when the spans are not such a table. A
+    header alone is a table of no rows, cited to its header."""
+    if not spans:
         return None
     names = [name.strip() for name in spans[0]["text"].split(", ")]
     columns = [Column(name) for name in names]
@@ -99,6 +100,8 @@ def read_table(filename: str, spans: list[dict]) -> Table | None:
                     column.cells.append((value.strip(), ref, rows + 1))  # +1: the header is row 1
         if lines:
             row_refs.append(ref)
+    if len(spans) == 1:
+        return Table(columns, 0, [f"{filename}::{spans[0]['span_id']}"])
     return Table(columns, rows, row_refs) if rows else None
 
 
@@ -160,7 +163,11 @@ def _is_year_column(numbers: list[Decimal]) -> bool:
 def table_facts(filename: str, table: Table) -> list[dict]:
     """The table's shape, then per column what it holds; each fact cites the rows it was computed from."""
     names = ", ".join(column.name for column in table.columns)
-    shape = f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}."
+    shape = (
+        f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}."
+        if table.rows
+        else f"{filename} has the columns {names} and no rows."
+    )
     return [computed_fact(shape, table.row_refs, COUNTED), *column_facts(table)]
 
 
@@ -327,5 +334,8 @@ def computed_fact(claim: str, sources: list[str], note: str) -> dict:
 
 def table_summary(table: Table) -> str:
     numeric = [column.name for column in table.columns if _numeric_fact(column, table)]
-    said = f"A table of {table.rows} rows with the columns {', '.join(c.name for c in table.columns)}."
+    names = ", ".join(column.name for column in table.columns)
+    if not table.rows:
+        return f"A table with the columns {names} and no rows."
+    said = f"A table of {table.rows} rows with the columns {names}."
     return said + (f" Numeric columns: {', '.join(numeric)}." if numeric else "")

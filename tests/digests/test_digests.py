@@ -1131,3 +1131,12 @@ def test_a_list_item_in_the_summary_does_not_run_into_the_next_sentence():
     summary = file_digest("protocol.docx", spans_of(protocol), "docx")["summary"]
     assert "seals Mix" not in summary and "mg/mL Mix" not in summary, summary
     assert "Mix 20 µL of protein with 5 µL of the diluted dye in each well of the plates." in summary, summary
+
+
+def test_a_csv_with_a_header_alone_is_a_table_of_no_rows():
+    spans = spans_of("name, amount")
+    digest = file_digest("export.csv", spans, "csv")
+    assert digest["summary"] == "A table with the columns name, amount and no rows."
+    assert [fact["claim"] for fact in digest["facts"]] == ["export.csv has the columns name, amount and no rows."]
+    assert digest["facts"][0]["sources"] == ["export.csv::S1"]
+    assert check_file(digest, "export.csv", spans, "csv").valid
