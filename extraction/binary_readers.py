@@ -37,7 +37,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
     if page_count > budget.limits.max_pages:
         budget.truncated = True
     texts = without_page_furniture(texts)  # running headers and footers would glue onto the sentences they cut
-    texts = [_joined_across_hyphens(text) for text in texts]
+    texts = _joined_across_hyphens(texts)
     notes: list[str] = []
     read: dict[int, ocr.OcrPage] = {}
     unread: set[int] = set()  # scans OCR could not read, named in a note already
@@ -91,7 +91,9 @@ def _page_text(document, index: int) -> str:
     try:
         text_page = page.get_textpage()
         try:
-            return text_page.get_text_range().replace("\ufffe", LINE_END_HYPHEN)
+            text = text_page.get_text_range().replace("\ufffe", LINE_END_HYPHEN)
+            # A hyphen a layout engine put at a line's end (WeasyPrint's and Chrome's are U+2010) is one too.
+            return text.replace("\u2010\r\n", LINE_END_HYPHEN)
         except MemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the document
@@ -102,9 +104,25 @@ def _page_text(document, index: int) -> str:
         page.close()
 
 
-def _joined_across_hyphens(text: str) -> str:
-    """A word hyphenated at a line's end is one word again; at the page's end it keeps its hyphen."""
-    return text.replace(LINE_END_HYPHEN, "").replace(LINE_END_HYPHEN[0], "-")
+def _joined_across_hyphens(texts: list[str]) -> list[str]:
+    """The pages' texts with each word hyphenated at a line's end one word again ("pretreat-" "ment"), unless
+    the document writes it with its hyphen elsewhere ("low-" "salt" where it says "low-salt buffer": PDFium
+    marks every hyphen that ends a line alike); at the page's end a word keeps its hyphen."""
+    written = {
+        word.strip(_PUNCTUATION).lower() for text in texts for word in text.split() if "-" in word.strip(_PUNCTUATION)
+    }
+    joined = []
+    for text in texts:
+        pieces = text.split(LINE_END_HYPHEN)
+        for index in range(1, len(pieces)):
+            before, after = pieces[index - 1].split(), pieces[index].split()
+            compound = f"{before[-1] if before else ''}-{after[0] if after else ''}".strip(_PUNCTUATION).lower()
+            pieces[index] = ("-" if compound in written else "") + pieces[index]
+        joined.append("".join(pieces).replace(LINE_END_HYPHEN[0], "-"))
+    return joined
+
+
+_PUNCTUATION = "\"'“”‘’()[]{}.,;:!?"
 
 
 def _visible_chars(text: str) -> int:

@@ -278,3 +278,19 @@ def test_a_short_document_keeps_every_line():
     pages = [["Harbour Water Audit", f"Finding {n}: meters in district {n} read low."] for n in (1, 2)]
     document = extract_document(build_pdf(pages), "audit.pdf", None, None)
     assert document.text.count("Harbour Water Audit") == 2
+
+
+def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_hyphen():
+    """PDFium marks an author's hyphen that ends a line as a line-end hyphen ("low\\ufffesalt"), and leaves the
+    hyphen a layout engine puts there (WeasyPrint's U+2010) as a character: the document's own usage tells."""
+    import weasyprint
+
+    html = (
+        '<html><head><meta charset="utf-8"><style>p {font-family: DejaVu Sans; font-size: 12pt; width: 3.3cm}'
+        "</style></head><body><p>Thermal stability in low-salt buffers was measured after pre&shy;treatment of"
+        " the samples.</p><p>Every low-salt buffer was tested.</p></body></html>"
+    )
+    text = extract_document(weasyprint.HTML(string=html).write_pdf(), "narrow.pdf").text
+    assert "stability in low-salt buffers" in text, text
+    assert "after pretreatment of" in text, text
+    assert "lowsalt" not in text and "\u2010" not in text, text
