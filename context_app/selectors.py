@@ -4,10 +4,12 @@ FileText (text and spans, one row per extracted version) lives in its own table,
 never load it; reads here go to a file's current version.
 """
 
+from collections.abc import Iterable
+
 from django.db import transaction
 from django.db.models import F
 
-from .models import ContextFile, ContextSet, FileText
+from .models import ContextFile, ContextSet, DigestStatus, FileText
 from .serializers import serialize_manifest
 
 
@@ -40,3 +42,15 @@ def spans_of(file: ContextFile) -> list[dict]:
 def context_set_id_of(session_id):
     """The id of a session's context set, or None."""
     return ContextSet.objects.filter(session_id=session_id).values_list("pk", flat=True).first()
+
+
+def digest_facts_of(texts: Iterable[FileText]) -> dict[str, list[dict]]:
+    """{version: the facts of its file's digest} for each text version whose file's digest is ready and was
+    made from that version's text (none while its file is parsing again). One query."""
+    texts = {text.file_id: text for text in texts if text.file_id}
+    files = ContextFile.objects.filter(pk__in=texts, digest_status=DigestStatus.READY).select_related("digest")
+    return {
+        str(texts[file.pk].version): list(file.digest.content.get("facts", []))
+        for file in files
+        if file.digest is not None and file.extracted_text_hash == texts[file.pk].extracted_text_hash
+    }

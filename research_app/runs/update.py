@@ -27,10 +27,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from context_app import provenance
+from context_app.selectors import digest_facts_of
+from digests.offline_csv import ABOUT_THE_FILE
 from llm_platform import grounding
 from llm_platform.models import LLMCall
 from llm_platform.statements import statements
-from llm_platform.terms import content_terms, cut_text, split_sentences
+from llm_platform.terms import comparison_key, content_terms, cut_text, split_sentences
 from workspaces.errors import ApplicationError
 
 from ..models import NodeContextSlice, ResearchNode, ResearchRun
@@ -69,7 +71,8 @@ def start_update(run: ResearchRun, user: AbstractBaseUser) -> ResearchRun | None
     if not changed:
         return None
     successors = provenance.successors(c["version"] for c in changed)
-    draft, claims, withdrawn = recheck(run.report, successors)
+    digest_facts = digest_facts_of(new for _old, new in successors.values() if new is not None)
+    draft, claims, withdrawn = recheck(run.report, successors, digest_facts)
     old_nodes = list(ResearchNode.objects.filter(run=run).select_related("context_slice").order_by("depth", "path"))
     again = nodes_to_explore_again(old_nodes, withdrawn)
     counts = _counts(claims)
@@ -165,13 +168,18 @@ class Withdrawn(NamedTuple):
     section: str  # the heading it stood under
 
 
-def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[Withdrawn]]:
+def recheck(
+    report: dict, successors: dict, digest_facts: dict[str, list[dict]] | None = None
+) -> tuple[dict, list[dict], list[Withdrawn]]:
     """(the report with every claim re-checked, the claims that cite a changed version, the withdrawn
-    ones). `successors`: provenance.successors.
+    ones). `successors`: provenance.successors; `digest_facts`: the facts of the new versions' digests
+    (context_app.selectors.digest_facts_of).
 
     A claim that none of its citations supports any more is rewritten from the new text when one of
     its files' new versions says it again with other facts (`_rewritten`: "… unavailable for 52
-    minutes …" of "… for 47 minutes …"), else withdrawn."""
+    minutes …" of "… for 47 minutes …"). An item of the user's files that no span says word for word (a
+    total computed from a table's rows) is kept or rewritten by its file's new digest (`_restated`);
+    else a claim is withdrawn."""
     refs = {r["n"]: dict(r) for r in report["references"]}
     stale = {n for n, r in refs.items() if r.get("version") in successors}
     repinned: dict[int, dict] = {}
@@ -246,6 +254,13 @@ def recheck(report: dict, successors: dict) -> tuple[dict, list[dict], list[With
                 new_cited.append(new_text)
             old_cited, new_cited = list(dict.fromkeys(old_cited)), list(dict.fromkeys(new_cited))
             entry = {"section": section["heading"], "old_text": original, "old_cited_text": "\n".join(old_cited)}
+            restated = None if citations or kept_links else _restated(text, touched_links, successors, digest_facts)
+            if restated is not None:
+                text, kept_links, new_cited, restated_sources = restated
+                sources += restated_sources
+                same, lost_here = comparison_key(text) == comparison_key(original), []
+                if not same:
+                    rewritten[original] = text
             if not citations and not kept_links:
                 claims.append({**entry, "status": "withdrawn", "new_text": None, "new_cited_text": None})
                 withdrawn.append(Withdrawn(original, set(lost_here), section["heading"]))
@@ -306,6 +321,31 @@ def _rewritten(statement: str, touched: list[dict], successors: dict) -> str:
     if best is None or _shared_words(said, best) < REWRITE_OVERLAP:
         return statement
     return " ".join([best, *(mark.group(0) for mark in grounding.CITATION_MARKS.finditer(statement))])
+
+
+def _restated(
+    item: str, touched: list[dict], successors: dict, digest_facts: dict[str, list[dict]] | None
+) -> tuple[str, list[dict], list[str], list[str]] | None:
+    """(the text, citations, cited texts and SourceRefs) of an item of the user's files as its file's new
+    digest says it: the same claim, or the claim the digest computed anew under the item's label ("activity_pct
+    by variant, on average: …" of a table whose rows changed); None when it says neither."""
+    label = item.split(": ", 1)[0] if ": " in item else None
+    for link in touched:
+        new = successors[link["version"]][1]
+        facts = (digest_facts or {}).get(str(new.version), []) if new is not None else []
+        same = [f for f in facts if comparison_key(f.get("claim")) == comparison_key(item)]
+        computed = [
+            f
+            for f in facts
+            if label and f.get("reliability_note") in ABOUT_THE_FILE and f.get("claim", "").startswith(f"{label}: ")
+        ]
+        for fact in same or computed[:1]:
+            spans = [ref.split("::", 1)[1] for ref in fact.get("sources", []) if ref.startswith(f"{new.filename}::")]
+            links = [provenance.citation(f"{new.filename}::{span}", new.version, span) for span in spans]
+            if links:
+                cited = [(provenance.span_in(new.spans, span) or {}).get("text", "") for span in spans]
+                return fact["claim"], links, cited, [link["sourceref"] for link in links]
+    return None
 
 
 def _shared_words(old: str, new: str) -> float:

@@ -460,3 +460,44 @@ def test_a_tables_row_whose_value_changed_is_rewritten_from_its_new_row():
     draft, claims, _withdrawn = run_update.recheck(report, successors)
     assert [c["status"] for c in claims if c["status"] != "unchanged"] == ["changed"]
     assert [plain(p["text"]) for s in draft["sections"] for p in s["paragraphs"]] == [row.format(689)]
+
+
+def test_an_item_computed_from_a_tables_rows_is_kept_or_recomputed_by_the_files_new_digest(api):
+    """Regression: a value of one row changed, and every per-label average of the table that a report listed
+    under "From your files" was withdrawn, those the change left as they were included: no span of the
+    table says "activity_pct by variant, on average: …" word for word. The file's new digest says them."""
+    rows = [("S-1", "KX-7", 68.4, 80), ("S-2", "WT", 62.3, 35), ("S-3", "KX-7", 61.2, 41), ("S-4", "WT", 57.9, 12)]
+
+    def table(first_tm: float) -> bytes:
+        lines = [f"{s},{v},{first_tm if i == 0 else tm},{a}" for i, (s, v, tm, a) in enumerate(rows)]
+        return ("sample_id,variant,tm_celsius,activity_pct\n" + "\n".join(lines) + "\n").encode()
+
+    question = "What melting temperature and activity does each variant reach?"
+    sid = api.create_session(title="Enzyme", question=question)
+    api.upload_and_extract(sid, {"results.csv": table(68.4)})
+    rid = start(api, sid, max_depth=0)
+    old = finished(api, rid, timeout=180)["report"]
+    items = {p["text"] for s in old["sections"] if s["heading"] == "From your files" for p in s["paragraphs"]}
+    assert {
+        "tm_celsius by variant, on average: KX-7 64.8, WT 60.1.",
+        "activity_pct by variant, on average: KX-7 60.5, WT 23.5.",
+    } <= items, items
+
+    assert api.replace(sid, api.file_id(sid, "results.csv"), "results.csv", table(70.4)).status_code == 200
+    extract_uploads()
+    api.parse(sid)
+    api.settle(sid)
+    response = update(api, rid)
+    assert response.status_code == 202, response.content
+    report = finished(api, response.json()["run_id"], timeout=180)["report"]
+
+    claims = {c["old_text"]: c for c in report["update"]["claims"] if "old_text" in c}
+    moved = claims["tm_celsius by variant, on average: KX-7 64.8, WT 60.1."]
+    assert (moved["status"], moved["new_text"]) == ("changed", "tm_celsius by variant, on average: KX-7 65.8, WT 60.1.")
+    assert "activity_pct by variant, on average: KX-7 60.5, WT 23.5." not in claims  # unchanged: not listed
+    said = {p["text"]: p for s in report["sections"] for p in s["paragraphs"]}
+    kept = said["activity_pct by variant, on average: KX-7 60.5, WT 23.5."]
+    assert kept["source_links"], kept
+    for paragraph in (kept, said[moved["new_text"]]):  # each opens the new version's rows
+        opened = opened_citations(api, report, paragraph)
+        assert opened and all("70.4" in o["text"] for o in opened.values()), opened
