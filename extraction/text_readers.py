@@ -74,6 +74,8 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     rows = [row for row in rows if any(cell.strip() for cell in row)]
     if not rows:
         return []
+    # A quoted cell may hold line breaks ("We were charged twice.\nThe second charge …"): a row is one line.
+    rows = [[" ".join(cell.split()) for cell in row] for row in rows]
     header, body = rows[0], rows[1:]
     blocks = [Block(", ".join(header), "header", new_section=True)]
     for first in range(0, len(body), CSV_ROWS_PER_SPAN):

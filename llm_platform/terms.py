@@ -264,33 +264,46 @@ _ABBREVIATION = re.compile(
 )
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
 # A list item's marker (with a task list's box: "- [x] …"), or a transcript line's time ("[00:14] Maya Chen: …"):
-# when in a call a thing was said is no time that a sentence states, and no part of what it says.
+# when in a call a thing was said is no time that a sentence states, and no part of what it says. A marker alone
+# on its line (a PDF's list, whose markers PDFium reads after the items: "•", "1.") is joined to no line.
 _LIST_MARK = re.compile(
-    r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])\s+"
+    r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])(?:\s+|$)"
 )
 _WORD = re.compile(r"\w+")
-# A line at least this long that stops without punctuation is prose wrapped by its
-# author (Markdown, plain text, e-mail): the next line continues its sentence.
+# A line that stops without punctuation is prose its author or a layout wrapped (Markdown, plain text, e-mail, a
+# PDF's column) when the next line goes on with its sentence: when the line ends in a word no sentence ends in
+# ("… the melting temperature of"), when the next one opens as a sentence's middle does (`_goes_on`) and the
+# paragraph so far runs at least _WRAPPED_LINE_CHARS or four words, or when the line runs _WIDE_LINE_CHARS
+# whatever follows. A shorter line before
+# a capital is an item of its own: a slide's or a PDF list's, whose markers PDFium reads apart ("Resolution median
+# 19 hours" / "Priority 1 tickets resolved …").
 _WRAPPED_LINE_CHARS = 40
+_WIDE_LINE_CHARS = 60
 
 
 def _unwrap(text: str) -> str:
     """Join hard-wrapped lines back into their paragraph's lines; lists, headings and tables keep theirs."""
     lines: list[str] = []
+    last = ""  # the previous line as written, before any join
     for line in text.split("\n"):
         previous = lines[-1].rstrip() if lines else ""
         # A quoted e-mail's lines ("> …") wrap as any prose does, each under its own mark.
         quoted = previous.lstrip().startswith(">") and line.lstrip().startswith(">")
         if quoted:
             line = line.lstrip()[1:]
+        words = last.split()
         continues = (
-            # A long line, or in a narrow column a shorter one whose sentence the next line takes up in lower case.
-            (len(previous) >= _WRAPPED_LINE_CHARS or (_continued_in_lower_case(line) and len(previous.split()) >= 4))
+            (
+                (words and words[-1].lower() in STOP_WORDS)
+                or (_goes_on(line) and (len(previous) >= _WRAPPED_LINE_CHARS or len(previous.split()) >= 4))
+                or len(last.strip()) >= _WIDE_LINE_CHARS
+            )
             and previous[-1] not in ".!?:;"
             and line.strip()
             and not (_HEADING_MARK.match(previous) or is_table_row(previous))
             and not _stands_apart(line)
         )
+        last = line
         if continues:
             lines[-1] = f"{previous} {line.strip()}"
         elif quoted:
@@ -326,8 +339,10 @@ def _is_definition_term(previous: str, line: str) -> bool:
     )
 
 
-def _continued_in_lower_case(line: str) -> bool:
-    return line.strip()[:1].islower()
+def _goes_on(line: str) -> bool:
+    """The line opens as a sentence's middle may: in lower case, with a figure, a unit or a bracket ("°C in …")."""
+    first = line.strip()[:1]
+    return first.islower() or not first.isalpha()
 
 
 def _stands_apart(line: str) -> bool:

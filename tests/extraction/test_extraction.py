@@ -294,3 +294,13 @@ def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_h
     assert "stability in low-salt buffers" in text, text
     assert "after pretreatment of" in text, text
     assert "lowsalt" not in text and "\u2010" not in text, text
+
+
+def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
+    data = b'id,description,status\nT-1,"We were charged twice.\nThe second charge should be refunded.",open\nT-2,Fine,closed\n'
+    document = extract_document(data, "tickets.csv")
+    rows = document.spans[1].text.split("\n")
+    assert rows == [
+        "id: T-1; description: We were charged twice. The second charge should be refunded.; status: open",
+        "id: T-2; description: Fine; status: closed",
+    ]

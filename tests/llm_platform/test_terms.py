@@ -34,6 +34,23 @@ def test_a_narrow_columns_sentence_is_one_sentence_and_a_units_letter_ends_one()
     ]
 
 
+def test_a_slides_items_stay_items_and_a_marker_alone_on_its_line_is_no_word():
+    """A slide exported to PDF: each item a line without a full stop, and the list's markers read after them."""
+    slide = (
+        "First response median 2.4 hours (target 4 hours)\nResolution median 19 hours\n"
+        "Priority 1 tickets resolved within 6 hours on average\n•\n1.\n2."
+    )
+    assert split_sentences(slide) == [
+        "First response median 2.4 hours (target 4 hours)",
+        "Resolution median 19 hours",
+        "Priority 1 tickets resolved within 6 hours on average",
+    ]
+    # A line that ends in a word no sentence ends in goes on, whatever the next one opens with.
+    assert split_sentences("The outage was confirmed by\nPriya Nair on the call.") == [
+        "The outage was confirmed by Priya Nair on the call."
+    ]
+
+
 def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_word():
     text = (
         "> Should we use glycine? I estimate the series at about\n"
@@ -52,7 +69,9 @@ def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_w
 
 def test_a_sentence_is_its_words_without_markdowns_markup():
     """What research reports and the chat quote, as digests do: no emphasis marks, code ticks or link targets."""
-    text = "- **Decision:** samples are stored in `HEPES` at 4 °C.\nSee [the ordering page](https://wiki.example/order)."
+    text = (
+        "- **Decision:** samples are stored in `HEPES` at 4 °C.\nSee [the ordering page](https://wiki.example/order)."
+    )
     assert split_sentences(text) == [
         "Decision: samples are stored in HEPES at 4 °C.",
         "See the ordering page.",
