@@ -26,9 +26,13 @@ def labelled_json(text: str) -> tuple[str, object] | None:
     if not separator or "\n" in label or rendered.lstrip()[:1] not in ("{", "["):
         return None
     try:
-        return label, json.loads(rendered)
+        value = json.loads(rendered)
     except ValueError:
         return None
+    # A top-level list's item is labelled by its path ("$[1]"): said as the digest says it, "Record 2".
+    if label.startswith("$[") and label.endswith("]") and label[2:-1].isdigit():
+        label = f"Record {int(label[2:-1]) + 1}"
+    return label, value
 
 
 def said_records(text: str) -> list[str] | None:

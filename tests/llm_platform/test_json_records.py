@@ -43,6 +43,19 @@ def test_research_and_the_digest_say_a_record_alike():
     assert set(statements("\n\n".join(span["text"] for span in spans))) <= claims
 
 
+def test_a_top_level_lists_records_are_said_as_the_digest_says_them_not_by_their_path():
+    macros = [{"name": "Refund confirmed", "trigger": "refund_done"}, {"name": "Spam folder", "trigger": "spam"}]
+    data = json.dumps(macros).encode()
+    spans = [s.as_dict() for s in extract_document(data, "macros.json", None, ExtractionLimits.from_settings()).spans]
+    said = statements("\n\n".join(span["text"] for span in spans))
+    assert said == [
+        "Record 1: name Refund confirmed, trigger refund_done.",
+        "Record 2: name Spam folder, trigger spam.",
+    ]
+    digest = per_file_digest(per_file_envelope("macros.json", "json", spans))
+    assert set(said) <= {fact["claim"] for fact in digest["facts"]}, (said, digest["facts"])
+
+
 def test_text_that_is_no_whole_json_value_is_read_as_sentences():
     assert statements('milestones: [\n  {\n    "name": "Local note storage",') == []  # a value a window cut
     prose = "The plan: {draft} is ready for review by the whole team today."
