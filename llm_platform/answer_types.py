@@ -43,7 +43,10 @@ _ANSWER_TYPES = (
     (
         re.compile(r"\bhow (?P<ask>long|much time)\b(?:.*\b(?P<ask_verb>last(?:s|ed)?|takes?|took)\b)?", re.I),
         re.compile(
-            rf"\b{_NUMBER} {_UNIT}\b|\b(?:from|between) \d\d?[:.]\d\d\b.{{,40}}?\b(?:to|and|until) \d\d?[:.]\d\d", re.I
+            # a word may stand between the figure and its unit: "10 business days", "two full weeks"
+            rf"\b{_NUMBER} (?:[a-z]+ )?{_UNIT}\b"
+            rf"|\b(?:from|between) \d\d?[:.]\d\d\b.{{,40}}?\b(?:to|and|until) \d\d?[:.]\d\d",
+            re.I,
         ),
     ),
     (

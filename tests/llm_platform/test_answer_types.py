@@ -70,6 +70,11 @@ from llm_platform.terms import question_terms
             "The valve programme ran between March 2021 and June 2022.",  # a period, not how long one lasts
         ),
         (
+            "How long do card refunds take to show up?",
+            "Card refunds take 5 to 10 business days to appear on the customer's statement.",  # a word between
+            "Card refunds go back to the original payment method.",
+        ),
+        (
             "Why are patients missing appointments?",
             "Patients miss them since the bus route was cut.",
             "Since April 2024 every patient gets a text reminder.",  # "since" a time says when, not why
