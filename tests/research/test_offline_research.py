@@ -341,6 +341,15 @@ def test_a_subject_written_with_hyphens_is_said_as_written():
     ]
 
 
+def test_when_the_question_word_is_the_subject_a_later_clauses_it_is_the_first_clause():
+    question = "What went wrong for customers in Q3, and what are we doing about it?"
+    assert question_clauses(question) == [
+        "What went wrong for customers in Q3",
+        "what are we doing about what went wrong for customers in Q3",
+    ]
+    assert question_parts(question)[0] == ""  # "went" is no subject
+
+
 def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_subject_is_doing():
     question = "Where is the network losing water, what is being done about it, and what does it cost?"
     assert question_clauses(question) == [

@@ -14,6 +14,7 @@ from llm_platform.terms import (
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     WORD,
+    base_term,
     question_terms,
     split_sentences,
     stem,
@@ -118,7 +119,7 @@ def question_clauses(question: str) -> list[str]:
     subject = question_subject(question)
     if len(clauses) < 2:
         return clauses
-    referent = _referent(clauses[0], subject) if subject else _doing(clauses[0])
+    referent = _referent(clauses[0], subject) if subject else _doing(clauses[0]) or _asked_of_itself(clauses[0])
     return clauses[:1] + [_named(_with_subject(clause, referent), clauses[0]) for clause in clauses[1:]]
 
 
@@ -157,6 +158,21 @@ def _referent(clause: str, subject: str) -> str:
     if words and _looks_like_verb(words[0].lower(), bare_verbs=False) and words[0].lower().endswith("ing"):
         return clause[at:]
     return subject
+
+
+def _asked_of_itself(clause: str) -> str:
+    """The clause as the thing a later "it" stands for, when its question word is its subject and a verb follows
+    ("What went wrong for customers in Q3, and what are we doing about it?" → "what went wrong for customers in
+    Q3"); "" otherwise."""
+    words = _words(clause)
+    asks = len(words) > 1 and words[0].lower() in _SUBJECT_WH_WORDS and _is_verb_form(words[1])
+    return clause[:1].lower() + clause[1:] if asks else ""
+
+
+def _is_verb_form(word: str) -> bool:
+    """A verb's past or a common verb ("went", "broke", "happened", "changes"), as far as a word alone tells."""
+    lower = word.lower()
+    return base_term(stem(lower)) != stem(lower) or _looks_like_verb(lower, bare_verbs=False) or lower in COMMON_VERBS
 
 
 def _doing(clause: str) -> str:
@@ -249,6 +265,8 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
         # leads the thing: "What went wrong *with the* DNA extraction?"
         thing = verb + 2 if verb + 2 < len(words) and words[verb + 2].lower() in _DETERMINERS else verb + 1
         named = _noun_phrase(words, thing, bare_verbs=False)[0] if thing < len(words) else ""
+        if not named and _is_verb_form(words[start]):  # "What went wrong …": the question word is the subject
+            return "", frozenset({words[start].lower()})
         return named or " ".join(words[start:verb]), frozenset({words[verb].lower()})
     after = auxiliary + 1
     if (
