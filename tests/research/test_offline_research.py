@@ -915,6 +915,7 @@ def test_findings_are_statements_never_headings_or_labels():
     assert all(text.endswith(".") for text in texts), texts
     assert is_statement("Losses fell.")
     assert is_statement("a line of prose that lost its full stop but runs on for more than twelve words in all")
+    assert is_statement("Password reset emails landing in spam")  # a slide's item states something
     for not_one in ("Corrosion", "Costs and maintenance", "Did losses fall?", ""):
         assert not is_statement(not_one), not_one
 
