@@ -55,11 +55,18 @@ def is_statement(text: str) -> bool:
         return False
     if csv_row_fields(text):  # a CSV's row states its values
         return True
-    if not is_prose(text):
+    if not is_prose(text) or _names_only(text):
         return False
     return (
         bool(_STATEMENT_END.search(text)) or len(WORD.findall(text)) >= MIN_UNPUNCTUATED_WORDS or _labelled_value(text)
     )
+
+
+def _names_only(text: str) -> bool:
+    """A list of single words ("id, created, customer, priority, status": a table's header) names things and
+    states nothing."""
+    parts = [part.strip() for part in text.rstrip(".").split(",")]
+    return len(parts) >= 3 and all(part and " " not in part for part in parts)
 
 
 def _labelled_value(text: str) -> bool:
