@@ -74,9 +74,10 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     rows = [row for row in rows if any(cell.strip() for cell in row)]
     if not rows:
         return []
-    # A quoted cell may hold line breaks ("We were charged twice.\nThe second charge …"): a row is one line.
+    # A quoted cell may hold line breaks ("We were charged twice.\nThe second charge …"): a row is one line. Its
+    # "; " would read as the start of the row's next field ("… can log in; the app shows …"): a comma instead.
     # A row's empty last cells are left out: "status: open; resolution_hours: " loses its space at the line's end.
-    rows = [[" ".join(cell.split()) for cell in row] for row in rows]
+    rows = [[" ".join(cell.split()).replace("; ", ", ") for cell in row] for row in rows]
     rows = [row[: max(i + 1 for i, cell in enumerate(row) if cell)] for row in rows]
     header, body = rows[0], rows[1:]
     blocks = [Block(", ".join(header), "header", new_section=True)]

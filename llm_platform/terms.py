@@ -416,7 +416,8 @@ def split_sentences(text: str) -> list[str]:
     pieces: list[str] = []
     for line in _unwrap(text).split("\n"):
         same_line = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
-        for piece in _SENTENCE_END.split(line):
+        # A table's row is one record, whatever sentences its cells hold ("description: … 21%. Please reissue.").
+        for piece in [line] if csv_row_fields(line) else _SENTENCE_END.split(line):
             piece = piece.strip()
             if not piece:
                 continue

@@ -21,6 +21,7 @@ from extraction import (
     extract_document,
     normalise_text,
 )
+from llm_platform.terms import split_sentences
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -299,11 +300,13 @@ def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_h
 def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     data = (
         b'id,description,status,hours\nT-1,"We were charged twice.\nThe second charge should be refunded.",open,\n'
-        b"T-2,Fine,closed,4\n"
+        b'T-2,"None of our users can log in; the app says ""expired"".",closed,4\n'
     )
     document = extract_document(data, "tickets.csv")
     rows = document.spans[1].text.split("\n")
     assert rows == [  # an empty last cell is left out, not written as "hours: " that loses its space
         "id: T-1; description: We were charged twice. The second charge should be refunded.; status: open",
-        "id: T-2; description: Fine; status: closed; hours: 4",
+        'id: T-2; description: None of our users can log in, the app says "expired".; status: closed; hours: 4',
     ]
+    # Each row is one record, whatever sentences or semicolons its cells hold.
+    assert split_sentences(document.spans[1].text) == rows
