@@ -238,7 +238,24 @@ def _statement_text(span_text: str, furniture: set[str]) -> str:
     if heading_alone(text):
         return ""
     _heading, statements = split_leading_heading(without_licence(text))
-    return said_as_records(statements)
+    return said_as_records(_without_faq_questions(statements))
+
+
+def _without_faq_questions(text: str) -> str:
+    """`text` without the questions that stand in a paragraph of their own above the paragraph answering them:
+    a FAQ's entries ("How long do we keep invoices?" / "Invoices are kept for ten years, …") head their
+    answers, as the span's first such question does (split_leading_heading); they are no open questions."""
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(
+        paragraph
+        for paragraph, after in zip(paragraphs, [*paragraphs[1:], ""], strict=True)
+        if not (_asks_alone(paragraph) and after.strip() and not _asks_alone(after))
+    )
+
+
+def _asks_alone(paragraph: str) -> bool:
+    line = paragraph.strip()
+    return bool(line) and "\n" not in line and line.endswith("?")
 
 
 def _kind(sentence: str) -> str | None:

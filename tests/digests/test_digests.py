@@ -975,6 +975,21 @@ def test_a_faqs_questions_head_their_answers_and_are_no_open_questions():
     assert check_file(digest, "benefits-faq.html", spans, "html").valid
 
 
+def test_a_documents_faq_entries_in_one_section_head_their_answers_too():
+    """A DOCX FAQ: its questions are bold paragraphs inside one section, each above its answer."""
+    faq = (
+        "Billing FAQ for agents\n\nHow long do we keep invoices?\n\nInvoices are kept for ten years.\n\n"
+        "Which VAT rate applies in the Netherlands?\n\nThe standard Dutch rate of 21% applies.\n\n"
+        "Should we keep paper copies too?"  # the last, with no answer below it, stays open
+    )
+    digest = file_digest("billing_faq.docx", spans_of(faq), "docx")
+    assert [fact["claim"] for fact in digest["facts"]] == [
+        "Invoices are kept for ten years.",
+        "The standard Dutch rate of 21% applies.",
+    ]
+    assert [item["text"] for item in digest["uncertainties"]] == ["Should we keep paper copies too?"]
+
+
 def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_parentheses():
     pdf_page = (
         "Pilot report: three laptops in six\nclassrooms\nFrom March to May 2026, six classrooms tested three laptops."
