@@ -13,10 +13,7 @@ from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from .tables import said_as_records
 from .terms import WORD, split_sentences
 
-# A line this long without a full stop is prose, not a heading: a slide's or a list's item ("Password reset
-# emails landing in spam"). It was 12, which kept such items out of research findings; 6 cited one more paraphrase
-# page on bench/research_quality_bench.py's tune split (0.812 → 0.833), own words unchanged (docs/decisions.md).
-MIN_UNPUNCTUATED_WORDS = 6
+MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
 _COPYRIGHT_NOTICE = re.compile(r"\bcopyright\b|©|\(c\) (?:19|20)\d\d", re.I)
 
