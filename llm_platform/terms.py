@@ -274,9 +274,8 @@ _WORD = re.compile(r"\w+")
 # PDF's column) when the next line goes on with its sentence: when the line ends in a word no sentence ends in
 # ("… the melting temperature of"), when the next one opens as a sentence's middle does (`_goes_on`) and the
 # paragraph so far runs at least _WRAPPED_LINE_CHARS or four words, or when the line runs _WIDE_LINE_CHARS
-# whatever follows. A shorter line before
-# a capital is an item of its own: a slide's or a PDF list's, whose markers PDFium reads apart ("Resolution median
-# 19 hours" / "Priority 1 tickets resolved …").
+# whatever follows. A shorter line before a capital is an item of its own: a slide's or a PDF list's, whose
+# markers PDFium reads apart ("Resolution median 19 hours" / "Priority 1 tickets resolved …").
 _WRAPPED_LINE_CHARS = 40
 _WIDE_LINE_CHARS = 60
 
