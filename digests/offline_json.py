@@ -32,6 +32,7 @@ from llm_platform.json_records import (
     listed,
     plain,
     plain_list_lines,
+    record_label,
     record_line,
 )
 from llm_platform.terms import cut_text
@@ -67,7 +68,7 @@ def read_json(filename: str, spans: list[dict]) -> list[JsonValue] | None:
 
 def json_facts(filename: str, values: list[JsonValue]) -> list[dict]:
     if _is_list_of_records(values):
-        return _records_facts(filename, [(item.value, item.ref) for item in values], "Record {}".format)
+        return _records_facts(filename, [(item.value, item.ref) for item in values], record_label)
     return [fact for item in values for fact in _value_facts(item.label, item.value, item.ref, MAX_DEPTH)]
 
 

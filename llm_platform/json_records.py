@@ -31,8 +31,13 @@ def labelled_json(text: str) -> tuple[str, object] | None:
         return None
     # A top-level list's item is labelled by its path ("$[1]"): said as the digest says it, "Record 2".
     if label.startswith("$[") and label.endswith("]") and label[2:-1].isdigit():
-        label = f"Record {int(label[2:-1]) + 1}"
+        label = record_label(int(label[2:-1]) + 1)
     return label, value
+
+
+def record_label(number: int) -> str:
+    """The label of the record `number` (from 1) of a file whose top level is a list of records."""
+    return f"Record {number}"
 
 
 def said_records(text: str) -> list[str] | None:

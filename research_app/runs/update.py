@@ -180,6 +180,7 @@ def recheck(
     minutes …" of "… for 47 minutes …"). An item of the user's files that no span says word for word (a
     total computed from a table's rows) is kept or rewritten by its file's new digest (`_restated`);
     else a claim is withdrawn."""
+    digest_facts = digest_facts or {}
     refs = {r["n"]: dict(r) for r in report["references"]}
     stale = {n for n, r in refs.items() if r.get("version") in successors}
     repinned: dict[int, dict] = {}
@@ -324,27 +325,28 @@ def _rewritten(statement: str, touched: list[dict], successors: dict) -> str:
 
 
 def _restated(
-    item: str, touched: list[dict], successors: dict, digest_facts: dict[str, list[dict]] | None
+    item: str, touched: list[dict], successors: dict, digest_facts: dict[str, list[dict]]
 ) -> tuple[str, list[dict], list[str], list[str]] | None:
     """(the text, citations, cited texts and SourceRefs) of an item of the user's files as its file's new
     digest says it: the same claim, or the claim the digest computed anew under the item's label ("activity_pct
     by variant, on average: …" of a table whose rows changed); None when it says neither."""
-    label = item.split(": ", 1)[0] if ": " in item else None
+    label = item.partition(": ")[0] if ": " in item else None
     for link in touched:
         new = successors[link["version"]][1]
-        facts = (digest_facts or {}).get(str(new.version), []) if new is not None else []
+        facts = digest_facts.get(str(new.version), []) if new is not None else []
         same = [f for f in facts if comparison_key(f.get("claim")) == comparison_key(item)]
         computed = [
             f
             for f in facts
             if label and f.get("reliability_note") in ABOUT_THE_FILE and f.get("claim", "").startswith(f"{label}: ")
         ]
-        for fact in same or computed[:1]:
-            spans = [ref.split("::", 1)[1] for ref in fact.get("sources", []) if ref.startswith(f"{new.filename}::")]
+        fact = next(iter(same or computed), None)
+        pinned = [provenance.parse_sourceref(ref) for ref in fact.get("sources", [])] if fact else []
+        spans = [span for filename, span in filter(None, pinned) if filename == new.filename]
+        if spans:
             links = [provenance.citation(f"{new.filename}::{span}", new.version, span) for span in spans]
-            if links:
-                cited = [(provenance.span_in(new.spans, span) or {}).get("text", "") for span in spans]
-                return fact["claim"], links, cited, [link["sourceref"] for link in links]
+            cited = [(provenance.span_in(new.spans, span) or {}).get("text", "") for span in spans]
+            return fact["claim"], links, cited, [link["sourceref"] for link in links]
     return None
 
 
