@@ -5,8 +5,10 @@ Sentence extraction reads a CSV as one long run-on line ("district: Harbour; yea
 states its columns and its values instead: the facts here say how many rows and
 which columns the file has, and per column its range and total (numeric measures;
 not identifiers counting up row by row) or its distinct values (a few repeated
-labels), each citing the row spans it was computed
-from. Everything is computed from the spans the extractor made
+labels), each citing the row spans it was computed from. A last row that adds up
+the rows above it (a spreadsheet's "Total") is the table's total, not a row: it is
+counted in no statistic, and a column it leaves empty (an account code) is no
+measure. Everything is computed from the spans the extractor made
 (extraction.text_readers._csv_blocks): span "header" holds the column names joined
 by ", ", every other span a run of rows, one per line, as "column: value; …".
 """
@@ -47,6 +49,7 @@ ORDINAL_NAMES = frozenset("tier level priority rank grade severity stage phase".
 class Column:
     name: str
     cells: list[tuple[str, str, int]] = field(default_factory=list)  # (value, SourceRef, row number)
+    total: str | None = None  # its value on the table's total row ("" when the row leaves it empty); None: no such row
 
     @property
     def decimal_comma(self) -> bool:
@@ -102,7 +105,32 @@ def read_table(filename: str, spans: list[dict]) -> Table | None:
             row_refs.append(ref)
     if len(spans) == 1:
         return Table(columns, 0, [f"{filename}::{spans[0]['span_id']}"])
+    if rows and _adds_up_the_rows_above(columns, rows + 1):
+        for column in columns:
+            last = column.cells[-1] if column.cells and column.cells[-1][2] == rows + 1 else None
+            column.total = last[0] if last else ""
+            column.cells = column.cells[:-1] if last else column.cells
+        rows -= 1
     return Table(columns, rows, row_refs) if rows else None
+
+
+MIN_ROWS_UNDER_A_TOTAL = 3  # fewer, and a row that happens to add up ("2, 3, 5") would be taken for a total
+
+
+def _adds_up_the_rows_above(columns: list[Column], last_row: int) -> bool:
+    """Whether the table's last row is its total: each column it gives a number in that is no level (a share is
+    no sum) holds the sum of the rows above, to the cent, in one column at least."""
+    sums = 0
+    for column in columns:
+        numbers = _numbers(column)
+        if numbers is None or not numbers or numbers[-1][2] != last_row or _is_level(column):
+            continue
+        *above, (total, _ref, _row) = numbers
+        added = sum(number for number, _r, _n in above)
+        if len(above) < MIN_ROWS_UNDER_A_TOTAL or abs(added - total) > Decimal("0.01"):
+            return False
+        sums += 1
+    return sums > 0
 
 
 def _cells(line: str, names: list[str]) -> list[str] | None:
@@ -125,15 +153,20 @@ def _cells(line: str, names: list[str]) -> list[str] | None:
 
 
 def _number(value: str, decimal_comma: bool = False) -> Decimal | None:
-    text = _UNIT_AROUND.sub("", value.strip())
+    """A cell's figure: with its currency or percent sign, a minus sign of any kind, or an accountant's
+    brackets for a negative amount ("($7,250)")."""
+    text = value.strip().replace("\u2212", "-")
+    bracketed = text.startswith("(") and text.endswith(")")
+    text = _UNIT_AROUND.sub("", text[1:-1].strip() if bracketed else text)
     if decimal_comma:
         text = text.translate(_SWAPPED_MARKS)
-    if not _NUMBER.fullmatch(text):
+    if not _NUMBER.fullmatch(text) or (bracketed and text[0] in "-+"):
         return None
     try:
-        return Decimal(text.replace(",", ""))
+        number = Decimal(text.replace(",", ""))
     except InvalidOperation:
         return None
+    return -number if bracketed else number
 
 
 def _shown(number: Decimal, decimal_comma: bool = False) -> str:
@@ -163,8 +196,9 @@ def _is_year_column(numbers: list[Decimal]) -> bool:
 def table_facts(filename: str, table: Table) -> list[dict]:
     """The table's shape, then per column what it holds; each fact cites the rows it was computed from."""
     names = ", ".join(column.name for column in table.columns)
+    total_row = " (and a total row)" if _has_total_row(table) else ""
     shape = (
-        f"{filename} is a table of {table.rows} rows and {len(table.columns)} columns: {names}."
+        f"{filename} is a table of {table.rows} rows{total_row} and {len(table.columns)} columns: {names}."
         if table.rows
         else f"{filename} has the columns {names} and no rows."
     )
@@ -190,9 +224,11 @@ def _numbers(column: Column) -> Numbers | None:
 
 def _is_measure(column: Column, numbers: Numbers) -> bool:
     """Numbers whose total means something: not years (a period), not identifiers (telling rows apart), not
-    ranks (labels in order)."""
+    ranks (labels in order), not a column the table's total row leaves empty (account codes)."""
     values = [number for number, _ref, _row in numbers]
-    return not (_is_year_column(values) or _is_identifier_column(column.name, values) or _is_rank(column))
+    return not (
+        _is_year_column(values) or _is_identifier_column(column.name, values) or _is_rank(column) or column.total == ""
+    )
 
 
 def _is_rank(column: Column) -> bool:
@@ -267,17 +303,17 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
         distinct = len({number for number, _ref, _row in numbers})
         claim = f"{column.name} runs from {shown(low[0])} to {shown(high[0])} ({distinct} distinct values)."
         return computed_fact(claim, sources, COMPUTED)
-    if _is_identifier_column(column.name, [number for number, _ref, _row in numbers]):
+    if not _is_measure(column, numbers):
         return None
     total = sum(number for number, _ref, _row in numbers)
     unit = table.unit
     counted = f"{len(numbers)} {unit}s" if len(numbers) == table.rows else f"the {len(numbers)} {unit}s with a number"
     mean = shown(round(total / len(numbers), 2))
-    summed = (
-        f"the mean over {counted} is {mean}"
-        if _is_level(column)
-        else f"the total over {counted} is {shown(total)}, the mean {mean}"
-    )
+    if _is_level(column):
+        summed = f"the mean over {counted} is {mean}" + (f" (the total row: {column.total})" if column.total else "")
+    else:
+        agreed = ", as the total row says" if column.total else ""
+        summed = f"the total over {counted} is {shown(total)}{agreed}, the mean {mean}"
     named = _row_names(table)
     lowest, highest = (named.get(row, f"{unit} {row}") for row in (low[2], high[2]))
     ranges = f"{column.name} ranges from {shown(low[0])} ({lowest}) to {shown(high[0])} ({highest})"
@@ -286,23 +322,28 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
 
 
 def _row_names(table: Table) -> dict[int, str]:
-    """How a claim names each row: by the table's first column when it names every row (a value of each row's
-    own, such as a month, a name or an id, short enough for a claim: "month 2026-07"); {} when it does not,
-    and the claim says the row's number ("row 4"), which sends the reader counting."""
-    if not table.columns:
-        return {}
-    key = table.columns[0]
-    names = {row: value.strip() for value, _ref, row in key.cells}
-    values = list(names.values())
-    if (
-        len(names) != table.rows
-        or not all(values)
-        or len(set(values)) < len(values)
-        or max(map(len, values), default=0) > MAX_ROW_NAME_CHARS
-        or ((numbers := _numbers(key)) and _is_measure(key, numbers))
-    ):
-        return {}
-    return {row: f"{key.name} {name}" for row, name in names.items()}
+    """How a claim names each row: by the first column that names every row (a value of each row's own, such as
+    a month, a name or an id, short enough for a claim: "month 2026-07"), a column of words before one of codes
+    ("Category Travel", not "Line 5020"); {} when none does, and the claim says the row's number ("row 4"),
+    which sends the reader counting."""
+    keys = [column for column in table.columns if _names_every_row(column, table.rows)]
+    worded = [column for column in keys if any(_LETTER.search(value) for value, _ref, _row in column.cells)]
+    key = next(iter(worded or keys), None)
+    return {row: f"{key.name} {value.strip()}" for value, _ref, row in key.cells} if key else {}
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _names_every_row(column: Column, rows: int) -> bool:
+    values = [value.strip() for value, _ref, _row in column.cells]
+    return (
+        len(values) == rows
+        and all(values)
+        and len(set(values)) == len(values)
+        and max(map(len, values), default=0) <= MAX_ROW_NAME_CHARS
+        and not ((numbers := _numbers(column)) and _is_measure(column, numbers))
+    )
 
 
 def _category_fact(column: Column, unit: str) -> dict | None:
@@ -314,6 +355,10 @@ def _category_fact(column: Column, unit: str) -> dict | None:
     claim = f"{column.name} takes {len(counts)} values over {len(column.cells)} {unit}s: {listed}."
     sources = _unique([ref for _value, refs in ordered for ref in refs])
     return computed_fact(claim, sources, COUNTED)
+
+
+def _has_total_row(table: Table) -> bool:
+    return any(column.total is not None for column in table.columns)
 
 
 def _unique(refs: list[str]) -> list[str]:
@@ -337,5 +382,6 @@ def table_summary(table: Table) -> str:
     names = ", ".join(column.name for column in table.columns)
     if not table.rows:
         return f"A table with the columns {names} and no rows."
-    said = f"A table of {table.rows} rows with the columns {names}."
+    total_row = " and a total row," if _has_total_row(table) else ""
+    said = f"A table of {table.rows} rows{total_row} with the columns {names}."
     return said + (f" Numeric columns: {', '.join(numeric)}." if numeric else "")

@@ -1155,3 +1155,36 @@ def test_a_csv_with_a_header_alone_is_a_table_of_no_rows():
     assert [fact["claim"] for fact in digest["facts"]] == ["export.csv has the columns name, amount and no rows."]
     assert digest["facts"][0]["sources"] == ["export.csv::S1"]
     assert check_file(digest, "export.csv", spans, "csv").valid
+
+
+def test_a_tables_total_row_is_its_total_not_a_row_and_brackets_make_a_figure_negative():
+    """A budget's export: account codes, amounts with "$" and an accountant's brackets, and a last row adding up
+    the rows above. Summed as a row, the total doubled every figure ("the total over 5 rows is 94,000"); the codes
+    were a measure ("Line … the total 20,060"), and "($2,500)" no number at all."""
+    from extraction import ExtractionLimits, extract_document
+
+    data = (
+        "Line,Category,Budget,Actual,Variance\n"
+        '4010,Program staff,"$30,000","$28,500","$1,500"\n'
+        '5010,Rent,"$9,000","$9,000",$0\n'
+        '5020,Travel,"$3,000","$5,500","($2,500)"\n'
+        '5030,Printing,"$5,000","$4,000","$1,000"\n'
+        ',Total,"$47,000","$47,000",$0\n'
+    ).encode()
+    document = extract_document(data, "budget.csv", "text/csv", ExtractionLimits.from_settings())
+    spans = [span.as_dict() for span in document.spans]
+    digest = file_digest("budget.csv", spans, "csv")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims[0] == "budget.csv is a table of 4 rows (and a total row) and 5 columns: Line, Category, Budget, Actual, Variance."
+    assert (
+        "Budget ranges from 3000 (Category Travel) to 30,000 (Category Program staff); the total over 4 rows is "
+        "47,000, as the total row says, the mean 11,750." in claims
+    ), claims
+    assert any(claim.startswith("Variance ranges from -2500 (Category Travel) to 1500") for claim in claims), claims
+    assert not any(claim.startswith("Line ") for claim in claims), claims
+    assert check_file(digest, "budget.csv", spans, "csv").valid
+    # A last row that does not add up the rows above is a row like the others.
+    data = data.replace(b'"$47,000","$47,000"', b'"$47,000","$46,000"')
+    document = extract_document(data, "budget.csv", "text/csv", ExtractionLimits.from_settings())
+    claims = [fact["claim"] for fact in file_digest("budget.csv", [s.as_dict() for s in document.spans], "csv")["facts"]]
+    assert claims[0].startswith("budget.csv is a table of 5 rows and 5 columns"), claims
