@@ -8,7 +8,8 @@ from .limits import ExtractionError, _Budget, _short
 
 class _HTMLText:
     """An lxml parser target: libxml2 reads any tag soup in linear time (html.parser is
-    quadratic on unclosed tags: 250 KB of "<a" took 27 s)."""
+    quadratic on unclosed tags: 250 KB of "<a" took 27 s). A page that marks its content (`<main>`,
+    `role="main"`) is read there alone: its cookie banner, menus and footer are the site's, not the page's."""
 
     SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "head"}
     BLOCK = {
@@ -48,11 +49,19 @@ class _HTMLText:
         self.headings: list[tuple[int, str]] = []
         self.title: list[str] = []
         self.in_title = False
+        self.opened_main: list[bool] = []  # per open element, whether it is the page's main content
+        self.in_main = 0
+        self.main_blocks: list[Block] = []  # the blocks read inside the main content
 
     def start(self, tag, attrib) -> None:
         if not isinstance(tag, str):  # a comment or processing instruction
             return
         tag = tag.lower()
+        main = tag == "main" or str(attrib.get("role", "")).lower() == "main"
+        self.opened_main.append(main)
+        if main:
+            self.flush()
+            self.in_main += 1
         if tag == "title":
             self.in_title = True
         elif tag in self.SKIP:
@@ -69,6 +78,9 @@ class _HTMLText:
         if not isinstance(tag, str):
             return
         tag = tag.lower()
+        if self.opened_main and self.opened_main.pop():
+            self.flush()
+            self.in_main -= 1
         if tag == "title":
             self.in_title = False
         elif tag in self.SKIP:
@@ -78,7 +90,7 @@ class _HTMLText:
             if text:
                 level = self.heading_level or self.HEADINGS[tag]
                 self.headings = [h for h in self.headings if h[0] < level] + [(level, text)]
-                self.blocks.append(Block(text, _path(self.headings), new_section=True))
+                self._add(Block(text, _path(self.headings), new_section=True))
             self.heading_level = None
         elif tag in self.BLOCK:
             self.flush()
@@ -99,8 +111,13 @@ class _HTMLText:
             return
         text = self._take()
         if text:
-            self.blocks.append(Block(text, _path(self.headings)))
+            self._add(Block(text, _path(self.headings)))
             self.budget.check_time()
+
+    def _add(self, block: Block) -> None:
+        self.blocks.append(block)
+        if self.in_main:
+            self.main_blocks.append(block)
 
     def close(self) -> None:
         return None
@@ -127,7 +144,7 @@ def _html_blocks(text: str, budget: "_Budget") -> list[Block]:
         raise ExtractionError("corrupt", f"HTML could not be read: {_short(exc)}") from None
     target.flush()
     title = re.sub(r"\s+", " ", "".join(target.title)).strip()
-    blocks = target.blocks
+    blocks = target.main_blocks or target.blocks
     if title and not (blocks and blocks[0].text == title):
         blocks.insert(0, Block(title, "", new_section=True))
     return blocks

@@ -87,6 +87,24 @@ def test_html_drops_scripts_styles_and_keeps_headings():
     assert "Metro Water | 24%" in document.text
 
 
+def test_a_page_that_marks_its_main_content_is_read_there_alone():
+    """A cookie banner above the page and a footer below it were facts of the donor FAQ ("We use cookies to
+    improve your experience."): the site's furniture, not the page's."""
+    page = (
+        "<html><head><title>Donor FAQ</title></head><body>"
+        '<div class="banner">We use cookies to improve your experience on this website.</div>'
+        "<nav><a href='/'>Home</a> <a href='/give'>Give</a></nav>"
+        "<div role='main'><h1>Questions donors ask</h1><p>Gifts are deductible to the extent the law allows.</p></div>"
+        "<footer><p>Our office is open on weekdays from nine to five.</p></footer></body></html>"
+    )
+    document = extract_document(page.encode(), "faq.html", None)
+    assert "Gifts are deductible to the extent the law allows." in document.text
+    assert "cookies" not in document.text and "Home" not in document.text and "weekdays" not in document.text
+    assert document.spans[0].text == "Donor FAQ"  # the page's title is still its first span
+    without_main = page.replace("<div role='main'>", "<div>")
+    assert "weekdays" in extract_document(without_main.encode(), "faq.html", None).text  # no mark: all is read
+
+
 def test_markdown_heading_paths():
     document = extract("notes.md")
     locators = [s.locator for s in document.spans]
