@@ -222,9 +222,17 @@ def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) ->
     return list(dict.fromkeys(term_sequence(text, ignored=ignored)))
 
 
+# A time said relative to when the question is asked ("next year's budget", "last month"): files name it
+# otherwise ("the FY27 budget", "in October"), so its words are no terms a sentence must share.
+_RELATIVE_TIME = re.compile(
+    r"\b(?:next|last|this|previous|coming|past)\s+(?:year|month|week|quarter|day|night|season|term|semester)(?:['’]s)?\b",
+    re.I,
+)
+
+
 def question_terms(question: str) -> list[str]:
-    """Content terms of a question: stop words and question words ("what", "how much") removed."""
-    return content_terms(question, ignored=OVERLAP_STOP_WORDS | QUESTION_WORDS)
+    """Content terms of a question: stop words, question words ("what", "how much") and a relative time removed."""
+    return content_terms(_RELATIVE_TIME.sub(" ", question), ignored=OVERLAP_STOP_WORDS | QUESTION_WORDS)
 
 
 def surface_words(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:
@@ -263,11 +271,14 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
-# A list item's marker (with a task list's box: "- [x] …"), or a transcript line's time ("[00:14] Maya Chen: …"):
-# when in a call a thing was said is no time that a sentence states, and no part of what it says. A marker alone
-# on its line (a PDF's list, whose markers PDFium reads after the items: "•", "1.") is joined to no line.
+# A list item's marker (with a task list's box: "- [x] …") or a clause's number, or a transcript line's time
+# ("[00:14] Maya Chen: …"): when in a call a thing was said is no time that a sentence states, and no part of
+# what it says. A marker alone on its line (a PDF's list, whose markers PDFium reads after the items: "•", "1.")
+# is joined to no line.
 _LIST_MARK = re.compile(
     r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])(?:\s+|$)"
+    # A contract's or a standard's numbered clause ("2.3 Budget changes …"): its number and a capital after it.
+    r"|^\s*\d{1,3}(?:\.\d{1,3})+\.?\s+(?=[A-Z])"
 )
 _WORD = re.compile(r"\w+")
 # A line that stops without punctuation is prose its author or a layout wrapped (Markdown, plain text, e-mail, a
@@ -355,10 +366,32 @@ def _is_title(piece: str) -> bool:
     heading names a subject; it states nothing, so it is no sentence. A table's row said as a record is none,
     though every word of it be a name ("Phase: 1; Schools: North High")."""
     text = piece.strip()
-    if not text or text[-1] in ".!?;:\"'”’)]" or csv_row_fields(text):
+    if not text or text[-1] in ".!?;:\"'”’)]" or csv_row_fields(text) or _gives_a_figure(text):
         return False
     words = [word for word in re.findall(r"[^\W\d_][\w'’-]*", text) if len(word) > 3]
     return bool(words) and all(word[0].isupper() for word in words)
+
+
+_CLAUSE_NUMBER = re.compile(r"^\s*(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
+
+
+def _heads_its_clauses(line: str, following: str) -> bool:
+    """Whether `line` is a section's number and name above the clauses numbered under it ("1. Amount and payment"
+    above "1.1 The Foundation grants …"): a heading, though PDFium reads it as a list's item."""
+    number, first_clause = _CLAUSE_NUMBER.match(line), _CLAUSE_NUMBER.match(following)
+    return bool(
+        number
+        and first_clause
+        and first_clause.group(1).startswith(f"{number.group(1)}.")
+        and line.rstrip()[-1] not in ".!?:;"
+    )
+
+
+def _gives_a_figure(text: str) -> bool:
+    """A label and its figure ("Total due: $4,275.00", an invoice's line): a value, not a title, though its words
+    be capitalised."""
+    _label, colon, value = text.partition(": ")
+    return bool(colon) and any(character.isdigit() for character in value)
 
 
 HEADING_MAX_WORDS = 12
@@ -413,7 +446,10 @@ def is_heading_line(line: str) -> bool:
 def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
-    for line in _unwrap(text).split("\n"):
+    lines = _unwrap(text).split("\n")
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        if _heads_its_clauses(line, following):
+            continue
         same_line = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
         # A table's row is one record, whatever sentences its cells hold ("description: … 21%. Please reissue.").
         for piece in [line] if csv_row_fields(line) else _SENTENCE_END.split(line):

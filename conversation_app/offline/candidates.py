@@ -130,8 +130,9 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
     by_text: dict[str, Candidate] = {}
     normal_chunks = [(key, comparison_key(text)) for key, _title, text in chunks]
 
-    def add(piece: str, key: str, *, supplied: bool, given: bool, context="", before="", heading="") -> None:
-        """`heading`: a passage's title, under which the piece stands."""
+    def add(piece: str, key: str, *, supplied: bool, given: bool, context="", before="", heading="", asked="") -> None:
+        """`heading`: a passage's title, under which the piece stands; `asked`: the question in its text that the
+        piece follows (an FAQ's question written as a paragraph above its answer)."""
         normal = _sentence_key(piece)
         if not normal or is_question(piece):  # a question answers nothing (an FAQ's heading, a rhetorical one)
             return
@@ -146,7 +147,7 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         candidate.before |= frozenset(content_terms(REF_GROUP.sub(" ", before)))
         candidate.prior = candidate.prior or before
         candidate.heading = candidate.heading or heading
-        candidate.answers |= frozenset(content_terms(heading_question(heading)))
+        candidate.answers |= frozenset(content_terms(heading_question(heading) or asked))
         if key and key not in candidate.keys:
             candidate.keys.append(key)
 
@@ -158,18 +159,23 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
                 add(piece, key, supplied=True, given=given)
     for key, title, text in chunks:
         heading = title if key.startswith(PASSAGE_KEY) else ""
-        previous = ""
+        previous = asked = ""
         paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
         span: list[str] = []
         for piece in _pieces(text):
             refs = source_refs(piece)
             if refs != span:
-                paragraph, span = [], refs
+                paragraph, span, asked = [], refs, ""
+            # A question in a passage's text (a FAQ's, where its entries are paragraphs: an HTML <summary>, a
+            # DOCX's bold line) is what the sentences after it answer, as a heading's question is; the entries
+            # above it, in the same span, are about other things.
+            if key.startswith(PASSAGE_KEY) and is_question(piece):
+                paragraph, asked = [], piece
             announcing = by_text.get(_sentence_key(previous)) if announces(previous) else None
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece
             context = "\n".join([title, previous, *paragraph])
-            add(piece, key, supplied=False, given=False, context=context, before=previous, heading=heading)
+            add(piece, key, supplied=False, given=False, context=context, before=previous, heading=heading, asked=asked)
             # In a passage a sentence continues the one before, and the sentences of a paragraph share its
             # subject ("A main burst on Harbour Road … The cause was … Repairs cost …"); a digest's items
             # stand alone.

@@ -624,3 +624,34 @@ def test_the_number_word_one_is_no_term_a_sentence_answers_with():
     )
     answer = chat("How do I pull one file out of a tar archive?", [*SESSION, manual])
     assert answer["answer"] == "" and answer["needs"]
+
+
+def test_a_faqs_question_in_its_text_heads_the_answer_below_it_not_the_entries_after():
+    """A donor FAQ in HTML: its questions are paragraphs of one span, not headings. "Are donations tax
+    deductible?" was answered with the entry on monthly gifts, which had the first entry's "tax-deductible" in its
+    context, while the answer under that question held only "deductible"."""
+    faq = passage(
+        "faq.html::S2",
+        "Questions donors ask",
+        "Is my gift tax-deductible?",
+        "Yes.",
+        "We are a public charity, so gifts are deductible to the extent the law allows.",
+        "Can I give monthly?",
+        "Yes, monthly gifts can be set up on the donate page and cancelled at any time.",
+    )
+    answer = chat("Are donations tax deductible?", [*SESSION, faq])
+    assert "so gifts are deductible" in answer["answer"] and "monthly" not in answer["answer"], answer
+
+
+def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share():
+    """ "next year's budget" is the FY27 budget in the minutes: "next" and "year" made the next board meeting the
+    answer to "Did the board approve next year's budget?"."""
+    minutes = passage(
+        "minutes.docx::S4",
+        "Board minutes > Motions",
+        "Motion to approve the FY27 operating budget of $1,040,000.",
+        "The next board meeting is on 20 January 2027 in the library.",
+    )
+    answer = chat("Did the board approve next year's budget?", [*SESSION, minutes])
+    assert answer["answer"].startswith("Motion to approve the FY27 operating budget"), answer
+    assert chat("When is the next board meeting?", [*SESSION, minutes])["answer"].startswith("The next board")

@@ -210,3 +210,32 @@ def test_what_a_negative_contraction_leaves_is_no_term():
     )
     assert "aren" not in terms and "doesn" not in terms
     assert {"copi", "surviv", "uniq"} <= set(terms)
+
+
+def test_a_contracts_numbered_clauses_are_its_sentences_under_no_heading():
+    """A grant agreement's PDF: "1. Amount and payment" ran into its first clause ("Amount and payment 1.1 The
+    Foundation grants …"), since "1.1" was no list's number; then it stood as a fact of its own."""
+    page = (
+        "1. Amount and payment\n"
+        "1.1 The Foundation grants the Grantee USD 250,000 for the period 1 November 2026 to 31\n"
+        "October 2028.\n"
+        "1.2 The grant is paid in two instalments.\n"
+        "2. Use of funds\n"
+        "2.1 Indirect costs may not exceed 12 percent of direct costs.\n"
+        "The temperature was raised to\n"
+        "2.5 degrees above the set point."
+    )
+    assert split_sentences(page) == [
+        "The Foundation grants the Grantee USD 250,000 for the period 1 November 2026 to 31 October 2028.",
+        "The grant is paid in two instalments.",
+        "Indirect costs may not exceed 12 percent of direct costs.",
+        "The temperature was raised to 2.5 degrees above the set point.",
+    ]
+
+
+def test_a_label_with_its_figure_is_a_sentence_not_a_title():
+    """A scanned invoice's "Total due: $4,275.00" was read as a title (its one long word capitalised)."""
+    assert split_sentences("Total due: $4,275.00\nPayment Terms Apply\nDelivery to Eastport: $150.00") == [
+        "Total due: $4,275.00",
+        "Delivery to Eastport: $150.00",
+    ]
