@@ -17,6 +17,8 @@ from collections import Counter
 from itertools import pairwise
 from typing import NamedTuple
 
+import numpy as np
+
 from llm_platform import embeddings
 from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type, question_names
 from llm_platform.sourcerefs import REF_GROUP
@@ -186,10 +188,17 @@ def _similarities(question: str, candidates: list[Candidate]) -> dict[int, tuple
     alone = [REF_GROUP.sub(" ", c.text).strip() or c.text for c in candidates]
     after = [REF_GROUP.sub(" ", f"{c.prior} {text}").strip() for c, text in zip(candidates, alone, strict=True)]
     under = [f"{c.heading}: {text}" if c.heading else text for c, text in zip(candidates, alone, strict=True)]
+    # A sentence of clauses joined by semicolons says several things ("I recommend we ask … ; until then payroll
+    # depends on the line of credit, which charges 8.25% interest."): each clause is weighed on its own too.
+    clauses = [(i, clause) for i, text in enumerate(alone) if "; " in text for clause in text.split("; ")]
     try:
-        vectors = embeddings.embed([question, *alone, *after, *under])
+        vectors = embeddings.embed([question, *alone, *after, *under, *(clause for _i, clause in clauses)])
     except embeddings.EmbeddingsUnavailable:
         return None
-    cosines = (vectors[1:] @ vectors[0]).reshape(3, len(candidates))
-    gate, rank = cosines.max(axis=0), cosines[:2].max(axis=0)
+    cosines = vectors[1:] @ vectors[0]
+    whole = cosines[: 3 * len(candidates)].reshape(3, len(candidates))
+    rank = whole[:2].max(axis=0)
+    for (i, _clause), cosine in zip(clauses, cosines[3 * len(candidates) :], strict=True):
+        rank[i] = max(rank[i], cosine)
+    gate = np.maximum(whole[2], rank)
     return {id(c): (float(g), float(r)) for c, g, r in zip(candidates, gate, rank, strict=True)}

@@ -655,3 +655,23 @@ def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share()
     answer = chat("Did the board approve next year's budget?", [*SESSION, minutes])
     assert answer["answer"].startswith("Motion to approve the FY27 operating budget"), answer
     assert chat("When is the next board meeting?", [*SESSION, minutes])["answer"].startswith("The next board")
+
+
+@pytest.mark.django_db
+def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning(settings):
+    """The treasurer's note said two things in one sentence; the clause that answers was too diluted by the
+    other (cosine under ANSWER_SIMILARITY) for the question it answers word for word."""
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    embeddings.reset_provider()
+    notes = passage(
+        "treasurer_notes.txt::S1",
+        "Treasurer's notes",
+        "I recommend we ask Harbor Foundation for the first instalment as soon as the agreement is countersigned; "
+        "until then November payroll depends on the line of credit with Eastport Savings Bank, which charges 8.25% "
+        "interest.",
+    )
+    try:
+        answer = chat("What interest rate does the line of credit charge?", [*SESSION, notes])
+        assert answer["citations"] == ["treasurer_notes.txt::S1"] and "8.25% interest" in answer["answer"], answer
+    finally:
+        embeddings.reset_provider()
