@@ -388,10 +388,11 @@ def _heads_its_clauses(line: str, following: str) -> bool:
 
 
 def _gives_a_figure(text: str) -> bool:
-    """A label and its figure ("Total due: $4,275.00", an invoice's line): a value, not a title, though its words
-    be capitalised."""
+    """A label and the figure it has ("Total due: $4,275.00", an invoice's line): a value, not a title, though its
+    words be capitalised. A title may hold a date after its colon ("Board of Directors: Minutes of 14 October
+    2026"); a value is its figure, with its currency."""
     _label, colon, value = text.partition(": ")
-    return bool(colon) and any(character.isdigit() for character in value)
+    return bool(colon) and value.lstrip("€$£¥ ")[:1].isdigit()
 
 
 HEADING_MAX_WORDS = 12

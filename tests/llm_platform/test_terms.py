@@ -235,7 +235,7 @@ def test_a_contracts_numbered_clauses_are_its_sentences_under_no_heading():
 
 def test_a_label_with_its_figure_is_a_sentence_not_a_title():
     """A scanned invoice's "Total due: $4,275.00" was read as a title (its one long word capitalised)."""
-    assert split_sentences("Total due: $4,275.00\nPayment Terms Apply\nDelivery to Eastport: $150.00") == [
-        "Total due: $4,275.00",
-        "Delivery to Eastport: $150.00",
-    ]
+    assert split_sentences(
+        "Board of Directors: Minutes of 14 October 2026\nTotal due: $4,275.00\nPayment Terms Apply\n"
+        "Delivery to Eastport: $150.00"
+    ) == ["Total due: $4,275.00", "Delivery to Eastport: $150.00"]
