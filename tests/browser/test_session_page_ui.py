@@ -479,3 +479,7 @@ def test_on_a_phone_a_run_that_finishes_opens_its_report_and_the_context_tab_sta
     page.locator("#report-view .report-title").wait_for()
     assert page.locator("#view-report").get_attribute("aria-selected") == "true"
     page.screenshot(path=str(artifacts / "research-tab-390px-finished.png"))
+    # What the run read: where a file was read runs the row's width, not a word's (it was ~40 px, a word a line).
+    where = page.locator("#report-coverage tbody tr td:last-child").first
+    where.wait_for()
+    assert where.bounding_box()["width"] > 200, where.bounding_box()
