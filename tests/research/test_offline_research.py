@@ -187,6 +187,25 @@ def test_licence_text_is_no_finding():
     assert findings == [{"text": "Copy the program's files to a folder.", "citations": [2]}]
 
 
+def test_a_result_gives_more_than_its_best_two_statements_when_findings_have_room():
+    """A grant agreement is one span: "What does the grant require us to report?" found its due dates and
+    lost the clause that says what each report states, two statements a result being all it could give."""
+    agreement = (
+        "The interim report is due on 31 March 2027 and the final report on 31 December 2028. "
+        "Each report states the number of learners enrolled and the hours of tutoring delivered. "
+        "The report to the Foundation is signed by the Grantee's director. "
+        "The grant is paid in two instalments."
+    )
+    results = [
+        (1, "grant.pdf, Page 1", agreement),
+        (2, "faq.html", "We mail a receipt for every gift to the Foundation."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "What does the grant require us to report?"}, results)["findings"]
+    texts = [finding["text"] for finding in findings]
+    assert "Each report states the number of learners enrolled and the hours of tutoring delivered." in texts
+    assert len([finding for finding in findings if finding["citations"] == [1]]) > 2, texts
+
+
 def test_findings_are_empty_without_results_or_overlap():
     assert ask("NODE_FINDINGS", {"question": QUESTION})["findings"] == []
     unrelated = [(1, "x.pdf", "The home team won three matches in a row.")]

@@ -137,10 +137,10 @@ def test_the_report_is_given_only_items_a_cited_span_states(api):
     """A CSV's digest computes totals ("the total over 4 rows is 322") that no row states: given to the
     report's writer, such an item was cited, then removed by the report's check, and the report said
     "Validation removed 2 unsupported citations" of the product's own digest."""
-    # (The first column names no row, so the range says "(row 3)", a word no row holds: with rows named by
-    # their month, the range's clause is stated by the rows, and only its total is computed.)
+    # (No column names every row, so the range says "(row 3)", a word no row holds: with rows named by their
+    # month, the range's clause is stated by the rows, and only its total is computed.)
     table = "clinic,month,booked,attended,missed\n"
-    table += "Eastside,2024-01,820,738,82\nEastside,2024-02,790,715,75\nEastside,2024-03,805,712,93\n"
+    table += "Eastside,2024-01,820,738,82\nEastside,2024-02,790,715,75\nWestside,2024-01,805,712,93\n"
     notes = "Missed appointments rose in the winter. Most patients who missed said they forgot.\n"
     sid = session_with_files(api, {"appointments.csv": table.encode(), "notes.txt": notes.encode()})
     rid = start(api, sid, question="How many appointments were missed?", max_depth=0)

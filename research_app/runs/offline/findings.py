@@ -69,7 +69,8 @@ def node_findings(prompt: str) -> dict:
 
     Every statement of every result is scored for the question by terms (BM25, the
     statements as the collection: a rare shared term weighs more than one every result
-    repeats) and meaning (relevance.py); each result gives its best two that score at all.
+    repeats) and meaning (relevance.py); each result gives its best two that score at all, and its next best
+    while MAX_FINDINGS leaves room (the highest first, whatever result they come from).
     A statement that opens by referring back ("Its roadmap …") is quoted with the one before it.
     Headings, labels and other lines that state nothing are never findings. Ranked by score,
     then the lowest result number citing them, then position; at most MAX_FINDINGS.
@@ -90,8 +91,18 @@ def node_findings(prompt: str) -> dict:
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
-    for number, scored in by_result.items():
-        chosen = sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_SENTENCES_PER_RESULT]
+    ranked_by_result = {number: sorted(scored, key=lambda s: (-s[0], s[1])) for number, scored in by_result.items()}
+    picked = {number: scored[:MAX_SENTENCES_PER_RESULT] for number, scored in ranked_by_result.items()}
+    # Slots the results' best two leave free go to their next best, highest first: a contract's one span holds
+    # every clause a question about it needs.
+    free = MAX_FINDINGS - sum(map(len, picked.values()))
+    rest = sorted(
+        ((item, number) for number, scored in ranked_by_result.items() for item in scored[MAX_SENTENCES_PER_RESULT:]),
+        key=lambda pair: (-pair[0][0], pair[1], pair[0][1]),
+    )
+    for item, number in rest[: max(free, 0)]:
+        picked[number].append(item)
+    for number, chosen in picked.items():
         positions = {position for _score, position, _sentence in chosen}
         for score, position, sentence in chosen:
             if position + 1 in positions and refers_back(said[number][position + 1]):
