@@ -270,7 +270,7 @@ def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:
     for item in document.iter_inner_content():
         budget.check_time()
         if isinstance(item, Paragraph):
-            text = item.text.strip()
+            text = _paragraph_text(item._p).strip()
             if not text:
                 continue
             level = _heading_level(item.style.name if item.style is not None else "")
@@ -282,11 +282,34 @@ def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:
         elif isinstance(item, Table):
             rows = []
             for row in item.rows:
-                cells = [cell.text.strip() for cell in row.cells]
+                cells = ["\n".join(_paragraph_text(p._p) for p in cell.paragraphs).strip() for cell in row.cells]
                 rows.append(" | ".join(_dedupe_merged(cells)))
             if rows:
                 blocks.append(Block("\n".join(rows), _path(headings)))
     return blocks
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+# What a paragraph shows once its tracked changes are accepted, as Word's "No Markup" view does: an insertion
+# (w:ins) is text, a deletion (w:del, w:moveFrom) is not. python-docx's `Paragraph.text` reads only the runs
+# directly under the paragraph, so a draft's tracked insertions were lost ("mileage at  for trips …"). A drawing
+# or an alternate content block (a text box, its fallback repeating it) is left out, as before.
+_NOT_SHOWN = {f"{_W}del", f"{_W}moveFrom", f"{_W}drawing", f"{_W}pict", f"{_W}pPr", f"{_W}rPr"} | {
+    "{http://schemas.openxmlformats.org/markup-compatibility/2006}AlternateContent"
+}
+_SHOWN_AS = {f"{_W}tab": "\t", f"{_W}ptab": "\t", f"{_W}br": "\n", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
+
+
+def _paragraph_text(element) -> str:
+    parts: list[str] = []
+    for child in element:
+        if child.tag == f"{_W}t":
+            parts.append(child.text or "")
+        elif child.tag in _SHOWN_AS:
+            parts.append(_SHOWN_AS[child.tag])
+        elif child.tag not in _NOT_SHOWN:
+            parts.append(_paragraph_text(child))
+    return "".join(parts)
 
 
 def _heading_level(style_name: str) -> int | None:

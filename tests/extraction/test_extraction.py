@@ -105,6 +105,40 @@ def test_a_page_that_marks_its_main_content_is_read_there_alone():
     assert "weekdays" in extract_document(without_main.encode(), "faq.html", None).text  # no mark: all is read
 
 
+def test_a_drafts_tracked_insertions_are_its_text_and_its_deletions_are_not():
+    """An expense policy sent with its changes tracked read "Staff may claim mileage at  for trips outside
+    Eastport.": python-docx's paragraph text skips the runs inside <w:ins>. A reader sees the draft as Word's
+    "No Markup" view shows it: insertions in, deletions out."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    def tracked(kind: str, text: str):
+        change = OxmlElement(f"w:{kind}")
+        change.set(qn("w:id"), "1")
+        change.set(qn("w:author"), "Ruth Lind")
+        run, said = OxmlElement("w:r"), OxmlElement("w:t" if kind == "ins" else "w:delText")
+        said.text = text
+        run.append(said)
+        change.append(run)
+        return change
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Staff may claim mileage at ")
+    paragraph._p.append(tracked("ins", "0.67 dollars a mile"))
+    paragraph._p.append(tracked("del", "0.58 dollars a mile"))
+    paragraph.add_run(" for trips outside Eastport.")
+    cell = document.add_table(rows=1, cols=2).rows[0].cells
+    cell[0].text = "Claims are filed within"
+    cell[1].paragraphs[0]._p.append(tracked("ins", "60 days"))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    text = extract_document(buffer.getvalue(), "policy.docx", None).text
+    assert "Staff may claim mileage at 0.67 dollars a mile for trips outside Eastport." in text
+    assert "0.58" not in text
+    assert "Claims are filed within | 60 days" in text
+
+
 def test_markdown_heading_paths():
     document = extract("notes.md")
     locators = [s.locator for s in document.spans]
