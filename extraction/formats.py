@@ -22,6 +22,8 @@ EXTENSIONS = {
     ".htm": "html",
     ".csv": "csv",
     ".json": "json",
+    ".jsonl": "json",  # JSON Lines (an export of records, one a line): read as the list of its lines' values
+    ".ndjson": "json",
     ".txt": "text",
     ".text": "text",
     ".log": "text",

@@ -97,7 +97,11 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
 def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
     try:
         value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except json.JSONDecodeError as exc:
+        value = _json_lines(text)
+        if value is None:
+            raise ExtractionError("corrupt", f"invalid JSON: {_short(exc)}") from None
+    except RecursionError as exc:
         raise ExtractionError("corrupt", f"invalid JSON: {_short(exc)}") from None
     if isinstance(value, dict):
         items = [
@@ -118,6 +122,18 @@ def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
         label = path.rsplit(".", 1)[-1] if path.startswith("$.") else path
         blocks.append(Block(f"{label}: {rendered}", path, new_section=True))
     return blocks
+
+
+def _json_lines(text: str) -> list | None:
+    """The values of a JSON Lines file (an export of records, one a line: a chat log, an event stream), as the
+    list they make; None when some line is no JSON value, or there is a single line (then it is plain invalid)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        return [json.loads(line) for line in lines]
+    except (json.JSONDecodeError, RecursionError):
+        return None
 
 
 def _text_blocks(text: str, budget: "_Budget") -> list[Block]:

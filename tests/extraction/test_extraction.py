@@ -159,6 +159,17 @@ def test_json_paths():
     assert any(s.locator == "$.notes" and "not yet confirmed" in s.text for s in document.spans)
 
 
+def test_a_json_lines_export_is_read_as_the_list_of_its_records():
+    """A donations export in JSON Lines was read as text: its three records ran into one "sentence" of braces."""
+    lines = b'{"donor": "A. Chen", "amount": 250}\n{"donor": "B. Okafor", "amount": 1000}\n\n{"donor": "C. Ruiz"}\n'
+    document = extract_document(lines, "gifts.jsonl", None)
+    assert document.format == "json"
+    assert [span.locator for span in document.spans] == ["$[0]", "$[1]", "$[2]"]
+    assert '"donor": "B. Okafor"' in document.spans[1].text
+    with pytest.raises(ExtractionError, match="invalid JSON"):  # a line that is no JSON value
+        extract_document(lines + b"not json\n", "gifts.jsonl", None)
+
+
 def test_normalisation_makes_resaved_text_identical():
     unix = b"Line one.\n\nLine two has trailing spaces.   \n"
     windows = b"\xef\xbb\xbfLine one.\r\n\r\n\r\n\r\nLine two has trailing spaces.\r\n"
