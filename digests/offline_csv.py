@@ -365,6 +365,15 @@ def _unique(refs: list[str]) -> list[str]:
     return list(dict.fromkeys(refs))
 
 
+def computed_label(claim: str) -> str:
+    """What a computed fact is about, without its figures: "Variance % ranges from" of "Variance % ranges from
+    -8940 (Category Travel) to …", "activity_pct by variant, on average" of "…: KX-7 60.5, WT 23.5.". The same
+    label in a file's new digest is the same fact computed from the new rows."""
+    head = claim.partition(": ")[0]
+    words = itertools.takewhile(lambda word: not word.lstrip("-−")[:1].isdigit(), head.split(" "))
+    return " ".join(words)
+
+
 def computed_fact(claim: str, sources: list[str], note: str) -> dict:
     """A fact the offline digest counted or read in the file's values (high reliability: nothing interpreted)."""
     return {

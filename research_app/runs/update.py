@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from context_app import provenance
 from context_app.selectors import digest_facts_of
-from digests.offline_csv import ABOUT_THE_FILE
+from digests.offline_csv import ABOUT_THE_FILE, computed_label
 from llm_platform import grounding
 from llm_platform.models import LLMCall
 from llm_platform.statements import statements
@@ -329,8 +329,9 @@ def _restated(
 ) -> tuple[str, list[dict], list[str], list[str]] | None:
     """(the text, citations, cited texts and SourceRefs) of an item of the user's files as its file's new
     digest says it: the same claim, or the claim the digest computed anew under the item's label ("activity_pct
-    by variant, on average: …" of a table whose rows changed); None when it says neither."""
-    label = item.partition(": ")[0] if ": " in item else None
+    by variant, on average: …", "tm_celsius ranges from …" of a table whose rows changed); None when it says
+    neither."""
+    label = computed_label(item)
     for link in touched:
         new = successors[link["version"]][1]
         facts = digest_facts.get(str(new.version), []) if new is not None else []
@@ -338,7 +339,7 @@ def _restated(
         computed = [
             f
             for f in facts
-            if label and f.get("reliability_note") in ABOUT_THE_FILE and f.get("claim", "").startswith(f"{label}: ")
+            if label and f.get("reliability_note") in ABOUT_THE_FILE and computed_label(f.get("claim", "")) == label
         ]
         fact = next(iter(same or computed), None)
         pinned = [provenance.parse_sourceref(ref) for ref in fact.get("sources", [])] if fact else []

@@ -465,25 +465,27 @@ def test_a_tables_row_whose_value_changed_is_rewritten_from_its_new_row():
 def test_an_item_computed_from_a_tables_rows_is_kept_or_recomputed_by_the_files_new_digest(api):
     """Regression: a value of one row changed, and every per-label average of the table that a report listed
     under "From your files" was withdrawn, those the change left as they were included: no span of the
-    table says "activity_pct by variant, on average: …" word for word. The file's new digest says them."""
-    rows = [("S-1", "KX-7", 68.4, 80), ("S-2", "WT", 62.3, 35), ("S-3", "KX-7", 61.2, 41), ("S-4", "WT", 57.9, 12)]
+    table says "tm_celsius by variant, on average: …" word for word. The file's new digest says them, and a
+    column's range ("activity_pct ranges from …") as well."""
+    rows = [("S-1", "KX-7", 68.4), ("S-2", "WT", 62.3), ("S-3", "KX-7", 61.2), ("S-4", "WT", 57.9)]
+    activities = [80, 35, 41, 12]
 
-    def table(first_tm: float) -> bytes:
-        lines = [f"{s},{v},{first_tm if i == 0 else tm},{a}" for i, (s, v, tm, a) in enumerate(rows)]
+    def table(first_activity: int) -> bytes:
+        lines = [f"{s},{v},{tm},{first_activity if i == 0 else activities[i]}" for i, (s, v, tm) in enumerate(rows)]
         return ("sample_id,variant,tm_celsius,activity_pct\n" + "\n".join(lines) + "\n").encode()
 
     question = "What melting temperature and activity does each variant reach?"
     sid = api.create_session(title="Enzyme", question=question)
-    api.upload_and_extract(sid, {"results.csv": table(68.4)})
+    api.upload_and_extract(sid, {"results.csv": table(80)})
     rid = start(api, sid, max_depth=0)
     old = finished(api, rid, timeout=180)["report"]
     items = {p["text"] for s in old["sections"] if s["heading"] == "From your files" for p in s["paragraphs"]}
-    assert {
-        "tm_celsius by variant, on average: KX-7 64.8, WT 60.1.",
-        "activity_pct by variant, on average: KX-7 60.5, WT 23.5.",
-    } <= items, items
+    average = "activity_pct by variant, on average: KX-7 60.5, WT 23.5."
+    spread = "activity_pct ranges from 12 (sample_id S-4) to 80 (sample_id S-1); the mean over 4 rows is 42."
+    untouched = "tm_celsius by variant, on average: KX-7 64.8, WT 60.1."
+    assert {average, spread, untouched} <= items, items
 
-    assert api.replace(sid, api.file_id(sid, "results.csv"), "results.csv", table(70.4)).status_code == 200
+    assert api.replace(sid, api.file_id(sid, "results.csv"), "results.csv", table(84)).status_code == 200
     extract_uploads()
     api.parse(sid)
     api.settle(sid)
@@ -492,12 +494,18 @@ def test_an_item_computed_from_a_tables_rows_is_kept_or_recomputed_by_the_files_
     report = finished(api, response.json()["run_id"], timeout=180)["report"]
 
     claims = {c["old_text"]: c for c in report["update"]["claims"] if "old_text" in c}
-    moved = claims["tm_celsius by variant, on average: KX-7 64.8, WT 60.1."]
-    assert (moved["status"], moved["new_text"]) == ("changed", "tm_celsius by variant, on average: KX-7 65.8, WT 60.1.")
-    assert "activity_pct by variant, on average: KX-7 60.5, WT 23.5." not in claims  # unchanged: not listed
+    assert (claims[average]["status"], claims[average]["new_text"]) == (
+        "changed",
+        "activity_pct by variant, on average: KX-7 62.5, WT 23.5.",
+    )
+    assert (claims[spread]["status"], claims[spread]["new_text"]) == (
+        "changed",
+        "activity_pct ranges from 12 (sample_id S-4) to 84 (sample_id S-1); the mean over 4 rows is 43.",
+    )
+    assert untouched not in claims  # unchanged: not listed
     said = {p["text"]: p for s in report["sections"] for p in s["paragraphs"]}
-    kept = said["activity_pct by variant, on average: KX-7 60.5, WT 23.5."]
+    kept = said[untouched]
     assert kept["source_links"], kept
-    for paragraph in (kept, said[moved["new_text"]]):  # each opens the new version's rows
-        opened = opened_citations(api, report, paragraph)
-        assert opened and all("70.4" in o["text"] for o in opened.values()), opened
+    for paragraph in (kept, said[claims[average]["new_text"]], said[claims[spread]["new_text"]]):
+        opened = opened_citations(api, report, paragraph)  # each opens the new version's rows
+        assert opened and all("84" in o["text"] for o in opened.values()), opened
