@@ -81,6 +81,8 @@ class ContextFile(models.Model):
     # Empty until the worker has extracted the file (every file is extracted in the worker).
     extracted_text_hash = models.CharField(max_length=64, blank=True)
     chunking_version = models.CharField(max_length=32, blank=True)
+    # The reader that read it (extraction.reader_version of its format): an improved reader reads it again.
+    reader_version = models.CharField(max_length=32, blank=True)
     spans_hash = models.CharField(max_length=64, blank=True)
     page_count = models.PositiveIntegerField(null=True, blank=True)
     prompt_version = models.CharField(max_length=32, blank=True)

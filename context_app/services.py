@@ -25,11 +25,12 @@ from workspaces.claims import move
 from workspaces.errors import ApplicationError
 from workspaces.selectors import parse_uuid
 
-from . import library, library_index, provenance
+from . import library_index, provenance
 from .models import Change, ContextFile, ContextSet, DigestStatus
 from .pipeline import jobs
 from .pipeline.aggregate_state import refresh_aggregate_state
 from .pipeline.dispatch import after_change
+from .pipeline.extraction_queue import queue_extraction
 from .selectors import manifest_of
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def retry_file(context_set: ContextSet, file_id, *, expected_revision: int | Non
         if retried.is_extracted:
             move(retried, "digest_status", DigestStatus.STALE)
         else:
-            _defer_extraction(retried)
+            queue_extraction(retried)
         retried.save()
         context_set.parse_requested = True
         diff = [{"file_id": str(retried.id), "filename": retried.filename, "change": Change.CHANGED.value}]
@@ -291,35 +292,13 @@ def _store_upload(context_set: ContextSet, filename: str, staged: _Staged, curre
     file.content_hash = staged.content_hash
     file.blob.name = staged.blob_name
     staged.used = True
-    _defer_extraction(file)
+    queue_extraction(file)
     # New bytes are `changed` even when the worker then finds the same text: the digest
     # cache makes such a file ready again without a model call (docs/decisions.md).
     change = Change.NEW if current is None else Change.CHANGED
     file.last_change = change
     file.save()
     return _diff_item(file, change)
-
-
-def _defer_extraction(file: ContextFile) -> None:
-    """The file waits for the worker (status `parsing`, no text hash yet); no request extracts."""
-    file.error = None
-    file.extracted_text_hash = ""
-    file.extraction_progress = ""
-    file.extraction_notes = []  # the notes of the text it had; the new bytes get their own
-    move(file, "digest_status", DigestStatus.PARSING)
-    file.parsing_started_at = timezone.now()
-    file.digest = None
-    file.digest_hash = ""
-    # Queued afresh: a job still working on the old bytes loses its lease (its writes are
-    # dropped), and the new extraction takes the lease at once instead of finding it held.
-    file.lease_owner = ""
-    file.lease_expires_at = None
-    if file.pk:
-        # The current text version stays until the worker has extracted the new bytes:
-        # the same text keeps its version (citations of it stay `current`), another text
-        # supersedes it, a failed extraction too (pipeline.extract: apply_extraction / mark_extraction_failed).
-        library.forget_file(file.pk)
-    transaction.on_commit(lambda: jobs.enqueue_extraction(file.id, file.content_hash))
 
 
 def _diff_item(file: ContextFile, change: Change) -> dict:

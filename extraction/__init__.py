@@ -6,7 +6,7 @@ ExtractedDocument or an ExtractionError with a message a user can read.
 Modules, each importing only those listed before it:
     limits          ExtractionError, ExtractionLimits, the per-extraction budget, the DOCX zip guard
     decoding        bytes → str (BOMs, UTF-16/32, code pages) and normalise_text
-    formats         detect_format (content first, then extension), clean_filename
+    formats         detect_format (content first, then extension), clean_filename, reader_version
     blocks          Block: what a reader yields
     ocr             page images → text by Tesseract (a `tesseract` process a page), with confidences
     binary_readers  PDF (its scanned pages by OCR), images (by OCR) and DOCX
@@ -19,12 +19,13 @@ This module only re-exports what code outside the package uses.
 
 from .decoding import normalise_text
 from .document import ExtractedDocument, extract_document, sha256_hex
-from .formats import clean_filename, detect_format
+from .formats import READER_VERSIONS, clean_filename, detect_format, reader_version
 from .limits import ExtractionError, ExtractionLimits
 from .spans import CHUNKING_VERSION, SPAN_MAX_CHARS, Span
 
 __all__ = [
     "CHUNKING_VERSION",
+    "READER_VERSIONS",
     "SPAN_MAX_CHARS",
     "ExtractedDocument",
     "ExtractionError",
@@ -34,5 +35,6 @@ __all__ = [
     "detect_format",
     "extract_document",
     "normalise_text",
+    "reader_version",
     "sha256_hex",
 ]

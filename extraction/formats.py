@@ -12,6 +12,18 @@ from llm_platform.media_types import MIME_TYPES
 from .decoding import _wide_encoding
 
 FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
+# Which reader read a file: a format's entry moves on when its reader reads the same bytes otherwise, so the
+# files it read before are read again on their session's next parse (context_app.pipeline.reread). A format
+# not listed is at its first reader ("", as files extracted before versions were recorded).
+READER_VERSIONS = {
+    "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
+    "html": "html.2",  # a page that marks its <main> is read there alone (html_reader)
+}
+
+
+def reader_version(file_format: str) -> str:
+    return READER_VERSIONS.get(file_format, "")
+
 
 EXTENSIONS = {
     ".pdf": "pdf",

@@ -15,6 +15,7 @@ from ..models import ContextFile, ContextSet, DigestCacheEntry, DigestStatus
 from ..notify import notify_context_changed, notify_context_changed_soon
 from . import jobs
 from .aggregate_state import refresh_aggregate_state
+from .extraction_queue import reread_by_improved_readers
 from .recovery import recover_unheld_jobs
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ def dispatch_parse(context_set_id, requeue_unheld: bool = False) -> None:
     if not ContextSet.objects.filter(pk=context_set_id).exists():
         return
     restale_outdated_digests(context_set_id)
+    reread_by_improved_readers(context_set_id)
     if waits_for_extraction(context_set_id):
         return  # the batch takes the whole parse: the last extraction's after_extraction dispatches again
     # Claim all before enqueuing any: a fast worker must not aggregate a half-claimed set.

@@ -5,7 +5,7 @@ import logging
 from django.db import transaction
 
 from digests.generate import prompt_version
-from extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits
+from extraction import CHUNKING_VERSION, ExtractedDocument, ExtractionError, ExtractionLimits, reader_version
 from extraction.isolation import extract_in_child
 from workspaces import leases
 from workspaces.claims import move
@@ -45,6 +45,7 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText
     file.mime_type = document.mime_type
     file.extracted_text_hash = document.extracted_text_hash
     file.chunking_version = CHUNKING_VERSION
+    file.reader_version = reader_version(document.format)
     file.spans_hash = document.spans_hash
     file.page_count = document.page_count
     file.parsing_started_at = None
@@ -61,6 +62,7 @@ def apply_extraction(file: ContextFile, document: ExtractedDocument) -> FileText
         spans_hash=document.spans_hash,
     )
     if same_text and file.prompt_version == prompt_version():
+        file.requeued_because = ""
         move(file, "digest_status", DigestStatus.READY)
         return version
     attach_cached_digest_or_mark_stale(file)
@@ -77,6 +79,7 @@ def attach_cached_digest_or_mark_stale(file: ContextFile) -> None:
     file.digest = cached
     file.digest_hash = cached.digest_hash
     file.prompt_version = cached.prompt_version
+    file.requeued_because = ""
     move(file, "digest_status", DigestStatus.READY)
 
 

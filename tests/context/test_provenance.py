@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from context_app.models import FileText
 from conversation_app.models import ChatMessage
 from research_app.models import ResearchNode, ResearchRun
-from tests.factories import ContextApi, extract_uploads, make_member
+from tests.factories import ContextApi, extract_uploads, make_member, model_calls
 from tests.research.test_research_runs import QUESTION, SURVEY, VALVES, finished, start
 from workspaces.models import ResearchSession
 
@@ -159,6 +159,78 @@ def test_replacing_and_deleting_files_keeps_old_citations_readable_and_the_repor
     api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", VALVES_V2.replace("\n", "\r\n").encode())
     extract_uploads()
     assert current_version(sid, "valves.md").version == current.version
+
+
+def _docx(*paragraphs: tuple[str, str]) -> bytes:
+    """A DOCX of paragraphs, each (its text, a tracked insertion at its end: "" for none)."""
+    import io
+
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    for text, inserted in paragraphs:
+        paragraph = document.add_paragraph(text)
+        if inserted:
+            change, run, said = OxmlElement("w:ins"), OxmlElement("w:r"), OxmlElement("w:t")
+            change.set(qn("w:id"), "1")
+            change.set(qn("w:author"), "Ruth Lind")
+            said.text = inserted
+            run.append(said)
+            change.append(run)
+            paragraph._p.append(change)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_a_file_an_improved_reader_reads_otherwise_gets_a_new_version_and_one_it_reads_alike_keeps_its_own(api):
+    """The DOCX reader before `docx.2` lost a draft's tracked insertions: its uploads keep that text until they
+    are read again, which the session's next parse does for every file its format's reader now reads better."""
+    from django.db import transaction
+
+    from context_app.models import ContextFile
+    from context_app.pipeline.extract import apply_extraction
+    from extraction import ExtractionLimits, extract_document, reader_version
+
+    draft = _docx(("Staff may claim mileage at", " 0.67 dollars a mile."), ("Receipts are kept for seven years.", ""))
+    page = b"<html><body><main><p>Gifts are deductible to the extent the law allows.</p></main></body></html>"
+    sid = api.create_session(title="Policies", question="What may staff claim for mileage?")
+    api.upload_and_extract(sid, {"policy.docx": draft, "faq.html": page})
+    api.parse(sid)
+    api.settle(sid)
+    # As the former readers left them: the draft without its insertion, both files read by no recorded reader.
+    as_read_before = _docx(("Staff may claim mileage at", ""), ("Receipts are kept for seven years.", ""))
+    with transaction.atomic():
+        file = ContextFile.objects.select_for_update().get(context_set__session_id=sid, filename="policy.docx")
+        apply_extraction(file, extract_document(as_read_before, "policy.docx", None, ExtractionLimits.from_settings()))
+        file.save()
+    ContextFile.objects.filter(context_set__session_id=sid).update(reader_version="")
+    lost, page_version = current_version(sid, "policy.docx"), current_version(sid, "faq.html")
+    assert "0.67 dollars" not in lost.text
+    digests_before = model_calls(sid, "per_file_digest", attempt=None)
+    assert digests_before >= 2
+
+    api.parse(sid)  # the next parse reads them again
+    manifest = api.settle(sid)
+    read_again = current_version(sid, "policy.docx")
+    assert read_again.version != lost.version and "Staff may claim mileage at 0.67 dollars a mile." in read_again.text
+    assert FileText.objects.get(version=lost.version).status == "superseded"  # what cited it still opens it
+    assert current_version(sid, "faq.html").version == page_version.version  # the same text keeps its version
+    files = {f["filename"]: f for f in manifest["files"]}
+    assert {f["digest_status"] for f in files.values()} == {"ready"} and not any(
+        f["requeued_because"] for f in files.values()
+    )
+    assert set(ContextFile.objects.filter(context_set__session_id=sid).values_list("reader_version", flat=True)) == {
+        reader_version("docx"),
+        reader_version("html"),
+    }
+    # The draft's text read again is the text its first upload gave: its digest is cached, the page's kept.
+    assert model_calls(sid, "per_file_digest", attempt=None) == digests_before
+    api.parse(sid)
+    api.settle(sid)
+    assert current_version(sid, "policy.docx").version == read_again.version  # read once, not at every parse
 
 
 # --- every citation resolves ---------------------------------------------------------------
