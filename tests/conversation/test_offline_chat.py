@@ -478,21 +478,24 @@ def passage(ref: str, heading: str, *sentences: str):
     return note_source(f"[passage:{ref}] {name} › {heading}", "\n".join(lines))
 
 
-@pytest.mark.django_db
-def test_a_sentence_is_close_in_meaning_when_read_under_its_heading(settings):
+@pytest.fixture
+def local_embeddings(settings, db):
+    """The embedded default's meaning (the local model) for one test; the provider is reset after it."""
+    settings.GROUNDWORK_EMBEDDINGS = "local"
+    embeddings.reset_provider()
+    yield
+    embeddings.reset_provider()
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_sentence_is_close_in_meaning_when_read_under_its_heading():
     """A sentence often leaves unsaid what its section is about ("The on-call engineer … paged the database
     team" under "Checkout outage › What went well"): read under its heading, it answers a question on that
     subject (alone, its cosine with the question is far below ANSWER_SIMILARITY)."""
-    settings.GROUNDWORK_EMBEDDINGS = "local"
-    embeddings.reset_provider()
     sentence = "The on-call engineer, Priya Nair, paged the database team within six minutes."
-    question = "Who was on call during the checkout outage?"
-    try:
-        under_its_subject = passage("postmortem.md::S4", "Checkout outage of 12 March > What went well", sentence)
-        answer = chat(question, [*SESSION, under_its_subject])
-        assert answer["citations"] == ["postmortem.md::S4"] and "Priya Nair" in answer["answer"], answer
-    finally:
-        embeddings.reset_provider()
+    under_its_subject = passage("postmortem.md::S4", "Checkout outage of 12 March > What went well", sentence)
+    answer = chat("Who was on call during the checkout outage?", [*SESSION, under_its_subject])
+    assert answer["citations"] == ["postmortem.md::S4"] and "Priya Nair" in answer["answer"], answer
 
 
 def test_a_sentence_keeps_the_subject_of_its_paragraph():
@@ -657,12 +660,10 @@ def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share()
     assert chat("When is the next board meeting?", [*SESSION, minutes])["answer"].startswith("The next board")
 
 
-@pytest.mark.django_db
-def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning(settings):
+@pytest.mark.usefixtures("local_embeddings")
+def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning():
     """The treasurer's note said two things in one sentence; the clause that answers was too diluted by the
     other (cosine under ANSWER_SIMILARITY) for the question it answers word for word."""
-    settings.GROUNDWORK_EMBEDDINGS = "local"
-    embeddings.reset_provider()
     notes = passage(
         "treasurer_notes.txt::S1",
         "Treasurer's notes",
@@ -670,8 +671,5 @@ def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning(se
         "until then November payroll depends on the line of credit with Eastport Savings Bank, which charges 8.25% "
         "interest.",
     )
-    try:
-        answer = chat("What interest rate does the line of credit charge?", [*SESSION, notes])
-        assert answer["citations"] == ["treasurer_notes.txt::S1"] and "8.25% interest" in answer["answer"], answer
-    finally:
-        embeddings.reset_provider()
+    answer = chat("What interest rate does the line of credit charge?", [*SESSION, notes])
+    assert answer["citations"] == ["treasurer_notes.txt::S1"] and "8.25% interest" in answer["answer"], answer
