@@ -9,6 +9,7 @@ files about the same subject with different figures for the same period are flag
 import re
 from collections.abc import Iterable
 
+from llm_platform.answer_types import FIGURE
 from llm_platform.sourcerefs import split_ref
 from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
 
@@ -142,12 +143,10 @@ def _note_agreement(fact: dict) -> None:
 
 # --- conflicts ---------------------------------------------------------------------
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
 
 def _figures(claim: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(years, other figures) of a claim, in order."""
-    numbers = _NUMBER.findall(claim)
+    numbers = FIGURE.findall(claim)
     years = tuple(n for n in numbers if YEAR.fullmatch(n))
     return years, tuple(n for n in numbers if not YEAR.fullmatch(n))
 
@@ -158,7 +157,7 @@ def _subject(claim: str) -> str:
     "Water losses were 19 % in 2022" → "water losses". Empty when the claim has no
     such figure or names nothing before it.
     """
-    match = next((m for m in _NUMBER.finditer(claim) if not YEAR.fullmatch(m.group())), None)
+    match = next((m for m in FIGURE.finditer(claim) if not YEAR.fullmatch(m.group())), None)
     if match is None:
         return ""
     words = re.findall(r"[^\W\d_]{3,}", claim[: match.start()].lower())

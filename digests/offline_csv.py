@@ -327,12 +327,9 @@ def _row_names(table: Table) -> dict[int, str]:
     ("Category Travel", not "Line 5020"); {} when none does, and the claim says the row's number ("row 4"),
     which sends the reader counting."""
     keys = [column for column in table.columns if _names_every_row(column, table.rows)]
-    worded = [column for column in keys if any(_LETTER.search(value) for value, _ref, _row in column.cells)]
+    worded = [column for column in keys if any(c.isalpha() for value, _ref, _row in column.cells for c in value)]
     key = next(iter(worded or keys), None)
     return {row: f"{key.name} {value.strip()}" for value, _ref, row in key.cells} if key else {}
-
-
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _names_every_row(column: Column, rows: int) -> bool:

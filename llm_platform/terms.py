@@ -372,19 +372,19 @@ def _is_title(piece: str) -> bool:
     return bool(words) and all(word[0].isupper() for word in words)
 
 
-_CLAUSE_NUMBER = re.compile(r"^\s*(\d{1,3}(?:\.\d{1,3})*)\.?\s+\S")
-
-
 def _heads_its_clauses(line: str, following: str) -> bool:
     """Whether `line` is a section's number and name above the clauses numbered under it ("1. Amount and payment"
     above "1.1 The Foundation grants …"): a heading, though PDFium reads it as a list's item."""
-    number, first_clause = _CLAUSE_NUMBER.match(line), _CLAUSE_NUMBER.match(following)
-    return bool(
-        number
-        and first_clause
-        and first_clause.group(1).startswith(f"{number.group(1)}.")
-        and line.rstrip()[-1] not in ".!?:;"
-    )
+    number, first_clause = _clause_number(line), _clause_number(following)
+    return bool(number and first_clause.startswith(f"{number}.") and line.rstrip()[-1] not in ".!?:;")
+
+
+def _clause_number(line: str) -> str:
+    """A line's leading clause number without its last dot ("2.3" of "2.3 Budget changes …", "1" of "1. Amount …")."""
+    first, space, _rest = line.strip().partition(" ")
+    number = first.rstrip(".")
+    parts = number.split(".")
+    return number if space and all(part.isdigit() and len(part) <= 3 for part in parts) else ""
 
 
 def _gives_a_figure(text: str) -> bool:
