@@ -18,11 +18,13 @@ this turn (candidates.py).
   figures it names, enough of its rarer terms, close in meaning with embeddings
   on): the answer is those sentences in
   their own words, citing their SourceRefs or else their chunk's key (composing.py).
-- Otherwise, when context was supplied for this turn (even if every slot was
-  skipped: it is never asked for twice), or the turn may not ask (`may_request`
-  false: forced, or the request expired): the best three candidates by shared
-  terms, the best of what a person supplied among them; below half of the
-  terms, it first says what the session does not cover.
+- When a person supplied context for this turn: what they gave (its best three
+  sentences by shared terms), and nothing of the session's, which did not answer.
+- Otherwise, when context was supplied for this turn (every slot skipped: it is
+  never asked for twice), or the turn may not ask (`may_request` false: forced, or
+  the request expired): the best three candidates by shared terms; below half of
+  the terms, it first says what the session does not cover (so too after a
+  person's supply).
 - Otherwise: no answer, and `needs` (needs.py) ask a person for a note: on the
   terms the session never mentions, and saying which it does mention without
   answering; and for the document the message names unless the prompt
@@ -86,7 +88,13 @@ def chat_turn(prompt: str) -> dict:
     uncovered = uncovered_phrases(asked, covered | IGNORED_TERMS)
 
     may_request = inputs.get("may_request") is not False
-    answering = [] if any(c.given for c in candidates) else answering_candidates(candidates, terms, asked)
+    given = [c for c in candidates if c.given]
+    if given:
+        # What a person gave for this question answers it. Nothing in the session did (else it would not have
+        # been asked for), so the session's sentences that share a word with it are not glued on ("Staff: Grace
+        # Mwangi (Executive Director)" to a salary given for "What is the executive director's salary?").
+        return compose_answer(best_candidates(given, wanted), uncovered if coverage < ANSWER_COVERAGE else [])
+    answering = answering_candidates(candidates, terms, asked)
     if answering:
         return compose_answer(answering, [])
     if resumed or not may_request:

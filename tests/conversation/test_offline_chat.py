@@ -340,6 +340,23 @@ def test_a_supplied_note_sharing_no_term_is_still_used():
     assert output["citations"] == [f"supply:{SUPPLY}"]
 
 
+def test_a_supplied_note_is_the_answer_and_only_sentences_that_answer_join_it():
+    """The salary a person gave was quoted with "Staff: Grace Mwangi (Executive Director)" and an insurance
+    action glued after it: they shared "executive" or "director" with the question and answered nothing."""
+    note = "Grace Mwangi, our executive director, earns $92,000 a year."
+    minutes = passage(
+        "minutes.docx::S1",
+        "Board minutes",
+        "Staff: Grace Mwangi (Executive Director).",
+        "Luis Ortega will renew the directors and officers insurance by 30 November.",
+    )
+    sources = [*SESSION, minutes, note_source(f"[supply:{SUPPLY}] Note from ruth", note)]
+    supplied = [{"slot": "s1", "kind": "note", "text": note}]
+    output = chat("What is the executive director's salary?", sources, supplied=supplied)
+    assert output["answer"] == note, output
+    assert output["citations"] == [f"supply:{SUPPLY}"]
+
+
 def test_context_the_system_supplied_is_used_only_where_it_bears_on_the_question():
     auto = [{"slot": "s1", "kind": "auto", "text": "The weather was mild that year."}]
     output = chat("Who audits the tunnels?", [DIGEST], supplied=auto)
