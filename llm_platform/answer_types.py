@@ -156,10 +156,11 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
     counted = _asked(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         noun = stem(counted.group(1).lower())
+        # Within its clause or field: in "Line: 5030; Category: Workbooks …" 5030 counts no workbooks.
         return any(
             # … or a record's field and its count ("laptops.faulty 95")
-            noun in [stem(word.lower()) for word in WORD.findall(text[match.end() :])[:_COUNTED_WITHIN]]
-            or noun in [stem(word.lower()) for word in WORD.findall(text[: match.start()])[-1:]]
+            noun in [stem(word.lower()) for word in WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN]]
+            or noun in [stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]]
             for match in _COUNT_RE.finditer(text)
         ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
             _COUNT_RE.fullmatch(value) and any(stem(word.lower()) in asked for word in WORD.findall(column))
@@ -170,6 +171,14 @@ def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
         if _asked(asks, question):
             return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
     return True
+
+
+def _clause_after(text: str, match: re.Match) -> str:
+    return text[match.end() :].partition(";")[0]
+
+
+def _clause_before(text: str, match: re.Match) -> str:
+    return text[: match.start()].rpartition(";")[2]
 
 
 def _said(text: str) -> str:

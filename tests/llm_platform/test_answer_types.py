@@ -50,6 +50,11 @@ from llm_platform.terms import question_terms
             "month: 2024-03; booked: 805; missed: 93",  # a table's row: its column names what it counts
             "month: 2024-03; booked: 805",
         ),
+        (
+            "How many workbooks did we order?",
+            "Reading Steps workbooks, 300 copies at $12.50: $3,750.00",
+            "Line: 5030; Category: Workbooks and printing; Budget: $22,000",  # 5030 is another field's
+        ),
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
         (
             "Between which months did the programme run?",
