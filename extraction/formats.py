@@ -17,7 +17,7 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
-    "html": "html.2",  # a page that marks its <main> is read there alone (html_reader)
+    "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
 }
 
 

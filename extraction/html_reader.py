@@ -123,6 +123,15 @@ class _HTMLText:
         return None
 
 
+# A page's <main> is its content only when it holds this share of the page's text at least: a <main> around a
+# banner or a heading alone, the article beside it, would lose the article.
+MAIN_MIN_SHARE = 1 / 3
+
+
+def _holds_the_page(main: list[Block], every: list[Block]) -> bool:
+    return bool(main) and sum(len(b.text) for b in main) >= MAIN_MIN_SHARE * sum(len(b.text) for b in every)
+
+
 HTML_FEED_CHARS = 64 * 1024  # the budget is checked between pieces as well as between blocks
 
 
@@ -144,7 +153,7 @@ def _html_blocks(text: str, budget: "_Budget") -> list[Block]:
         raise ExtractionError("corrupt", f"HTML could not be read: {_short(exc)}") from None
     target.flush()
     title = re.sub(r"\s+", " ", "".join(target.title)).strip()
-    blocks = target.main_blocks or target.blocks
+    blocks = target.main_blocks if _holds_the_page(target.main_blocks, target.blocks) else target.blocks
     if title and not (blocks and blocks[0].text == title):
         blocks.insert(0, Block(title, "", new_section=True))
     return blocks

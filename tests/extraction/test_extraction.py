@@ -103,6 +103,13 @@ def test_a_page_that_marks_its_main_content_is_read_there_alone():
     assert document.spans[0].text == "Donor FAQ"  # the page's title is still its first span
     without_main = page.replace("<div role='main'>", "<div>")
     assert "weekdays" in extract_document(without_main.encode(), "faq.html", None).text  # no mark: all is read
+    # A <main> around a heading alone, the article beside it: the page is read whole, nothing lost.
+    misplaced = (
+        "<html><body><main><h1>Annual report</h1></main><article><p>"
+        + "Water losses fell from 24 percent to 19 percent after the valve programme. " * 5
+        + "</p></article></body></html>"
+    )
+    assert "Water losses fell" in extract_document(misplaced.encode(), "report.html", None).text
 
 
 def test_a_drafts_tracked_insertions_are_its_text_and_its_deletions_are_not():
