@@ -158,10 +158,11 @@ _KIND_CUES: list[tuple[str, re.Pattern]] = [
     ),
 ]
 
-# Hedges make a sentence an uncertainty. "may" only in lower case: "May 2021" is a month. "could not" says
-# what was not possible ("38 machines could not run the software"), a fact.
+# Hedges make a sentence an uncertainty. "may" only in lower case: "May 2021" is a month; "may not" and "may
+# only" state a rule ("Indirect costs may not exceed 12 percent"), as a contract or a policy does. "could not"
+# says what was not possible ("38 machines could not run the software"), a fact.
 _HEDGE = re.compile(
-    r"\b(?:(?-i:may)|might|could(?! not\b)|possibly|perhaps|unclear|uncertain\w*|unknown"
+    r"\b(?:(?-i:may)(?! not\b| only\b)|might|could(?! not\b)|possibly|perhaps|unclear|uncertain\w*|unknown"
     r"|not (?:yet )?(?:known|clear|confirmed)|approximately|approx\.|about(?= \d)|around(?= \d)|roughly"
     r"|estimated?|preliminary|likely|unlikely"
     r"|appears? to|seems? to|not yet|tentative\w*|unconfirmed|unverified|reportedly|allegedly|to be confirmed"

@@ -1188,3 +1188,14 @@ def test_a_tables_total_row_is_its_total_not_a_row_and_brackets_make_a_figure_ne
     document = extract_document(data, "budget.csv", "text/csv", ExtractionLimits.from_settings())
     claims = [fact["claim"] for fact in file_digest("budget.csv", [s.as_dict() for s in document.spans], "csv")["facts"]]
     assert claims[0].startswith("budget.csv is a table of 5 rows and 5 columns"), claims
+
+
+def test_a_rules_may_not_is_no_uncertainty_and_a_hedges_may_is_one():
+    """A grant agreement's "Indirect costs … may not exceed 12 percent of direct costs." was listed among the
+    digest's uncertainties: a rule, not a doubt."""
+    spans = spans_of(
+        "Indirect costs charged to the grant may not exceed 12 percent of direct costs. "
+        "Funds may only be spent in Eastport. Night-time losses may be underestimated by 3 percent."
+    )
+    doubts = [item["text"] for item in file_digest("agreement.txt", spans)["uncertainties"]]
+    assert doubts == ["Night-time losses may be underestimated by 3 percent."], doubts
