@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .binary_readers import _docx_blocks, _image_blocks, _pdf_blocks
 from .decoding import decode_text
-from .formats import detect_format
+from .formats import UNSUPPORTED_ADVICE, detect_format
 from .html_reader import _html_blocks
 from .limits import ExtractionError, ExtractionLimits, _Budget, _short
 from .spans import Span, _assemble
@@ -55,7 +55,10 @@ def extract_document(
         raise ExtractionError("empty", "file is empty")
     file_format, mime_type = detect_format(filename, data, declared_mime)
     if file_format == "unsupported":
-        raise ExtractionError("unsupported_format", f"unsupported format: {mime_type}")
+        # "unsupported format: an Excel workbook: save each sheet as CSV", or its media type when it is nothing known
+        raise ExtractionError(
+            "unsupported_format", f"unsupported format: {UNSUPPORTED_ADVICE.get(mime_type, mime_type)}"
+        )
     budget = _Budget(limits)
     page_count = None
     notes: list[str] = []

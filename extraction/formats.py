@@ -59,7 +59,25 @@ UNSUPPORTED_MAGIC = (
     (b"\xd0\xcf\x11\xe0", "application/msword"),
     (b"\x7fELF", "application/x-executable"),
     (b"MZ", "application/x-msdownload"),
+    (b"{\\rtf", "application/rtf"),
 )
+# Office and OpenDocument files are ZIP packages: the member that tells which, its media type.
+ZIP_PACKAGES = (
+    ("xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    ("ppt/presentation.xml", "application/vnd.openxmlformats-officedocument.presentationml.presentation"),
+)
+# What an unsupported file is, and what to save it as, said in its error ("unsupported format: …").
+UNSUPPORTED_ADVICE = {
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "an Excel workbook: save each sheet as CSV",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": (
+        "a PowerPoint deck: export it as PDF"
+    ),
+    "application/vnd.oasis.opendocument.text": "an OpenDocument text: save it as DOCX or PDF",
+    "application/vnd.oasis.opendocument.spreadsheet": "an OpenDocument spreadsheet: save each sheet as CSV",
+    "application/vnd.oasis.opendocument.presentation": "an OpenDocument presentation: export it as PDF",
+    "application/msword": "an older Office file (DOC, XLS or PPT): save it as DOCX, CSV or PDF",
+    "application/rtf": "an RTF document: save it as DOCX or PDF",
+}
 
 
 def clean_filename(name: str) -> str:
@@ -88,9 +106,7 @@ def detect_format(filename: str, data: bytes | BinaryIO, declared_mime: str | No
     if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024]:
         return "pdf", MIME_TYPES["pdf"]
     if head.startswith(b"PK\x03\x04"):
-        if _zip_has(handle, "word/document.xml"):
-            return "docx", MIME_TYPES["docx"]
-        return "unsupported", "application/zip"
+        return _zip_format(handle)
     for magic, mime in IMAGE_MAGIC:
         if head.startswith(magic):
             return "image", mime
@@ -118,12 +134,19 @@ def _format_from_mime(mime: str | None) -> str | None:
     return None
 
 
-def _zip_has(handle: BinaryIO, member: str) -> bool:
+def _zip_format(handle: BinaryIO) -> tuple[str, str]:
+    """A ZIP package's format: DOCX read, an Excel workbook or a slide deck named (to refuse clearly), an
+    OpenDocument file by its `mimetype` member; any other ZIP is an archive."""
     try:
         with zipfile.ZipFile(handle) as archive:
-            return member in archive.namelist()
-    except (zipfile.BadZipFile, ValueError, OSError):
-        return False
+            names = set(archive.namelist())
+            if "word/document.xml" in names:
+                return "docx", MIME_TYPES["docx"]
+            opendocument = archive.read("mimetype")[:100].decode("ascii", "replace") if "mimetype" in names else ""
+    except (zipfile.BadZipFile, ValueError, OSError, KeyError):
+        return "unsupported", "application/zip"
+    package = next((mime for member, mime in ZIP_PACKAGES if member in names), None)
+    return "unsupported", package or (opendocument if opendocument in UNSUPPORTED_ADVICE else "application/zip")
 
 
 def _looks_like_text(data: bytes) -> bool:

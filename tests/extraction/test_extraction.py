@@ -202,6 +202,32 @@ def test_limits_truncate_pages_and_characters():
     assert short.truncated and len(short.text) <= 1000
 
 
+def test_an_office_file_it_does_not_read_is_named_with_what_to_save_it_as():
+    """An Excel workbook was refused as "unsupported format: application/zip", which says nothing a person can act
+    on: a workbook, a slide deck and an OpenDocument file are ZIP packages like a DOCX."""
+
+    def package(members: dict[str, str]) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for name, text in members.items():
+                archive.writestr(name, text)
+        return buffer.getvalue()
+
+    said = {
+        "budget.xlsx": (package({"xl/workbook.xml": "<workbook/>"}), "an Excel workbook: save each sheet as CSV"),
+        "deck.pptx": (package({"ppt/presentation.xml": "<p/>"}), "a PowerPoint deck: export it as PDF"),
+        "notes.odt": (
+            package({"mimetype": "application/vnd.oasis.opendocument.text"}),
+            "an OpenDocument text: save it as DOCX or PDF",
+        ),
+        "photos.zip": (package({"a.txt": "hello"}), "application/zip"),
+    }
+    for name, (data, message) in said.items():
+        with pytest.raises(ExtractionError) as caught:
+            extract_document(data, name)
+        assert caught.value.code == "unsupported_format" and caught.value.message == f"unsupported format: {message}"
+
+
 @pytest.mark.parametrize(
     "data, name, code, message",
     [
@@ -211,6 +237,7 @@ def test_limits_truncate_pages_and_characters():
         (b"\x89PNG\r\n\x1a\n" + bytes(100), "photo.png", "corrupt", "not a valid image"),
         (b"%PDF-1.7\n1 0 obj <<>> garbage", "broken.pdf", "corrupt", "not a valid PDF"),
         (b"PK\x03\x04 not really a zip", "broken.docx", "unsupported_format", "application/zip"),
+        (b"{\\rtf1\\ansi This is a memo.}", "memo.rtf", "unsupported_format", "an RTF document: save it as DOCX"),
         (b'{"a": [1, 2,', "bad.json", "corrupt", "invalid JSON"),
         (bytes(range(256)) * 4, "blob.bin", "unsupported_format", "unsupported format"),
     ],
