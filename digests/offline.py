@@ -436,7 +436,9 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
         score += 1 if position == 0 else 0  # an opening sentence often says what the document is
         return (-score, position)
 
-    best = sorted(window, key=informativeness)[:MAX_SUMMARY_SENTENCES]
+    # A sentence the document repeats (a disclaimer, a paragraph pasted twice) is told once.
+    distinct = {comparison_key(sentence): (position, sentence) for position, sentence in reversed(window)}
+    best = sorted(distinct.values(), key=informativeness)[:MAX_SUMMARY_SENTENCES]
     # A list's item ends without a full stop: closed, it does not run into the sentence after it.
     summary = " ".join(ended(cut_text(sentence, 300)) for _, sentence in best)
     if summary:

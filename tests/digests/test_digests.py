@@ -1199,3 +1199,11 @@ def test_a_rules_may_not_is_no_uncertainty_and_a_hedges_may_is_one():
     )
     doubts = [item["text"] for item in file_digest("agreement.txt", spans)["uncertainties"]]
     assert doubts == ["Night-time losses may be underestimated by 3 percent."], doubts
+
+
+def test_a_sentence_the_document_repeats_is_told_once_in_its_summary():
+    """An annual report that opens each section with the same sentence had it three times in its summary."""
+    repeated = "The programme served adult learners in Eastport in 2026."
+    spans = spans_of(f"{repeated} {repeated}", f"{repeated} Enrolment rose from 140 to 182 learners in a year.")
+    summary = file_digest("report.txt", spans)["summary"]
+    assert summary.count(repeated) == 1 and "Enrolment rose from 140 to 182" in summary, summary
