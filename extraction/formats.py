@@ -16,6 +16,7 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # files it read before are read again on their session's next parse (context_app.pipeline.reread). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
+    "pdf": "pdf.2",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
 }
