@@ -344,7 +344,9 @@ def per_file_digest(prompt: str) -> dict:
         if hedged:
             uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
             add_unique(uncertainties, comparison_key(sentence), uncertainty)
-        if sentence.rstrip().endswith("?"):  # a question is not a claim
+        # A question is not a claim, nor a line that announces what follows ("On 20 Nov, Lena wrote:", "The steps
+        # are:"): it says nothing until the next line does.
+        if sentence.rstrip().endswith(("?", ":")):
             continue
         cued = _kind(sentence)
         kind = cued or "fact"
@@ -422,7 +424,7 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
     window = [
         (position, sentence)
         for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])
-        if not sentence.endswith("?") and not csv_row_fields(sentence)
+        if not sentence.endswith(("?", ":")) and not csv_row_fields(sentence)
     ]
     said = [set(content_terms(sentence)) for sentence in sentences]
     recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}

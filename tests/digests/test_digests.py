@@ -1207,3 +1207,16 @@ def test_a_sentence_the_document_repeats_is_told_once_in_its_summary():
     spans = spans_of(f"{repeated} {repeated}", f"{repeated} Enrolment rose from 140 to 182 learners in a year.")
     summary = file_digest("report.txt", spans)["summary"]
     assert summary.count(repeated) == 1 and "Enrolment rose from 140 to 182" in summary, summary
+
+
+def test_a_line_that_announces_what_follows_is_no_fact():
+    """An e-mail's reply header ("On 20 Nov, Lena wrote:") was a digest fact: it says nothing until the quoted
+    lines do."""
+    spans = spans_of(
+        "They want 15% off the 120,000 EUR deal and a three-year term.\n\n"
+        "On 20 Nov, Lena wrote:\n> Can someone check whether Helio still needs SSO by Friday?"
+    )
+    digest = file_digest("call.eml", spans)
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims == ["They want 15% off the 120,000 EUR deal and a three-year term."], claims
+    assert "wrote" not in digest["summary"]
