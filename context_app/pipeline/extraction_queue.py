@@ -48,19 +48,21 @@ def reread_by_improved_readers(context_set_id) -> int:
     outdated = Q()
     for file_format, version in READER_VERSIONS.items():
         outdated |= Q(format=file_format) & ~Q(reader_version=version)
+    candidates = ContextFile.objects.filter(outdated, context_set_id=context_set_id).exclude(extracted_text_hash="")
+    if not candidates.exists():  # the parse's usual case: one query, no lock
+        return 0
     with transaction.atomic():
-        files = list(
-            ContextFile.objects.select_for_update()
-            .filter(outdated, context_set_id=context_set_id)
-            .exclude(extracted_text_hash="")
-            .exclude(digest_status=DigestStatus.PARSING)
-        )
-        if not files:
+        # The set's row first, then its files', as a request's mutation locks them (services._lock).
+        context_set = ContextSet.objects.select_for_update().filter(pk=context_set_id).first()
+        if context_set is None:  # its session was deleted meanwhile
             return 0
+        files = list(candidates.select_for_update().exclude(digest_status=DigestStatus.PARSING))
         for file in files:
             queue_extraction(file)
             file.requeued_because = READ_AGAIN
             file.save()
-        refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=context_set_id))
+        refresh_aggregate_state(context_set)
+    if not files:
+        return 0
     logger.info("%s files of %s are read again by improved readers", len(files), context_set_id)
     return len(files)
