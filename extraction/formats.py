@@ -18,6 +18,7 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 READER_VERSIONS = {
     "pdf": "pdf.2",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
+    "markdown": "markdown.2",  # a note's YAML front matter is one record (text_readers._front_matter)
     "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
 }
 

@@ -27,11 +27,40 @@ def _is_setext_underline(line: str) -> bool:
     return bool(stripped) and (set(stripped) == {"="} or set(stripped) == {"-"})
 
 
+FRONT_MATTER_MAX_LINES = 50
+
+
+def _front_matter(lines: list[str]) -> tuple[str, int] | None:
+    """A note's YAML front matter ("---" / "title: Travel policy" / "author: Ruth Lind" / "---"), said as one
+    record ("title: Travel policy; author: Ruth Lind", as a CSV's row is), and the index of its closing line; None
+    when the note has none. A nested line (indented, a list's "- item") goes on its field's value."""
+    if not lines or lines[0].strip() != "---":
+        return None
+    fields: list[list[str]] = []
+    for end, line in enumerate(lines[1:FRONT_MATTER_MAX_LINES], start=1):
+        if line.strip() in ("---", "..."):
+            said = "; ".join(f"{key}: {' '.join(value.split())}" for key, value in fields if value.strip())
+            return (said, end) if said else None
+        key, colon, value = line.partition(":")
+        if line[:1] in (" ", "\t", "-") and fields:
+            fields[-1][1] += f" {line.strip().removeprefix('- ')}"
+        elif colon and key.strip() and " " not in key.strip():
+            fields.append([key.strip(), value.strip().replace(";", ",")])
+        elif line.strip():
+            return None  # not YAML: a thematic break, then text
+    return None
+
+
 def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
     headings: list[tuple[int, str]] = []
     blocks: list[Block] = []
     lines = normalise_text(text).split("\n")
     paragraph: list[str] = []
+    front_matter = _front_matter(lines)
+    if front_matter is not None:
+        said, end = front_matter
+        blocks.append(Block(said, "front matter", new_section=True))
+        lines = lines[end + 1 :]
 
     def flush():
         if paragraph:

@@ -146,6 +146,23 @@ def test_a_drafts_tracked_insertions_are_its_text_and_its_deletions_are_not():
     assert "Claims are filed within | 60 days" in text
 
 
+def test_a_notes_front_matter_is_one_record_and_a_thematic_break_is_no_front_matter():
+    """A travel policy kept as a Markdown note opened with YAML front matter: "title: Travel policy" was a digest
+    fact and ended its summary, and its author was a line of its own."""
+    note = (
+        "---\ntitle: Travel policy\nauthor: Ruth Lind\ntags:\n  - finance\n  - travel\n---\n\n"
+        "# Travel policy\n\nHotel costs are capped at 140 EUR a night.\n"
+    )
+    document = extract_document(note.encode(), "travel.md", None)
+    assert (document.spans[0].locator, document.spans[0].text) == (
+        "front matter",
+        "title: Travel policy; author: Ruth Lind; tags: finance travel",
+    )
+    assert "---" not in document.text and "Hotel costs are capped at 140 EUR a night." in document.text
+    ruled = "---\n\nThe pumps were checked on Monday.\n\n---\n\nThe valves were checked on Tuesday.\n"
+    assert extract_document(ruled.encode(), "log.md", None).text.count("checked") == 2
+
+
 def test_markdown_heading_paths():
     document = extract("notes.md")
     locators = [s.locator for s in document.spans]
