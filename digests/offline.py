@@ -259,6 +259,12 @@ def _asks_alone(paragraph: str) -> bool:
     return bool(line) and "\n" not in line and line.endswith("?")
 
 
+def _claims_nothing(sentence: str) -> bool:
+    """A question, or a line that announces what follows ("On 20 Nov, Lena wrote:", "The steps are:"): it says
+    nothing until the next line does. Neither a fact nor a summary's sentence."""
+    return sentence.rstrip().endswith(("?", ":"))
+
+
 def _kind(sentence: str) -> str | None:
     for kind, cue in _KIND_CUES:
         if cue.search(sentence):
@@ -344,9 +350,7 @@ def per_file_digest(prompt: str) -> dict:
         if hedged:
             uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
             add_unique(uncertainties, comparison_key(sentence), uncertainty)
-        # A question is not a claim, nor a line that announces what follows ("On 20 Nov, Lena wrote:", "The steps
-        # are:"): it says nothing until the next line does.
-        if sentence.rstrip().endswith(("?", ":")):
+        if _claims_nothing(sentence):
             continue
         cued = _kind(sentence)
         kind = cued or "fact"
@@ -424,7 +428,7 @@ def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str
     window = [
         (position, sentence)
         for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])
-        if not sentence.endswith(("?", ":")) and not csv_row_fields(sentence)
+        if not _claims_nothing(sentence) and not csv_row_fields(sentence)
     ]
     said = [set(content_terms(sentence)) for sentence in sentences]
     recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}

@@ -13,7 +13,7 @@ from .decoding import _wide_encoding
 
 FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # Which reader read a file: a format's entry moves on when its reader reads the same bytes otherwise, so the
-# files it read before are read again on their session's next parse (context_app.pipeline.reread). A format
+# files it read before are read again on their session's next parse (context_app.pipeline.extraction_queue). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
     "pdf": "pdf.2",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers

@@ -50,7 +50,6 @@ class _HTMLText:
         self.title: list[str] = []
         self.in_title = False
         self.opened_main: list[bool] = []  # per open element, whether it is the page's main content
-        self.in_main = 0
         self.main_blocks: list[Block] = []  # the blocks read inside the main content
 
     def start(self, tag, attrib) -> None:
@@ -58,10 +57,9 @@ class _HTMLText:
             return
         tag = tag.lower()
         main = tag == "main" or str(attrib.get("role", "")).lower() == "main"
-        self.opened_main.append(main)
         if main:
-            self.flush()
-            self.in_main += 1
+            self.flush()  # what came before is outside it
+        self.opened_main.append(main)
         if tag == "title":
             self.in_title = True
         elif tag in self.SKIP:
@@ -78,9 +76,10 @@ class _HTMLText:
         if not isinstance(tag, str):
             return
         tag = tag.lower()
-        if self.opened_main and self.opened_main.pop():
-            self.flush()
-            self.in_main -= 1
+        if self.opened_main and self.opened_main[-1]:
+            self.flush()  # its last text is inside it
+        if self.opened_main:
+            self.opened_main.pop()
         if tag == "title":
             self.in_title = False
         elif tag in self.SKIP:
@@ -116,7 +115,7 @@ class _HTMLText:
 
     def _add(self, block: Block) -> None:
         self.blocks.append(block)
-        if self.in_main:
+        if True in self.opened_main:
             self.main_blocks.append(block)
 
     def close(self) -> None:
