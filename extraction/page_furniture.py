@@ -26,7 +26,7 @@ _SENTENCE_END = re.compile(r"[.!?][\"'”’)]*$")
 def without_page_furniture(pages: list[str]) -> list[str]:
     """The pages' texts without the lines that run at the top or foot of most of them."""
     if len(pages) == 2:
-        return _without_page_numbered_lines(pages)
+        return _two_pages_furniture(pages)
     if len(pages) < FURNITURE_MIN_PAGES:
         return pages
     edges = [_edge_keys(page) for page in pages]
@@ -41,18 +41,27 @@ def without_page_furniture(pages: list[str]) -> list[str]:
     return [_without(page, furniture) for page in pages]
 
 
-def _without_page_numbered_lines(pages: list[str]) -> list[str]:
-    """Two pages: a line at both pages' edges is furniture only when it counts them ("Grant Agreement HF-2026-114
-    — Page 1 of 2", then "Page 2 of 2"): the same line but for its figures, its figures not the same. A title
-    both pages open with may be the document's own ("Harbour Water Audit" above each page's finding)."""
+def _two_pages_furniture(pages: list[str]) -> list[str]:
+    """Two pages: a line at both pages' edges is furniture when it counts them ("Grant Agreement HF-2026-114
+    — Page 1 of 2", then "Page 2 of 2"): the same line but for its figures, its figures not the same; or when
+    both pages close with it (a running header PDFium reads after the page's text). A title both pages open
+    with may be the document's own ("Harbour Water Audit" above each page's finding)."""
     first, second = ({_line_key(line): line for line in _edge_lines(page)} for page in pages)
     numbered = {key for key in first.keys() & second.keys() if first[key] != second[key] and not _is_sentence(key)}
-    return [_without(page, numbered) for page in pages] if numbered else pages
+    pages = [_without(page, numbered) for page in pages] if numbered else pages
+    closing = {_line_key(_last_line(page)) for page in pages}
+    if len(closing) == 1 and not _is_sentence(key := closing.pop()) and key:
+        pages = [_without(page, {key}) for page in pages]
+    return pages
 
 
 def _edge_lines(page: str) -> list[str]:
     lines = [line for line in page.split("\n") if line.strip()]
     return lines[:FURNITURE_EDGE_LINES] + lines[-FURNITURE_EDGE_LINES:]
+
+
+def _last_line(page: str) -> str:
+    return next((line for line in reversed(page.split("\n")) if line.strip()), "")
 
 
 def _line_key(line: str) -> str:

@@ -65,7 +65,7 @@ def plain_list_lines(label: str, values: list[PLAIN]) -> list[str]:
     said = [plain(entry) for entry in values]
     if any(entry.rstrip().endswith(SENTENCE_ENDS) for entry in said):
         return [f"{item_label(label, number)}: {entry}" for number, entry in enumerate(said, 1)]
-    return [f"{label}: {listed(said)}."]
+    return [closed(f"{label}: {listed(said)}")]
 
 
 def item_label(label: str, number: int) -> str:
@@ -93,7 +93,14 @@ def record_line(label: str, record: dict) -> str:
     fields = [
         f"{name} {plain(value)}" for name, value in record.items() if isinstance(value, PLAIN) and value is not None
     ]
-    return f"{label}: {listed(fields)}."
+    return closed(f"{label}: {listed(fields)}")
+
+
+def closed(line: str) -> str:
+    """`line` closed by a full stop, unless its last value already ends as a sentence does ("answer Use a lap
+    length of 50 bar diameters."), not "… diameters..".
+    """
+    return line if line.endswith((*SENTENCE_ENDS, "…")) else f"{line}."
 
 
 def listed(items: list[str]) -> str:

@@ -368,15 +368,31 @@ def _is_title(piece: str) -> bool:
     text = piece.strip()
     if not text or text[-1] in ".!?;:\"'”’)]" or csv_row_fields(text) or _gives_a_figure(text):
         return False
-    words = [word for word in re.findall(r"[^\W\d_][\w'’-]*", text) if len(word) > 3]
-    return bool(words) and all(word[0].isupper() for word in words)
+    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    # A sentence's first word is capitalised whatever it is: alone it tells nothing ("Close the tap now").
+    capitalised = words[:1] and (words[0].isupper() or any(word[0].isupper() for word in words[1:]))
+    return bool(capitalised) and all(word[0].isupper() for word in words if len(word) > 3)
 
 
-def _heads_its_clauses(line: str, following: str) -> bool:
-    """Whether `line` is a section's number and name above the clauses numbered under it ("1. Amount and payment"
-    above "1.1 The Foundation grants …"): a heading, though PDFium reads it as a list's item."""
-    number, first_clause = _clause_number(line), _clause_number(following)
-    return bool(number and first_clause.startswith(f"{number}.") and line.rstrip()[-1] not in ".!?:;")
+def _is_numbered_heading(before: str, line: str, after: str) -> bool:
+    """Whether `line` is a section's number and name, a heading though it reads as a list's item: above the
+    clauses numbered under it ("1. Amount and payment" above "1.1 The Foundation grants …"), or standing
+    between lines that are no list's items ("3. Cranes and lifting" between two paragraphs; `before` and
+    `after` are the nearest lines that are not blank, so a list with blank lines between its items is still a
+    list)."""
+    number = _clause_number(line)
+    if not number or not is_heading_line(line.strip()[len(number) :].lstrip(". ")):
+        return False
+    return _clause_number(after).startswith(f"{number}.") or not (_LIST_MARK.match(before) or _LIST_MARK.match(after))
+
+
+def _nearest_filled(lines: list[str], start: int, step: int) -> str:
+    """The first line from `start` on, going by `step`, that is not blank; "" when there is none."""
+    while 0 <= start < len(lines):
+        if lines[start].strip():
+            return lines[start]
+        start += step
+    return ""
 
 
 def _clause_number(line: str) -> str:
@@ -448,8 +464,10 @@ def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     pieces: list[str] = []
     lines = _unwrap(text).split("\n")
-    for line, following in zip(lines, [*lines[1:], ""], strict=True):
-        if _heads_its_clauses(line, following):
+    for number, line in enumerate(lines):
+        if _clause_number(line) and _is_numbered_heading(
+            _nearest_filled(lines, number - 1, -1), line, _nearest_filled(lines, number + 1, 1)
+        ):
             continue
         same_line = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
         # A table's row is one record, whatever sentences its cells hold ("description: … 21%. Please reissue.").

@@ -402,6 +402,18 @@ def test_a_short_document_keeps_every_line_but_the_one_that_numbers_its_pages():
     assert document.text.count("read low.") == 2
 
 
+def test_a_running_header_both_pages_close_with_is_furniture():
+    """WeasyPrint's running header reaches PDFium after the page's text: a safety plan's two pages each ended
+    "Riverside Library extension — safety plan", and the digest made a fact of it."""
+    header = "Riverside Library extension - safety plan"
+    pages = [[f"Rule {n}: visitors sign in at the office.", header, f"Page {n} of 2"] for n in (1, 2)]
+    document = extract_document(build_pdf(pages), "plan.pdf", None, None)
+    assert header not in document.text and "of 2" not in document.text
+    assert document.text.count("visitors sign in") == 2
+    different = [[f"Rule {n}: visitors sign in at the office.", f"Closing line {'AB'[n - 1]} here"] for n in (1, 2)]
+    assert "Closing line A here" in extract_document(build_pdf(different), "plan.pdf", None, None).text
+
+
 def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_hyphen():
     """PDFium marks an author's hyphen that ends a line as a line-end hyphen ("low\\ufffesalt"), and leaves the
     hyphen a layout engine puts there (WeasyPrint's U+2010) as a character: the document's own usage tells."""

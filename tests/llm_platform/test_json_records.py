@@ -60,3 +60,13 @@ def test_text_that_is_no_whole_json_value_is_read_as_sentences():
     assert statements('milestones: [\n  {\n    "name": "Local note storage",') == []  # a value a window cut
     prose = "The plan: {draft} is ready for review by the whole team today."
     assert statements(prose) == [prose]
+
+
+def test_a_record_whose_last_value_ends_a_sentence_is_closed_once():
+    """An RFI log's answer "… as drawing S-210 rev C." was said "… rev C..", in digests and reports alike."""
+    rfis = [{"id": "RFI-031", "answer": "Use a lap length of 50 bar diameters."}, {"id": "RFI-032", "status": "open"}]
+    said = statements("rfis: " + json.dumps(rfis))
+    assert said == [
+        "rfis, item 1: id RFI-031, answer Use a lap length of 50 bar diameters.",
+        "rfis, item 2: id RFI-032, status open.",
+    ]

@@ -239,3 +239,20 @@ def test_a_label_with_its_figure_is_a_sentence_not_a_title():
         "Board of Directors: Minutes of 14 October 2026\nTotal due: $4,275.00\nPayment Terms Apply\n"
         "Delivery to Eastport: $150.00"
     ) == ["Total due: $4,275.00", "Delivery to Eastport: $150.00"]
+
+
+def test_a_numbered_section_heading_is_no_sentence_and_a_numbered_list_keeps_its_items():
+    """A subcontract's "2. Price and payment" (a DOCX heading) and a safety plan's "3. Cranes and lifting" (a PDF's
+    line) were digest facts: a numbered line between lines that are no list's items heads a section."""
+    assert split_sentences("2. Price and payment\n\nThe subcontract sum is EUR 612,000.") == [
+        "The subcontract sum is EUR 612,000."
+    ]
+    assert split_sentences("Lifts are planned.\n3. Cranes and lifting\nThe crane stops in high wind.") == [
+        "Lifts are planned.",
+        "The crane stops in high wind.",
+    ]
+    steps = ["Open the valve now", "Close the tap now", "Wait for ten minutes"]  # one long word is no title
+    tight = "Steps:\n" + "\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1)) + "\nThen read the meter."
+    loose = "\n\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
+    assert split_sentences(tight) == [*steps, "Then read the meter."]
+    assert split_sentences(loose) == steps
