@@ -48,7 +48,7 @@ from .artifacts import (
 )
 from .models import ChatMessage, ContextRequest, ContextSupply, Conversation
 from .serializers import message_json, request_json
-from .turn_text import FOLLOW_UP_TERMS, item_text, plain_sentence, sentence_key
+from .turn_text import is_bare_follow_up, item_text, plain_sentence, sentence_key
 
 logger = logging.getLogger(__name__)
 
@@ -431,7 +431,7 @@ def _history(message: ChatMessage) -> list[dict]:
 def _searched_question(message: ChatMessage, history: list[dict]) -> str:
     """What the library is searched for: the message, and for a bare follow-up ("and in 2023?") the
     previous user message as well."""
-    if len(query_terms(message.content)) >= FOLLOW_UP_TERMS:
+    if not is_bare_follow_up(message.content, len(query_terms(message.content))):
         return message.content
     previous = next((turn["content"] for turn in reversed(history) if turn["role"] == "user"), "")
     return f"{message.content} {previous}".strip()

@@ -1,18 +1,36 @@
 """What preparing a chat turn (services) and answering it offline (offline/) agree on about its text.
 
-A bare follow-up ("and in 2023?") has fewer than FOLLOW_UP_TERMS terms and borrows the
-previous user message's: the library is searched for both, and the offline answer reads
-both. Two copies of a sentence (a digest's item line, the same sentence in a report) are
+A bare follow-up ("and in 2023?", "what about the roof?", "how much does it cost?") borrows the
+previous user message's terms: the library is searched for both, and the offline answer reads
+both (`is_bare_follow_up`). Two copies of a sentence (a digest's item line, the same sentence in a report) are
 one when their `sentence_key`s are equal: a suggestion, an answer's sentence, is told once.
 """
 
 import re
 
 from llm_platform.sourcerefs import SPAN
+from llm_platform.terms import WORD
 
-FOLLOW_UP_TERMS = 2  # a message with fewer terms than this borrows the previous user message's
+FOLLOW_UP_TERMS = 2  # a message with fewer terms than this may borrow the previous user message's
+# A clause's finite verb, and the pronouns that point back to what was said before: English grammar's closed
+# classes, not a list of questions.
+_FINITE_VERBS = frozenset(
+    "am is are was were be been has have had do does did can could will would shall should".split()
+)
+_POINTING_BACK = frozenset("it its they them their this that these those he him his she her".split())
 
 _MARKS = re.compile(rf"^\[[a-z]+\]\s*|\s*\([^()]*::{SPAN}[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
+
+
+def is_bare_follow_up(message: str, term_count: int) -> bool:
+    """Whether a message of `term_count` terms goes on from the previous one: it has fewer than FOLLOW_UP_TERMS
+    and either no verb of its own ("And in 2023?", "What about the roof?") or a pronoun pointing back ("How
+    much does it cost?"). "Who is doing the roof?" is a question whole: it borrows nothing, so the previous
+    question's "facade" is not asked about again."""
+    if term_count >= FOLLOW_UP_TERMS:
+        return False
+    words = {word.lower() for word in WORD.findall(message)}
+    return not words & _FINITE_VERBS or bool(words & _POINTING_BACK)
 
 
 def sentence_key(text: str) -> str:

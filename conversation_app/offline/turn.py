@@ -33,7 +33,7 @@ this turn (candidates.py).
   token budget): the system attaches what it holds itself, and re-attaching what
   was read whole would keep the request from ever reaching a person.
 
-A bare follow-up ("and in 2023?", fewer than two terms) borrows the terms of
+A bare follow-up ("and in 2023?", turn_text.is_bare_follow_up) borrows the terms of
 the previous user message in `history` (message.py).
 """
 
@@ -45,7 +45,7 @@ from llm_platform.base import ProviderError
 from llm_platform.extractive import covered_phrases, uncovered_phrases
 from llm_platform.task_envelope import read_task
 
-from ..turn_text import FOLLOW_UP_TERMS
+from ..turn_text import is_bare_follow_up
 from .answering import answering_candidates, best_candidates
 from .candidates import chunk_texts, collect_candidates, read_supplies
 from .composing import compose_answer
@@ -69,7 +69,7 @@ def chat_turn(prompt: str) -> dict:
 
     terms = message_terms(message)
     asked = message
-    if len(terms) < FOLLOW_UP_TERMS and not is_small_talk(message):
+    if is_bare_follow_up(message, len(terms)) and not is_small_talk(message):
         previous = previous_user_message(inputs.get("history"), message)
         if previous:
             terms = list(dict.fromkeys([*terms, *message_terms(previous)]))
