@@ -27,7 +27,7 @@ from llm_platform.ir.types import Source
 from llm_platform.json_records import said_records
 from llm_platform.sourcerefs import split_ref
 from llm_platform.tables import said_as_records
-from llm_platform.terms import heading_alone, split_leading_heading, split_sentences
+from llm_platform.terms import heading_alone, sentences_by_line, split_leading_heading, split_sentences
 from research_app.models import ResearchRun
 from workspaces.models import ResearchSession
 
@@ -93,21 +93,26 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
         lines, headings = [], []
         for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
             # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
-            said = said_records(span["text"])
-            if said is None:
+            records = said_records(span["text"])
+            if records is None:
                 # A span's heading names what its sentences are about: the passage's title says it, and it
                 # is no sentence of an answer (nor of a card's suggestion).
                 alone = heading_alone(span["text"])
                 heading, text = (alone, "") if alone else split_leading_heading(span["text"])
                 if heading and heading not in hit.section_path:
                     headings.append(heading)
-                said = split_sentences(said_as_records(text))  # a table's rows as records under its header
-            lines.extend(cited_sentence(sentence, f"{hit.filename}::{span['span_id']}") for sentence in said)
+                said = sentences_by_line(said_as_records(text))  # a table's rows as records under its header
+            else:
+                said = [[record] for record in records]
+            # A sentence a line, and a blank line where the file's line ends: a question alone on its line may
+            # head what follows (an FAQ's), one followed on its line is a request (conversation_app.offline).
+            ref = f"{hit.filename}::{span['span_id']}"
+            lines.extend("\n".join(cited_sentence(sentence, ref) for sentence in line) for line in said)
         if not lines:
             continue  # a heading alone: nothing to quote
         where = " › ".join(filter(None, [hit.section_path or (f"page {hit.page}" if hit.page else ""), *headings]))
         title = f"{hit.filename} › {where}" if where else hit.filename
-        passages.append(Artifact(f"passage:{hit.sourceref}", title, "\n".join(lines)))
+        passages.append(Artifact(f"passage:{hit.sourceref}", title, "\n\n".join(lines)))
     return passages
 
 

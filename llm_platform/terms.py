@@ -462,7 +462,14 @@ def is_heading_line(line: str) -> bool:
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
-    pieces: list[str] = []
+    return [sentence for line in sentences_by_line(text) for sentence in line]
+
+
+def sentences_by_line(text: str) -> list[list[str]]:
+    """`split_sentences`, grouped by the line (a paragraph, a list item, a row, once wrapped lines are joined)
+    each stands on: whether a question stands alone on its line, or a request runs on into the next sentence
+    ("Could you price this change by 27 November? The board has set aside EUR 40,000 for it.")."""
+    pieces: list[tuple[int, str]] = []
     lines = _unwrap(text).split("\n")
     for number, line in enumerate(lines):
         if _clause_number(line) and _is_numbered_heading(
@@ -477,19 +484,19 @@ def split_sentences(text: str) -> list[str]:
                 continue
             # "e.g. Berlin" or "Dr. Smith" is not a sentence end, nor is a full stop inside a quotation
             # ('"I don't need the maps offline. I need my notes."'): glue the split back.
-            if same_line and (_ABBREVIATION.search(pieces[-1]) or _inside_quotation(pieces[-1])):
-                pieces[-1] = f"{pieces[-1]} {piece}"
+            if same_line and (_ABBREVIATION.search(pieces[-1][1]) or _inside_quotation(pieces[-1][1])):
+                pieces[-1] = (number, f"{pieces[-1][1]} {piece}")
             else:
-                pieces.append(piece)
+                pieces.append((number, piece))
             same_line = True
-    sentences = []
-    for piece in pieces:
+    grouped: dict[int, list[str]] = {}
+    for number, piece in pieces:
         if _HEADING_MARK.match(piece) or _is_title(piece):
             continue
         piece = re.sub(r"\s+", " ", _without_markup(_LIST_MARK.sub("", piece))).strip()
         if len(_WORD.findall(piece)) >= 3:
-            sentences.append(piece)
-    return sentences
+            grouped.setdefault(number, []).append(piece)
+    return list(grouped.values())
 
 
 # Markdown's markup, not its words: emphasis, code ticks, a link's target. A reader is shown "Decision: we will

@@ -162,14 +162,17 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         previous = asked = ""
         paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
         span: list[str] = []
-        for piece in _pieces(text):
+        # A passage's lines are the file's, a blank line between two (artifacts.question_passages).
+        lines = [_pieces(line) for line in text.split("\n\n")]
+        for piece, alone in ((piece, len(line) == 1) for line in lines for piece in line):
             refs = source_refs(piece)
             if refs != span:
                 paragraph, span, asked = [], refs, ""
-            # A question in a passage's text (a FAQ's, where its entries are paragraphs: an HTML <summary>, a
-            # DOCX's bold line) is what the sentences after it answer, as a heading's question is; the entries
-            # above it, in the same span, are about other things.
-            if key.startswith(PASSAGE_KEY) and is_question(piece):
+            # A question alone on its line in a passage's text (a FAQ's, where its entries are paragraphs: an HTML
+            # <summary>, a DOCX's bold line) is what the sentences after it answer, as a heading's question is;
+            # the entries above it, in the same span, are about other things. One among sentences on its line
+            # is a request ("Could you price this change …? The board has set aside EUR 40,000 for it.").
+            if key.startswith(PASSAGE_KEY) and is_question(piece) and alone:
                 paragraph, asked = [], piece
             announcing = by_text.get(_sentence_key(previous)) if announces(previous) else None
             if announcing is not None and not announcing.announced:

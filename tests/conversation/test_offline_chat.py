@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from conversation_app.artifacts import report_text
 from conversation_app.offline.candidates import source_refs
 from conversation_app.offline.turn import GREETING
+from conversation_app.turn_text import is_bare_follow_up
 from llm_platform import embeddings
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
@@ -424,6 +425,19 @@ def test_a_bare_follow_up_borrows_the_previous_user_message():
     assert chat("And in 2023?", history=history)["answer"] == ""
 
 
+def test_a_whole_question_of_one_term_borrows_nothing_from_the_one_before():
+    """ "Who is doing the roof?" after "How long does the facade take?" asked about "facade take": one term
+    made it a follow-up. A question with a verb of its own and no pronoun pointing back stands alone."""
+    history = [{"role": "user", "content": "How long did the valve programme take?"}]
+    output = chat("When was the pilot?", history=history)
+    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022.")
+    assert "valve" not in output["answer"]
+    assert is_bare_follow_up("And in 2023?", 0) and is_bare_follow_up("What about the roof?", 1)
+    assert is_bare_follow_up("How much did it cost?", 1)  # "it" points back
+    assert not is_bare_follow_up("Who is doing the roof?", 1)
+    assert not is_bare_follow_up("And the roof, who is doing it?", 2)  # two terms: a question whole
+
+
 # --- contract --------------------------------------------------------------------------
 
 
@@ -488,11 +502,16 @@ def test_a_sentence_held_by_several_artifacts_is_told_once():
 # --- how the sentences of a passage hang together ------------------------------------
 
 
-def passage(ref: str, heading: str, *sentences: str):
-    """A library passage as conversation_app.artifacts.question_passages gives it: a sentence a line, cited."""
+def passage(ref: str, heading: str, *lines: str | tuple[str, ...]):
+    """A library passage as conversation_app.artifacts.question_passages gives it: a sentence a line, cited, a
+    blank line where the file's line ends (a tuple of sentences is one line of the file)."""
     name = ref.split("::")[0]
-    lines = [f"{s[:-1]} ({ref}){s[-1]}" if s[-1] in ".:" else f"{s} ({ref})." for s in sentences]
-    return note_source(f"[passage:{ref}] {name} › {heading}", "\n".join(lines))
+
+    def cited(s: str) -> str:
+        return f"{s[:-1]} ({ref}){s[-1]}" if s[-1] in ".:?" else f"{s} ({ref})."
+
+    said = ["\n".join(map(cited, line)) if isinstance(line, tuple) else cited(line) for line in lines]
+    return note_source(f"[passage:{ref}] {name} › {heading}", "\n\n".join(said))
 
 
 @pytest.fixture
@@ -661,6 +680,23 @@ def test_a_faqs_question_in_its_text_heads_the_answer_below_it_not_the_entries_a
     )
     answer = chat("Are donations tax deductible?", [*SESSION, faq])
     assert "so gifts are deductible" in answer["answer"] and "monthly" not in answer["answer"], answer
+
+
+def test_a_request_in_an_emails_paragraph_heads_nothing():
+    """A client's e-mail: "Could you … tell us the effect on the handover date by 27 November? The board has set
+    aside up to EUR 40,000 for it." made the board's budget the answer to "When is handover planned?". A question
+    with a sentence after it on its line is a request, not an FAQ's entry."""
+    email = passage(
+        "change.txt::S1",
+        "change.txt",
+        "Subject: Change request for the reading room",
+        (
+            "Could you price this change and tell us the effect on the handover date by 27 November?",
+            "The board has set aside up to EUR 40,000 for it.",
+        ),
+    )
+    answer = chat("When is handover planned?", [*SESSION, email])
+    assert "40,000" not in answer["answer"], answer
 
 
 def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share():
