@@ -21,6 +21,7 @@ READER_VERSIONS = {
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.2",  # a note's YAML front matter is one record (text_readers._front_matter)
     "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
+    "text": "text.2",  # an e-mail's header is one record, its body its plain text (text_readers._mail_message)
 }
 
 
@@ -43,6 +44,7 @@ EXTENSIONS = {
     ".text": "text",
     ".log": "text",
     ".rst": "text",
+    ".eml": "text",  # an e-mail saved by a mail program: its header one record, its plain text (text_readers)
 }
 # Images read by OCR (extraction.ocr): a scan, a photo of a page, a screenshot.
 IMAGE_MAGIC = (

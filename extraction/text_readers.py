@@ -1,9 +1,14 @@
 """Readers of decoded text: Markdown, CSV, JSON and plain text (HTML has html_reader)."""
 
 import csv
+import email
 import io
 import json
 import re
+from email import policy
+from email.header import decode_header, make_header
+from email.message import EmailMessage
+from email.parser import HeaderParser
 
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
@@ -165,6 +170,55 @@ def _json_lines(text: str) -> list | None:
         return None
 
 
+# The fields a mail program shows above a message; the rest of an e-mail's header is its transport's
+# (Received, Message-ID, MIME-Version, DKIM-Signature, …).
+MAIL_FIELDS = ("From", "To", "Cc", "Date", "Subject")
+_HEADER_FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:[ \t]")
+
+
 def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     budget.check_time()
-    return [Block(paragraph, "") for paragraph in _paragraphs(normalise_text(text))]
+    text = normalise_text(text)
+    message = _mail_message(text)
+    if message is None:
+        return [Block(paragraph, "") for paragraph in _paragraphs(text)]
+    fields = "; ".join(f"{name}: {_header_value(text, name)}" for name in MAIL_FIELDS if message[name])
+    body = [Block(paragraph, "") for paragraph in _paragraphs(_mail_body(message, text))]
+    if body:
+        body[0].new_section = True
+    return [Block(fields, "e-mail header", new_section=True), *body]
+
+
+def _mail_message(text: str) -> EmailMessage | None:
+    """The e-mail a text is (a saved .eml, a message pasted into a .txt), read by the standard library's parser;
+    None unless the text opens with a header block (fields until the first blank line) that holds a sender or a
+    subject and another field a mail program shows."""
+    head = text.split("\n\n", 1)[0].split("\n")
+    if not _HEADER_FIELD.match(head[0]) or not all(_HEADER_FIELD.match(line) or line[:1] in " \t" for line in head):
+        return None
+    message = email.message_from_string(text, policy=policy.default)
+    shown = [name for name in MAIL_FIELDS if message[name]]
+    return message if len(shown) >= 2 and ({"From", "Subject"} & set(shown)) else None
+
+
+def _header_value(text: str, name: str) -> str:
+    """A header field as its sender wrote it ("To: Project team", not the parser's '"Project team"'), its
+    encoded words decoded ("=?utf-8?q?Gr=C3=BC=C3=9Fe?=" → "Grüße") and its folds unfolded."""
+    raw = HeaderParser().parsestr(text, headersonly=True)[name] or ""
+    try:
+        value = str(make_header(decode_header(raw)))
+    except (LookupError, ValueError):  # an unknown charset: the field as written
+        value = raw
+    return " ".join(value.replace(";", ",").split())
+
+
+def _mail_body(message: EmailMessage, text: str) -> str:
+    """The message's text: its plain part (a MIME message's alternative or first attachment-free text); else
+    what follows its header, as written."""
+    part = message.get_body(preferencelist=("plain",))
+    if part is not None:
+        try:
+            return normalise_text(part.get_content())
+        except (LookupError, ValueError):  # an unknown charset or a broken transfer encoding
+            pass
+    return text.split("\n\n", 1)[1] if "\n\n" in text else ""

@@ -443,3 +443,51 @@ def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     ]
     # Each row is one record, whatever sentences or semicolons its cells hold.
     assert split_sentences(document.spans[1].text) == rows
+
+
+MIME_MAIL = """From: Dana Whitfield <d.whitfield@council.example>
+To: Project team <team@builder.example>
+Subject: =?utf-8?q?Change_request_=E2=80=94_reading_room?=
+Date: Thu, 19 Nov 2026 09:12:00 +0100
+Message-ID: <a1@council.example>
+MIME-Version: 1.0
+Content-Type: multipart/alternative; boundary="b1"
+
+--b1
+Content-Type: text/plain; charset="utf-8"
+Content-Transfer-Encoding: quoted-printable
+
+The board has set aside up to EUR 40,000 for the change =E2=80=94 please pric=
+e it by 27 November.
+
+--b1
+Content-Type: text/html; charset="utf-8"
+
+<p>The board has set aside up to EUR 40,000.</p>
+--b1--
+"""
+
+
+def test_an_emails_header_is_one_record_and_its_body_is_its_plain_text():
+    """A client's e-mail saved as text: "To: Project team" and "Subject: …" were digest facts of their own, and a
+    saved .eml's MIME parts and transport fields were read as its text."""
+    pasted = (
+        "From: Dana Whitfield <d@council.example>\nTo: Project team\nSubject: Reading room\n\nHi all,\n\nMove it.\n"
+    )
+    document = extract_document(pasted.encode(), "change.txt", "text/plain", None)
+    assert [(s.locator, s.text) for s in document.spans] == [
+        ("e-mail header", "From: Dana Whitfield <d@council.example>; To: Project team; Subject: Reading room"),
+        ("", "Hi all,\n\nMove it."),
+    ]
+    saved = extract_document(MIME_MAIL.encode(), "change.eml", None, None)
+    assert saved.spans[0].text == (
+        "From: Dana Whitfield <d.whitfield@council.example>; To: Project team <team@builder.example>; "
+        "Date: Thu, 19 Nov 2026 09:12:00 +0100; Subject: Change request — reading room"
+    )
+    assert saved.text.endswith(
+        "The board has set aside up to EUR 40,000 for the change — please price it by 27 November."
+    )
+    assert "Message-ID" not in saved.text and "--b1" not in saved.text and "<p>" not in saved.text
+    # A note that opens with a label is no e-mail: one field a mail program shows is not a header.
+    note = extract_document(b"Subject: budget\n\nThe budget rose.\n", "note.txt", "text/plain", None)
+    assert note.text == "Subject: budget\n\nThe budget rose."
