@@ -16,6 +16,7 @@ by ", ", every other span a run of rows, one per line, as "column: value; …".
 import itertools
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from llm_platform.terms import WORD, cut_text
@@ -206,9 +207,12 @@ def table_facts(filename: str, table: Table) -> list[dict]:
 
 
 def column_facts(table: Table) -> list[dict]:
-    """Per column, its range and total (a measure), its span (years) or its few labels counted; then each
+    """Per column, its range and total (a measure), its span (years, dates) or its few labels counted; then each
     measure's totals per label."""
-    facts = (_numeric_fact(column, table) or _category_fact(column, table.unit) for column in table.columns)
+    facts = (
+        _numeric_fact(column, table) or _date_fact(column, table) or _category_fact(column, table.unit)
+        for column in table.columns
+    )
     return [fact for fact in facts if fact] + _group_facts(table)
 
 
@@ -254,6 +258,8 @@ def _group_facts(table: Table) -> list[dict]:
         as_numbers = _numbers(category)
         if _labels(category) is None or (as_numbers is not None and _is_measure(category, as_numbers)):
             continue  # not a few labels, or a measure: a year or a place is a label, a count is not
+        if _refers_to_rows(category, table):
+            continue  # its labels are rows of the table ("predecessor": a task), not groups of them
         label_of_row = {row: value for value, _ref, row in category.cells}
         for measure, values in measures:
             per_label: dict[str, list[Decimal]] = {}
@@ -277,6 +283,17 @@ def _group_facts(table: Table) -> list[dict]:
             if len(facts) == MAX_GROUP_FACTS:
                 return facts
     return facts
+
+
+def _refers_to_rows(column: Column, table: Table) -> bool:
+    """Whether each of the column's values names a row of the table by another column that names every row (a
+    schedule's "predecessor" by its "task", a staff list's "reports_to" by its "name")."""
+    values = {value.strip() for value, _ref, _row in column.cells}
+    return any(
+        other is not column and values <= {value.strip() for value, _ref, _row in other.cells}
+        for other in table.columns
+        if _names_every_row(other, table.rows)
+    )
 
 
 def _is_level(column: Column) -> bool:
@@ -319,6 +336,26 @@ def _numeric_fact(column: Column, table: Table) -> dict | None:
     ranges = f"{column.name} ranges from {shown(low[0])} ({lowest}) to {shown(high[0])} ({highest})"
     claim = f"{ranges}; {summed}."
     return computed_fact(claim, sources, COMPUTED)
+
+
+def _date_fact(column: Column, table: Table) -> dict | None:
+    """A column of ISO dates, by its first and last ("finish runs from 2026-09-12 (task Site clearance) to
+    2027-06-11 (task Handover)"): when a plan starts and ends, which no sum or count of its cells says."""
+    dates = [(day, ref, row) for value, ref, row in column.cells if (day := _iso_date(value)) is not None]
+    if len(dates) < 2 or len(dates) < MIN_NUMERIC_SHARE * len(column.cells):
+        return None
+    first, last = min(dates, key=lambda item: item[0]), max(dates, key=lambda item: item[0])
+    named = _row_names(table)
+    earliest, latest = (named.get(row, f"{table.unit} {row}") for _day, _ref, row in (first, last))
+    claim = f"{column.name} runs from {first[0].isoformat()} ({earliest}) to {last[0].isoformat()} ({latest})."
+    return computed_fact(claim, _unique([first[1], last[1], *(ref for _d, ref, _r in dates)]), COMPUTED)
+
+
+def _iso_date(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value.strip()) if len(value.strip()) == len("2026-09-01") else None
+    except ValueError:
+        return None
 
 
 def _row_names(table: Table) -> dict[int, str]:

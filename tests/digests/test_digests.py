@@ -1220,3 +1220,21 @@ def test_a_line_that_announces_what_follows_is_no_fact():
     claims = [fact["claim"] for fact in digest["facts"]]
     assert claims == ["They want 15% off the 120,000 EUR deal and a three-year term."], claims
     assert "wrote" not in digest["summary"]
+
+
+def test_a_plans_dates_are_told_by_their_first_and_last_and_a_column_of_its_rows_groups_nothing():
+    """A construction schedule: nothing said when the plan starts or ends (its dates were neither numbers nor a
+    few labels), and "percent_complete by predecessor, on average" grouped the tasks by the task before each."""
+    rows = [
+        ("Clearance", "2026-09-01", "2026-09-12", "", 10),
+        ("Foundations", "2026-09-14", "2026-10-23", "Clearance", 30),
+        ("Frame", "2026-10-26", "2026-12-04", "Foundations", 30),
+        ("Roof", "2026-12-07", "2027-01-15", "Frame", 25),
+        ("Services", "2027-01-04", "2027-02-26", "Frame", 40),
+    ]
+    lines = "\n".join(f"task: {t}; start: {s}; finish: {f}; predecessor: {p}; days: {d}" for t, s, f, p, d in rows)
+    spans = [{"span_id": "S1", "text": "task, start, finish, predecessor, days"}, {"span_id": "S2", "text": lines}]
+    claims = [fact["claim"] for fact in file_digest("schedule.csv", spans, "csv")["facts"]]
+    assert "finish runs from 2026-09-12 (task Clearance) to 2027-02-26 (task Services)." in claims, claims
+    assert "start runs from 2026-09-01 (task Clearance) to 2027-01-04 (task Services)." in claims, claims
+    assert not any(claim.startswith("days by predecessor") for claim in claims), claims
