@@ -369,6 +369,20 @@ def test_when_the_question_word_is_the_subject_a_later_clauses_it_is_the_first_c
     assert question_parts(question)[0] == ""  # "went" is no subject
 
 
+def test_a_later_clauses_they_is_the_plural_subject_of_the_first():
+    """A site team's "What safety risks came up on site this month and how were they handled?" made a node of
+    "How were they handled?", which named nothing it could find."""
+    assert question_clauses("What safety risks came up on site this month and how were they handled?") == [
+        "What safety risks came up on site this month",
+        "how were safety risks handled",
+    ]
+    assert question_clauses("Why did the pumps fail, and what did their repair cost?")[1] == (
+        "what did the pumps' repair cost"
+    )
+    # A subject that is no plural noun leaves "they" as it is.
+    assert question_clauses("Why did the network fail, and were they warned?")[1] == "were they warned"
+
+
 def test_a_clause_that_asks_of_the_subject_splits_and_it_stands_for_what_the_subject_is_doing():
     question = "Where is the network losing water, what is being done about it, and what does it cost?"
     assert question_clauses(question) == [

@@ -55,6 +55,8 @@ _PREPOSITIONS = frozenset(
 _PERSONAL_PRONOUNS = frozenset("i we you they".split())
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
+_PRONOUN_THEY = re.compile(r"\b(?:they|them)\b", re.I)
+_PRONOUN_THEIR = re.compile(r"\btheir\b", re.I)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
 
 
@@ -120,7 +122,9 @@ def question_clauses(question: str) -> list[str]:
     if len(clauses) < 2:
         return clauses
     referent = _referent(clauses[0], subject) if subject else _doing(clauses[0]) or _asked_of_itself(clauses[0])
-    return clauses[:1] + [_named(_with_subject(clause, referent), clauses[0]) for clause in clauses[1:]]
+    return clauses[:1] + [
+        _named(_with_plural_subject(_with_subject(clause, referent), subject), clauses[0]) for clause in clauses[1:]
+    ]
 
 
 def _named(clause: str, first: str) -> str:
@@ -211,6 +215,17 @@ def _with_subject(clause: str, subject: str) -> str:
         return clause
     clause = _PRONOUN_ITS.sub(f"{subject}'s", clause)
     return _PRONOUN_IT.sub(subject, clause)
+
+
+def _with_plural_subject(clause: str, subject: str) -> str:
+    """A later clause's "they", "them" and "their" said as the subject they stand for, when it is a plural noun
+    ("What safety risks came up on site, and how were they handled?" → "how were safety risks handled"): asked
+    on its own, "How were they handled?" names nothing."""
+    last = subject.split()[-1] if subject else ""
+    if not (last.endswith("s") and not last.endswith("ss") and last.isalpha()):
+        return clause
+    clause = _PRONOUN_THEIR.sub(f"{subject}'", clause)
+    return _PRONOUN_THEY.sub(subject, clause)
 
 
 def question_subject(question: str) -> str:
