@@ -182,11 +182,15 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     message = _mail_message(text)
     if message is None:
         return [Block(paragraph, "") for paragraph in _paragraphs(text)]
-    fields = "; ".join(f"{name}: {_header_value(text, name)}" for name in MAIL_FIELDS if message[name])
-    body = [Block(paragraph, "") for paragraph in _paragraphs(_mail_body(message, text))]
-    if body:
-        body[0].new_section = True
-    return [Block(fields, "e-mail header", new_section=True), *body]
+    # The subject heads the message as a heading does its section (it says what the message is about and answers
+    # nothing); the rest of the header is one record under it (who wrote to whom, when), then the body.
+    subject = _header_value(text, "Subject")
+    fields = "; ".join(
+        f"{name}: {_header_value(text, name)}" for name in MAIL_FIELDS if name != "Subject" and message[name]
+    )
+    heading = [Block(subject, subject, new_section=True)] if subject else []
+    record = [Block(fields, subject, new_section=not subject)] if fields else []
+    return [*heading, *record, *(Block(paragraph, subject) for paragraph in _paragraphs(_mail_body(message, text)))]
 
 
 def _mail_message(text: str) -> EmailMessage | None:

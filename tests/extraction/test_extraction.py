@@ -468,22 +468,27 @@ Content-Type: text/html; charset="utf-8"
 """
 
 
-def test_an_emails_header_is_one_record_and_its_body_is_its_plain_text():
+def test_an_email_is_read_under_its_subject_its_header_one_record_its_body_its_plain_text():
     """A client's e-mail saved as text: "To: Project team" and "Subject: …" were digest facts of their own, and a
-    saved .eml's MIME parts and transport fields were read as its text."""
+    saved .eml's MIME parts and transport fields were read as its text. Its subject is a heading: it says what
+    the message is about, and the chat quoted it as the answer to what the client wants."""
     pasted = (
         "From: Dana Whitfield <d@council.example>\nTo: Project team\nSubject: Reading room\n\nHi all,\n\nMove it.\n"
     )
     document = extract_document(pasted.encode(), "change.txt", "text/plain", None)
     assert [(s.locator, s.text) for s in document.spans] == [
-        ("e-mail header", "From: Dana Whitfield <d@council.example>; To: Project team; Subject: Reading room"),
-        ("", "Hi all,\n\nMove it."),
+        (
+            "Reading room",
+            "Reading room\n\nFrom: Dana Whitfield <d@council.example>; To: Project team\n\nHi all,\n\nMove it.",
+        )
     ]
     saved = extract_document(MIME_MAIL.encode(), "change.eml", None, None)
-    assert saved.spans[0].text == (
+    assert saved.spans[0].locator == "Change request — reading room"
+    assert saved.text.split("\n\n")[:2] == [
+        "Change request — reading room",
         "From: Dana Whitfield <d.whitfield@council.example>; To: Project team <team@builder.example>; "
-        "Date: Thu, 19 Nov 2026 09:12:00 +0100; Subject: Change request — reading room"
-    )
+        "Date: Thu, 19 Nov 2026 09:12:00 +0100",
+    ]
     assert saved.text.endswith(
         "The board has set aside up to EUR 40,000 for the change — please price it by 27 November."
     )
