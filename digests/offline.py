@@ -27,7 +27,7 @@ Task B, the merge of digests, is offline_aggregate.py.
 import re
 from collections import Counter
 
-from llm_platform.prose import csv_row_fields, is_prose
+from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
 from llm_platform.statements import ended, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
@@ -418,17 +418,26 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
     return []  # no text at all: an empty list is honest, a sourceless fact is not allowed
 
 
+def _field_label(sentence: str) -> str:
+    """The label of a sentence that is a label and its value ("Crew on site: 14."), case and spacing aside; ""
+    for another sentence."""
+    label, colon, _value = sentence.partition(": ")
+    return comparison_key(label) if colon and len(label) <= MAX_COLUMN_NAME_CHARS and label[:1].isalpha() else ""
+
+
 def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str:
     """The 2–3 most informative of the leading sentences, the most informative first (the aggregate digest
     tells a file by its summary's first sentence). A sentence informs by its length, its figures and by
     speaking of what the rest of the document speaks of: a byline ("Prepared by the district IT office,
     November 2026.") or a reference number shares no term with the sentences after it. A table's rows are
     no summary."""
-    # A table's row tells one record, not what the document is about; its column names recur in every row.
+    # A table's row tells one record, not what the document is about; its column names recur in every row. So
+    # does a form's field a log fills in for each entry ("Crew on site: 14." under each day of a site diary).
+    labels = Counter(label for sentence in sentences if (label := _field_label(sentence)))
     window = [
         (position, sentence)
         for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])
-        if not _claims_nothing(sentence) and not csv_row_fields(sentence)
+        if not _claims_nothing(sentence) and not csv_row_fields(sentence) and labels[_field_label(sentence)] < 2
     ]
     said = [set(content_terms(sentence)) for sentence in sentences]
     recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}

@@ -1238,3 +1238,23 @@ def test_a_plans_dates_are_told_by_their_first_and_last_and_a_column_of_its_rows
     assert "finish runs from 2026-09-12 (task Clearance) to 2027-02-26 (task Services)." in claims, claims
     assert "start runs from 2026-09-01 (task Clearance) to 2027-01-04 (task Services)." in claims, claims
     assert not any(claim.startswith("days by predecessor") for claim in claims), claims
+
+
+def test_a_logs_fields_filled_in_for_each_entry_are_no_summary():
+    """A site diary's summary was "… Weather: rain all morning, 6 °C. Crew on site: 14.": fields each day's
+    entry fills in, which say nothing without their day."""
+    days = [
+        ("Monday", 14, "Steel erection stopped for three hours because wind gusts exceeded 45 km/h at the crane."),
+        ("Tuesday", 17, "A scaffold tie on the north elevation was found loose during the morning inspection."),
+        ("Wednesday", 16, "The concrete pour for the stair core was postponed because the pump truck broke down."),
+    ]
+    spans = [
+        {"span_id": f"S{n}", "text": f"## {day}\n\nWeather: dry, 6 °C.\n\nCrew on site: {crew}.\n\n{event}"}
+        for n, (day, crew, event) in enumerate(days, 1)
+    ]
+    summary = file_digest("site_diary.md", spans, "markdown")["summary"]
+    assert "Crew on site" not in summary and "Weather" not in summary, summary
+    assert "wind gusts exceeded 45 km/h" in summary, summary
+    # One such line is a statement of its own: "Total due: $4,275.00" may sum up an invoice.
+    invoice = [{"span_id": "S1", "text": "Invoice 118 for printing.\n\nTotal due: $4,275.00"}]
+    assert "Total due: $4,275.00" in file_digest("invoice.txt", invoice, "text")["summary"]
