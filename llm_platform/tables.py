@@ -9,8 +9,8 @@ llm_platform.prose.csv_row_fields), so digests, research findings and grounding 
 table alike.
 
 A table is taken as one only when its first row reads as a header (two to twelve short names, none
-with a digit: a first row of figures is data, and a table without a header is left as it is) and the
-rows under it have as many cells.
+with a digit: a first row of figures is data, and a table without a header is left as it is; a Markdown
+table's rule line marks its header, whatever it holds) and the rows under it have as many cells.
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ def said_as_records(text: str) -> str:
     start = 0
     while start < len(lines):
         header = _cells(lines[start])
-        rows, end = _rows_under(header, lines, start + 1) if header and _is_header(header) else ([], start + 1)
+        ruled = header is not None and start + 1 < len(lines) and _is_rule_line(lines[start + 1], len(header))
+        is_header = (
+            header is not None and not _is_rule_line(lines[start], len(header)) and (ruled or _is_header(header))
+        )
+        rows, end = _rows_under(header, lines, start + 1) if is_header else ([], start + 1)
         if rows:
             said.extend(_record(header, row) for row in rows)
         else:
@@ -58,6 +62,13 @@ def _cells(line: str) -> list[str] | None:
         return None
     cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
     return cells if len(cells) >= 2 else None
+
+
+def _is_rule_line(line: str, columns: int) -> bool:
+    """A Markdown table's line under its header ("|---|:---:|"), with `columns` cells: it marks the line above
+    as the header, whatever that holds ("Score (1–4)")."""
+    cells = _cells(line)
+    return cells is not None and len(cells) == columns and all(_is_rule(cell) for cell in cells)
 
 
 def _is_rule(cell: str) -> bool:

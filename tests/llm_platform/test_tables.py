@@ -58,3 +58,11 @@ def test_a_record_of_capitalised_names_is_no_title():
     # Every word of this row is capitalised, as a heading's are; its fields make it a record.
     table = "| Phase | Schools | When |\n| --- | --- | --- |\n| 1 | North High, Riverside Middle | June 2027 |"
     assert statements(f"Rollout\n\n{table}") == ["Phase: 1; Schools: North High, Riverside Middle; When: June 2027"]
+
+
+def test_a_markdown_tables_rule_marks_its_header_whatever_it_holds():
+    """Interview notes scored "Score (1–4)": a header with a figure was no header, and the rule line under it
+    was taken for one ("---: Jonas Weber; ---: System design; ---: 4")."""
+    table = "| Interviewer | Score (1–4) |\n|---|---|\n| Jonas Weber | 4 |\n| Priya Nair | 3 |"
+    assert said_as_records(table) == "Interviewer: Jonas Weber; Score (1–4): 4\nInterviewer: Priya Nair; Score (1–4): 3"
+    assert said_as_records("|---|---|\n| Jonas Weber | 4 |") == "|---|---|\n| Jonas Weber | 4 |"  # a rule heads nothing
