@@ -259,6 +259,12 @@ def _asks_alone(paragraph: str) -> bool:
     return bool(line) and "\n" not in line and line.endswith("?")
 
 
+def _runs_on(sentence: str, next_span: str) -> bool:
+    """Whether a span's last sentence goes on in the next span: it has no end, and the next opens in lower case
+    ("… and the applicable collective" / "agreement. …", over a PDF's page break)."""
+    return sentence.rstrip("\"'”’)]")[-1:] not in (".", "!", "?", "…") and next_span.lstrip()[:1].islower()
+
+
 def _claims_nothing(sentence: str) -> bool:
     """A question, or a line that announces what follows ("On 20 Nov, Lena wrote:", "The steps are:"): it says
     nothing until the next line does. Neither a fact nor a summary's sentence."""
@@ -335,10 +341,12 @@ def per_file_digest(prompt: str) -> dict:
         )
     furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
-    for span in spans:
+    for span, after in zip(spans, [*spans[1:], None], strict=False):
         ref = f"{filename}::{span['span_id']}"
         text = _statement_text(span["text"], furniture)
         statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
+        if statements and after is not None and _runs_on(statements[-1], after["text"]):
+            statements.pop()  # half a sentence: a page's last, going on over the page
         start = len(located)
         located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
 

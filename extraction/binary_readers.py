@@ -4,6 +4,8 @@ its scanned pages for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 import io
 import re
 
+from llm_platform.terms import NUMBER_WORDS
+
 from . import ocr
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
@@ -107,7 +109,9 @@ def _page_text(document, index: int) -> str:
 def _joined_across_hyphens(texts: list[str]) -> list[str]:
     """The pages' texts with each word hyphenated at a line's end one word again ("pretreat-" "ment"), unless
     the document writes it with its hyphen elsewhere ("low-" "salt" where it says "low-salt buffer": PDFium
-    marks every hyphen that ends a line alike); at the page's end a word keeps its hyphen."""
+    marks every hyphen that ends a line alike) or a number comes before the hyphen ("12-" "month", "one-"
+    "year": no typesetter breaks a word after a figure or a number's name, so the hyphen is the compound's);
+    at the page's end a word keeps its hyphen."""
     written = {
         word.strip(_PUNCTUATION).lower() for text in texts for word in text.split() if "-" in word.strip(_PUNCTUATION)
     }
@@ -117,7 +121,9 @@ def _joined_across_hyphens(texts: list[str]) -> list[str]:
         for index in range(1, len(pieces)):
             before, after = pieces[index - 1].split(), pieces[index].split()
             compound = f"{before[-1] if before else ''}-{after[0] if after else ''}".strip(_PUNCTUATION).lower()
-            pieces[index] = ("-" if compound in written else "") + pieces[index]
+            counted = compound.split("-")[0]
+            kept = compound in written or counted.isdigit() or counted in NUMBER_WORDS
+            pieces[index] = ("-" if kept else "") + pieces[index]
         joined.append("".join(pieces).replace(LINE_END_HYPHEN[0], "-"))
     return joined
 

@@ -17,7 +17,7 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
     "pdf": "pdf.3",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
-    # and the running header both its pages close with (stop 55)
+    # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55)
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.2",  # a note's YAML front matter is one record (text_readers._front_matter)
     "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone

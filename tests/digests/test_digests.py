@@ -1258,3 +1258,15 @@ def test_a_logs_fields_filled_in_for_each_entry_are_no_summary():
     # One such line is a statement of its own: "Total due: $4,275.00" may sum up an invoice.
     invoice = [{"span_id": "S1", "text": "Invoice 118 for printing.\n\nTotal due: $4,275.00"}]
     assert "Total due: $4,275.00" in file_digest("invoice.txt", invoice, "text")["summary"]
+
+
+def test_half_a_sentence_a_page_ends_with_is_no_fact():
+    """An offer letter's page ended "… governed by the company handbook and the applicable collective", and that
+    half sentence was a fact beside the whole one."""
+    spans = [
+        {"span_id": "S1", "text": "Your salary is EUR 86,000 a year.\nThis section is governed by the applicable collective"},
+        {"span_id": "S2", "text": "agreement. The probation period is 90 days."},
+    ]
+    claims = [fact["claim"] for fact in file_digest("offer.pdf", spans, "pdf")["facts"]]
+    assert not any(claim.endswith("collective") for claim in claims), claims
+    assert "Your salary is EUR 86,000 a year." in claims and "The probation period is 90 days." in claims, claims

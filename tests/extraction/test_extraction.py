@@ -430,6 +430,20 @@ def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_h
     assert "lowsalt" not in text and "\u2010" not in text, text
 
 
+def test_a_hyphen_after_a_number_at_a_lines_end_is_the_compounds():
+    """An offer letter read "vesting over four years with a oneyear cliff": no typesetter breaks a word after a
+    number's name or a figure, so the hyphen there is the author's, though the document says "one-year" once."""
+    import weasyprint
+
+    html = (
+        '<html><head><meta charset="utf-8"><style>p {font-family: serif; font-size: 12pt; width: 15.5cm}</style>'
+        "</head><body><p>You will be granted 2,000 stock options vesting over four years with a one-year cliff, "
+        "subject to board approval.</p></body></html>"
+    )
+    text = extract_document(weasyprint.HTML(string=html).write_pdf(), "offer.pdf").text
+    assert "with a one-year cliff" in text, text
+
+
 def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     data = (
         b'id,description,status,hours\nT-1,"We were charged twice.\nThe second charge should be refunded.",open,\n'
