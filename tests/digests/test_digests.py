@@ -1175,7 +1175,10 @@ def test_a_tables_total_row_is_its_total_not_a_row_and_brackets_make_a_figure_ne
     spans = [span.as_dict() for span in document.spans]
     digest = file_digest("budget.csv", spans, "csv")
     claims = [fact["claim"] for fact in digest["facts"]]
-    assert claims[0] == "budget.csv is a table of 4 rows (and a total row) and 5 columns: Line, Category, Budget, Actual, Variance."
+    assert (
+        claims[0]
+        == "budget.csv is a table of 4 rows (and a total row) and 5 columns: Line, Category, Budget, Actual, Variance."
+    )
     assert (
         "Budget ranges from 3000 (Category Travel) to 30,000 (Category Program staff); the total over 4 rows is "
         "47,000, as the total row says, the mean 11,750." in claims
@@ -1186,7 +1189,9 @@ def test_a_tables_total_row_is_its_total_not_a_row_and_brackets_make_a_figure_ne
     # A last row that does not add up the rows above is a row like the others.
     data = data.replace(b'"$47,000","$47,000"', b'"$47,000","$46,000"')
     document = extract_document(data, "budget.csv", "text/csv", ExtractionLimits.from_settings())
-    claims = [fact["claim"] for fact in file_digest("budget.csv", [s.as_dict() for s in document.spans], "csv")["facts"]]
+    claims = [
+        fact["claim"] for fact in file_digest("budget.csv", [s.as_dict() for s in document.spans], "csv")["facts"]
+    ]
     assert claims[0].startswith("budget.csv is a table of 5 rows and 5 columns"), claims
 
 
@@ -1264,7 +1269,10 @@ def test_half_a_sentence_a_page_ends_with_is_no_fact():
     """An offer letter's page ended "… governed by the company handbook and the applicable collective", and that
     half sentence was a fact beside the whole one."""
     spans = [
-        {"span_id": "S1", "text": "Your salary is EUR 86,000 a year.\nThis section is governed by the applicable collective"},
+        {
+            "span_id": "S1",
+            "text": "Your salary is EUR 86,000 a year.\nThis section is governed by the applicable collective",
+        },
         {"span_id": "S2", "text": "agreement. The probation period is 90 days."},
     ]
     claims = [fact["claim"] for fact in file_digest("offer.pdf", spans, "pdf")["facts"]]
