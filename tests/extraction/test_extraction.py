@@ -414,17 +414,24 @@ def test_a_running_header_both_pages_close_with_is_furniture():
     assert "Closing line A here" in extract_document(build_pdf(different), "plan.pdf", None, None).text
 
 
+def typeset_pdf(paragraphs: list[str], font: str, width: str) -> bytes:
+    """Paragraphs set by WeasyPrint in 12 pt `font`, `width` wide: its line breaks, hyphens and glyphs."""
+    import weasyprint
+
+    style = f"p {{font-family: {font}; font-size: 12pt; width: {width}}}"
+    body = "".join(f"<p>{paragraph}</p>" for paragraph in paragraphs)
+    html = f'<html><head><meta charset="utf-8"><style>{style}</style></head><body>{body}</body></html>'
+    return weasyprint.HTML(string=html).write_pdf()
+
+
 def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_hyphen():
     """PDFium marks an author's hyphen that ends a line as a line-end hyphen ("low\\ufffesalt"), and leaves the
     hyphen a layout engine puts there (WeasyPrint's U+2010) as a character: the document's own usage tells."""
-    import weasyprint
-
-    html = (
-        '<html><head><meta charset="utf-8"><style>p {font-family: DejaVu Sans; font-size: 12pt; width: 3.3cm}'
-        "</style></head><body><p>Thermal stability in low-salt buffers was measured after pre&shy;treatment of"
-        " the samples.</p><p>Every low-salt buffer was tested.</p></body></html>"
-    )
-    text = extract_document(weasyprint.HTML(string=html).write_pdf(), "narrow.pdf").text
+    paragraphs = [
+        "Thermal stability in low-salt buffers was measured after pre&shy;treatment of the samples.",
+        "Every low-salt buffer was tested.",
+    ]
+    text = extract_document(typeset_pdf(paragraphs, "DejaVu Sans", "3.3cm"), "narrow.pdf").text
     assert "stability in low-salt buffers" in text, text
     assert "after pretreatment of" in text, text
     assert "lowsalt" not in text and "\u2010" not in text, text
@@ -433,14 +440,8 @@ def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_h
 def test_a_hyphen_after_a_number_at_a_lines_end_is_the_compounds():
     """An offer letter read "vesting over four years with a oneyear cliff": no typesetter breaks a word after a
     number's name or a figure, so the hyphen there is the author's, though the document says "one-year" once."""
-    import weasyprint
-
-    html = (
-        '<html><head><meta charset="utf-8"><style>p {font-family: serif; font-size: 12pt; width: 15.5cm}</style>'
-        "</head><body><p>You will be granted 2,000 stock options vesting over four years with a one-year cliff, "
-        "subject to board approval.</p></body></html>"
-    )
-    text = extract_document(weasyprint.HTML(string=html).write_pdf(), "offer.pdf").text
+    sentence = "You will be granted 2,000 stock options vesting over four years with a one-year cliff, subject to it."
+    text = extract_document(typeset_pdf([sentence], "serif", "15.5cm"), "offer.pdf").text
     assert "with a one-year cliff" in text, text
 
 
