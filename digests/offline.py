@@ -231,15 +231,16 @@ def _line_key(line: str) -> str:
     return comparison_key(_DIGITS.sub("#", line))
 
 
-def _statement_text(span_text: str, furniture: set[str]) -> str:
-    """The span's text without its page furniture, its heading and its licence text; a table's
-    rows said as records under its header (llm_platform.tables). A span that is a heading and nothing else
-    (a page's title above its first section: "Benefits: frequently asked questions") states nothing."""
+def _statement_text(span_text: str, furniture: set[str]) -> tuple[str, str]:
+    """(heading, text): the span's heading, and its text without its page furniture, its heading and its
+    licence text; a table's rows said as records under its header (llm_platform.tables). A span that is a
+    heading and nothing else (a page's title above its first section: "Benefits: frequently asked
+    questions") states nothing."""
     text = "\n".join(line for line in span_text.split("\n") if _line_key(line) not in furniture)
     if heading_alone(text):
-        return ""
-    _heading, statements = split_leading_heading(without_licence(text))
-    return said_as_records(_without_faq_questions(statements))
+        return "", ""
+    heading, statements = split_leading_heading(without_licence(text))
+    return heading, said_as_records(_without_faq_questions(statements))
 
 
 def _without_faq_questions(text: str) -> str:
@@ -341,14 +342,16 @@ def per_file_digest(prompt: str) -> dict:
         )
     furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
+    headings: dict[str, str] = {}  # SourceRef → the heading its span opens with
     for span, after in zip(spans, [*spans[1:], None], strict=False):
         ref = f"{filename}::{span['span_id']}"
-        text = _statement_text(span["text"], furniture)
+        headings[ref], text = _statement_text(span["text"], furniture)
         statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
         if statements and after is not None and _runs_on(statements[-1], after["text"]):
             statements.pop()  # half a sentence: a page's last, going on over the page
         start = len(located)
         located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
+    labels = Counter(label for _position, sentence, _ref in located if (label := _field_label(sentence)))
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
     ranks: dict[str, tuple[int, int]] = {}
@@ -362,7 +365,10 @@ def per_file_digest(prompt: str) -> dict:
             continue
         cued = _kind(sentence)
         kind = cued or "fact"
-        claim = cut_text(sentence, MAX_CLAIM_CHARS)
+        # A form's field each entry fills in ("Crew on site: 14." under each day of a diary) is said with its
+        # entry's heading: alone, three such facts differ by a figure and tell no day.
+        entry = headings[ref] if labels[_field_label(sentence)] > 1 else ""
+        claim = cut_text(f"{sentence.rstrip('.')} ({entry})." if entry else sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
         if add_unique(candidates, key, new_fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
             ranks[key] = (-_score(sentence, cued, hedged), position)
@@ -371,7 +377,7 @@ def per_file_digest(prompt: str) -> dict:
     facts = [candidates[key] for key in chosen]
     if not facts:
         facts = _fallback_fact(filename, spans)
-    summary = _file_summary(filename, [sentence for _, sentence, _ in located], facts)
+    summary = _file_summary([sentence for _, sentence, _ in located], labels, facts, filename)
     return _digest(filename, file_format, summary, facts, _spread(list(uncertainties.values()), MAX_UNCERTAINTIES))
 
 
@@ -429,19 +435,21 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
 def _field_label(sentence: str) -> str:
     """The label of a sentence that is a label and its value ("Crew on site: 14."), case and spacing aside; ""
     for another sentence."""
+    if csv_row_fields(sentence):
+        return ""  # a table's row: a record of its own, every field named
     label, colon, _value = sentence.partition(": ")
     return comparison_key(label) if colon and len(label) <= MAX_COLUMN_NAME_CHARS and label[:1].isalpha() else ""
 
 
-def _file_summary(filename: str, sentences: list[str], facts: list[dict]) -> str:
+def _file_summary(sentences: list[str], labels: Counter, facts: list[dict], filename: str) -> str:
     """The 2–3 most informative of the leading sentences, the most informative first (the aggregate digest
     tells a file by its summary's first sentence). A sentence informs by its length, its figures and by
     speaking of what the rest of the document speaks of: a byline ("Prepared by the district IT office,
     November 2026.") or a reference number shares no term with the sentences after it. A table's rows are
     no summary."""
     # A table's row tells one record, not what the document is about; its column names recur in every row. So
-    # does a form's field a log fills in for each entry ("Crew on site: 14." under each day of a site diary).
-    labels = Counter(label for sentence in sentences if (label := _field_label(sentence)))
+    # does a form's field a log fills in for each entry ("Crew on site: 14." under each day of a site diary):
+    # `labels` counts each field label's sentences.
     window = [
         (position, sentence)
         for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])

@@ -1245,7 +1245,7 @@ def test_a_plans_dates_are_told_by_their_first_and_last_and_a_column_of_its_rows
     assert not any(claim.startswith("days by predecessor") for claim in claims), claims
 
 
-def test_a_logs_fields_filled_in_for_each_entry_are_no_summary():
+def test_a_logs_fields_filled_in_for_each_entry_are_no_summary_and_their_facts_name_the_entry():
     """A site diary's summary was "… Weather: rain all morning, 6 °C. Crew on site: 14.": fields each day's
     entry fills in, which say nothing without their day."""
     days = [
@@ -1257,8 +1257,12 @@ def test_a_logs_fields_filled_in_for_each_entry_are_no_summary():
         {"span_id": f"S{n}", "text": f"## {day}\n\nWeather: dry, 6 °C.\n\nCrew on site: {crew}.\n\n{event}"}
         for n, (day, crew, event) in enumerate(days, 1)
     ]
-    summary = file_digest("site_diary.md", spans, "markdown")["summary"]
+    digest = file_digest("site_diary.md", spans, "markdown")
+    summary = digest["summary"]
     assert "Crew on site" not in summary and "Weather" not in summary, summary
+    # As facts, each says its entry: three "Crew on site: …" told no day.
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert "Crew on site: 17 (Tuesday)." in claims and "Weather: dry, 6 °C (Monday)." in claims, claims
     assert "wind gusts exceeded 45 km/h" in summary, summary
     # One such line is a statement of its own: "Total due: $4,275.00" may sum up an invoice.
     invoice = [{"span_id": "S1", "text": "Invoice 118 for printing.\n\nTotal due: $4,275.00"}]
