@@ -9,14 +9,11 @@ one when their `sentence_key`s are equal: a suggestion, an answer's sentence, is
 import re
 
 from llm_platform.sourcerefs import SPAN
-from llm_platform.terms import WORD
+from llm_platform.terms import AUXILIARIES, WORD
 
 FOLLOW_UP_TERMS = 2  # a message with fewer terms than this may borrow the previous user message's
-# A clause's finite verb, and the pronouns that point back to what was said before: English grammar's closed
-# classes, not a list of questions.
-_FINITE_VERBS = frozenset(
-    "am is are was were be been has have had do does did can could will would shall should".split()
-)
+# The pronouns that point back to what was said before: one of English grammar's closed classes, as
+# llm_platform.terms.AUXILIARIES is, not a list of questions.
 _POINTING_BACK = frozenset("it its they them their this that these those he him his she her".split())
 
 _MARKS = re.compile(rf"^\[[a-z]+\]\s*|\s*\([^()]*::{SPAN}[^()]*\)")  # "[fact] " before an item, "(a.txt::S4)"
@@ -30,7 +27,7 @@ def is_bare_follow_up(message: str, term_count: int) -> bool:
     if term_count >= FOLLOW_UP_TERMS:
         return False
     words = {word.lower() for word in WORD.findall(message)}
-    return not words & _FINITE_VERBS or bool(words & _POINTING_BACK)
+    return not words & AUXILIARIES or bool(words & _POINTING_BACK)
 
 
 def sentence_key(text: str) -> str:

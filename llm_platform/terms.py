@@ -46,6 +46,9 @@ STOP_WORDS = frozenset(
 OVERLAP_STOP_WORDS = STOP_WORDS | frozenset("also done might must one shall upon us via whose within without".split())
 # Words that make a question a question; they say nothing about what evidence covers it.
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())
+# The verbs that open a question or carry a clause's tense: "do" and the modals take a bare verb after them.
+DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
+AUXILIARIES = DO_AND_MODALS | frozenset("is are was were has have had".split())
 # What a figure is about (the offline aggregate's conflict check): words of three letters or more
 # that name no subject, "year" and "total" among them. Not STOP_WORDS: that list keeps "year" and
 # drops words such as "own" or "few", so using it would change which facts are flagged as conflicts.

@@ -10,7 +10,9 @@ import re
 from collections.abc import Sequence
 
 from llm_platform.terms import (
+    AUXILIARIES,
     DEMONSTRATIVE_NOUN,
+    DO_AND_MODALS,
     OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     WORD,
@@ -26,8 +28,6 @@ MAX_SUBJECT_WORDS = 5
 NARROWED_FRAME = "What is known about "
 # … and the one a question is narrowed to when no gap names what it lacks: its own key terms.
 KEY_TERMS_FRAME = "What do sources state directly about "
-_DO_AND_MODALS = frozenset("do does did can could will would should shall may might must".split())
-AUXILIARIES = _DO_AND_MODALS | frozenset("is are was were has have had".split())
 _WH_WORDS = QUESTION_WORDS - {"much", "many"}
 # The question words that can be a question's subject ("*Who* must consent …"); "why", "how", "when" and
 # "where" never are ("Why are *patients* missing appointments?").
@@ -302,7 +302,7 @@ def question_parts(question: str) -> tuple[str, frozenset[str]]:
             else set()
         )
         return subject, frozenset({words[after].lower(), *doing})
-    bare_verbs = words[auxiliary].lower() in _DO_AND_MODALS
+    bare_verbs = words[auxiliary].lower() in DO_AND_MODALS
     subject, end = _noun_phrase(words, after, bare_verbs=bare_verbs)
     if not subject:
         return _noun_phrase(words[:auxiliary], start, bare_verbs=False)[0], frozenset()
