@@ -28,7 +28,7 @@ import re
 from collections import Counter
 
 from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
-from llm_platform.statements import ended, without_licence
+from llm_platform.statements import ended, references_start, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
     comparison_key,
@@ -343,9 +343,16 @@ def per_file_digest(prompt: str) -> dict:
     furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
     located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
     headings: dict[str, str] = {}  # SourceRef → the heading its span opens with
+    in_references = False  # a reference list runs on over a page, to the next section or the end
     for span, after in zip(spans, [*spans[1:], None], strict=False):
         ref = f"{filename}::{span['span_id']}"
         headings[ref], text = _statement_text(span["text"], furniture)
+        if in_references and not headings[ref]:
+            continue
+        start = references_start(f"{headings[ref]}\n{text}")
+        in_references = start is not None
+        if start is not None:
+            text = "\n".join(text.split("\n")[: max(start - 1, 0)])
         statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
         if statements and after is not None and _runs_on(statements[-1], after["text"]):
             statements.pop()  # half a sentence: a page's last, going on over the page

@@ -41,6 +41,25 @@ def without_licence(text: str) -> str:
     return "\n".join(lines[:notice])
 
 
+# A reference list's heading, as papers and reports name it; the list under it (to the document's end, or to
+# the next section) cites other works and states nothing of the document's own.
+REFERENCE_HEADINGS = frozenset({"references", "bibliography", "works cited", "literature cited", "reference list"})
+_CITED_YEAR = re.compile(r"\((?:19|20)\d\d[a-z]?\)|\b(?:19|20)\d\d[a-z]?\.")
+
+
+def references_start(text: str) -> int | None:
+    """The index of the line of `text` that heads its reference list ("References", then "[1] Lambert, A. and
+    Hirner, W. (2000). Losses from …"), or None: a heading of that name with a cited year in the lines under
+    it."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        name = line.strip().lstrip("#").strip().rstrip(":").casefold()
+        name = name.split(" ", 1)[1] if name[:1].isdigit() and " " in name else name  # "7. References"
+        if name in REFERENCE_HEADINGS and _CITED_YEAR.search("\n".join(lines[number + 1 : number + 4])):
+            return number
+    return None
+
+
 def is_statement(text: str) -> bool:
     """A sentence that states something: it ends as a sentence does (".", "!", "…"), runs long enough
     to be prose whose full stop was lost, or gives a label's figure (`_labelled_value`); and it is prose

@@ -1282,3 +1282,30 @@ def test_half_a_sentence_a_page_ends_with_is_no_fact():
     claims = [fact["claim"] for fact in file_digest("offer.pdf", spans, "pdf")["facts"]]
     assert not any(claim.endswith("collective") for claim in claims), claims
     assert "Your salary is EUR 86,000 a year." in claims and "The probation period is 90 days." in claims, claims
+
+
+def test_a_papers_reference_list_is_no_fact_over_its_pages():
+    """A paper's references were facts ("terminology and recommended performance measures.", the half of an
+    entry the next page held): a list that cites other works states nothing of the paper's own."""
+    spans = [
+        {
+            "span_id": "S1",
+            "text": "Night flow fell by 17.4 percent in the treated districts.\nReferences\n"
+            "[1] Lambert, A. and Hirner, W. (2000). Losses from\nwater supply systems: standard",
+        },
+        {
+            "span_id": "S2",
+            "text": "terminology and recommended performance\nmeasures. IWA Blue Pages.\n"
+            "[2] Thornton, J. (2005). Progress in practical prediction of pressure and leakage.",
+        },
+    ]
+    claims = [fact["claim"] for fact in file_digest("paper.pdf", spans, "pdf")["facts"]]
+    assert claims == ["Night flow fell by 17.4 percent in the treated districts."], claims
+    # A section of that name that cites no works is the document's own; one after the list ends it.
+    notes = [
+        {"span_id": "S1", "text": "## References\n\nThe team wiki lists every supplier we have used."},
+        {"span_id": "S2", "text": "## Bibliography\n\nSmith, J. (2019). Pumps and valves in practice."},
+        {"span_id": "S3", "text": "## Appendix\n\nThe valves were bought from two suppliers."},
+    ]
+    claims = [fact["claim"] for fact in file_digest("notes.md", notes, "markdown")["facts"]]
+    assert claims == ["The team wiki lists every supplier we have used.", "The valves were bought from two suppliers."]
