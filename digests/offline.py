@@ -354,11 +354,16 @@ def per_file_digest(prompt: str) -> dict:
         if start is not None:
             text = "\n".join(text.split("\n")[: max(start - 1, 0)])
         statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
-        if statements and after is not None and _runs_on(statements[-1], after["text"]):
+        if (
+            file_format in PAGED_FORMATS
+            and statements
+            and after is not None
+            and _runs_on(statements[-1], after["text"])
+        ):
             statements.pop()  # half a sentence: a page's last, going on over the page
         start = len(located)
         located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
-    labels = Counter(label for _position, sentence, _ref in located if (label := _field_label(sentence)))
+    fields = _entry_fields(located)
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
     ranks: dict[str, tuple[int, int]] = {}
@@ -374,7 +379,7 @@ def per_file_digest(prompt: str) -> dict:
         kind = cued or "fact"
         # A form's field each entry fills in ("Crew on site: 14." under each day of a diary) is said with its
         # entry's heading: alone, three such facts differ by a figure and tell no day.
-        entry = headings[ref] if labels[_field_label(sentence)] > 1 else ""
+        entry = headings[ref] if _field_label(sentence) in fields else ""
         claim = cut_text(f"{sentence.rstrip('.')} ({entry})." if entry else sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
         if add_unique(candidates, key, new_fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
@@ -384,7 +389,7 @@ def per_file_digest(prompt: str) -> dict:
     facts = [candidates[key] for key in chosen]
     if not facts:
         facts = _fallback_fact(filename, spans)
-    summary = _file_summary([sentence for _, sentence, _ in located], labels, facts, filename)
+    summary = _file_summary([sentence for _, sentence, _ in located], fields, facts, filename)
     return _digest(filename, file_format, summary, facts, _spread(list(uncertainties.values()), MAX_UNCERTAINTIES))
 
 
@@ -439,16 +444,35 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
     return []  # no text at all: an empty list is honest, a sourceless fact is not allowed
 
 
+FIELD_VALUE_MAX_WORDS = 6  # "Weather: rain all morning, 6 °C." is a field's value; a longer one is prose
+PAGED_FORMATS = ("pdf", "image")  # a span is a page: a sentence may run on into the next one
+
+
+def _entry_fields(located: list[tuple[int, str, str]]) -> set[str]:
+    """The labels of a form's fields that a document fills in for each of its entries: each said in two spans at
+    least, with two values at least ("Crew on site: 14." on Monday, "Crew on site: 17." on Tuesday). One
+    label said twice with one value ("One of: gnu, oldgnu, posix") is a phrase the document repeats."""
+    spans: dict[str, set[str]] = {}
+    values: dict[str, set[str]] = {}
+    for _position, sentence, ref in located:
+        if label := _field_label(sentence):
+            spans.setdefault(label, set()).add(ref)
+            values.setdefault(label, set()).add(sentence.partition(": ")[2])
+    return {label for label in spans if len(spans[label]) > 1 and len(values[label]) > 1}
+
+
 def _field_label(sentence: str) -> str:
-    """The label of a sentence that is a label and its value ("Crew on site: 14."), case and spacing aside; ""
-    for another sentence."""
+    """The label of a sentence that is a label and its value ("Crew on site: 14."), as written; "" for another
+    sentence."""
     if csv_row_fields(sentence):
         return ""  # a table's row: a record of its own, every field named
-    label, colon, _value = sentence.partition(": ")
-    return comparison_key(label) if colon and len(label) <= MAX_COLUMN_NAME_CHARS and label[:1].isalpha() else ""
+    label, colon, value = sentence.partition(": ")
+    field = colon and len(label) <= MAX_COLUMN_NAME_CHARS and label[:1].isalpha()
+    # A field holds a value, not a sentence: "Note: split groups may not be supported by all tools" is a note.
+    return label.strip() if field and len(value.split()) <= FIELD_VALUE_MAX_WORDS else ""
 
 
-def _file_summary(sentences: list[str], labels: Counter, facts: list[dict], filename: str) -> str:
+def _file_summary(sentences: list[str], fields: set[str], facts: list[dict], filename: str) -> str:
     """The 2–3 most informative of the leading sentences, the most informative first (the aggregate digest
     tells a file by its summary's first sentence). A sentence informs by its length, its figures and by
     speaking of what the rest of the document speaks of: a byline ("Prepared by the district IT office,
@@ -456,11 +480,11 @@ def _file_summary(sentences: list[str], labels: Counter, facts: list[dict], file
     no summary."""
     # A table's row tells one record, not what the document is about; its column names recur in every row. So
     # does a form's field a log fills in for each entry ("Crew on site: 14." under each day of a site diary):
-    # `labels` counts each field label's sentences.
+    # `fields` holds their labels (_entry_fields).
     window = [
         (position, sentence)
         for position, sentence in enumerate(sentences[:SUMMARY_WINDOW])
-        if not _claims_nothing(sentence) and not csv_row_fields(sentence) and labels[_field_label(sentence)] < 2
+        if not _claims_nothing(sentence) and not csv_row_fields(sentence) and _field_label(sentence) not in fields
     ]
     said = [set(content_terms(sentence)) for sentence in sentences]
     recurring = {term for term, count in Counter(term for terms in said for term in terms).items() if count > 1}

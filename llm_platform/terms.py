@@ -372,9 +372,11 @@ def _is_title(piece: str) -> bool:
     if not text or text[-1] in ".!?;:\"'”’)]" or csv_row_fields(text) or _gives_a_figure(text):
         return False
     words = re.findall(r"[^\W\d_][\w'’-]*", text)
-    # A sentence's first word is capitalised whatever it is: alone it tells nothing ("Close the tap now").
-    capitalised = words[:1] and (words[0].isupper() or any(word[0].isupper() for word in words[1:]))
-    return bool(capitalised) and all(word[0].isupper() for word in words if len(word) > 3)
+    # A sentence's first word is capitalised whatever it is: it tells nothing of a line of several words ("Close
+    # the tap now"); a word alone on its line ("Idle" above what the idle class does) is a heading's.
+    capitalised = words[:1] and (len(words) == 1 or words[0].isupper() or any(word[0].isupper() for word in words[1:]))
+    long_words = [word for word in words if len(word) > 3]
+    return bool(capitalised and long_words) and all(word[0].isupper() for word in long_words)
 
 
 def _is_numbered_heading(before: str, line: str, after: str) -> bool:
@@ -384,8 +386,8 @@ def _is_numbered_heading(before: str, line: str, after: str) -> bool:
     `after` are the nearest lines that are not blank, so a list with blank lines between its items is still a
     list)."""
     number = _clause_number(line)
-    if not number or not is_heading_line(line.strip()[len(number) :].lstrip(". ")):
-        return False
+    if not (number and _LIST_MARK.match(line)) or not is_heading_line(line.strip()[len(number) :].lstrip(". ")):
+        return False  # "124 if COMMAND times out" (an exit status and its meaning) has no section's number
     return _clause_number(after).startswith(f"{number}.") or not (_LIST_MARK.match(before) or _LIST_MARK.match(after))
 
 

@@ -1254,7 +1254,7 @@ def test_a_logs_fields_filled_in_for_each_entry_are_no_summary_and_their_facts_n
         ("Wednesday", 16, "The concrete pour for the stair core was postponed because the pump truck broke down."),
     ]
     spans = [
-        {"span_id": f"S{n}", "text": f"## {day}\n\nWeather: dry, 6 °C.\n\nCrew on site: {crew}.\n\n{event}"}
+        {"span_id": f"S{n}", "text": f"## {day}\n\nWeather: dry, {n + 4} °C.\n\nCrew on site: {crew}.\n\n{event}"}
         for n, (day, crew, event) in enumerate(days, 1)
     ]
     digest = file_digest("site_diary.md", spans, "markdown")
@@ -1262,7 +1262,12 @@ def test_a_logs_fields_filled_in_for_each_entry_are_no_summary_and_their_facts_n
     assert "Crew on site" not in summary and "Weather" not in summary, summary
     # As facts, each says its entry: three "Crew on site: …" told no day.
     claims = [fact["claim"] for fact in digest["facts"]]
-    assert "Crew on site: 17 (Tuesday)." in claims and "Weather: dry, 6 °C (Monday)." in claims, claims
+    assert "Crew on site: 17 (Tuesday)." in claims and "Weather: dry, 5 °C (Monday)." in claims, claims
+    # A label a document repeats with one value is a phrase it repeats, told as it is.
+    repeated = [{"span_id": f"S{n}", "text": f"## Part {n}\n\nOne of: gnu, posix, v7."} for n in (1, 2)]
+    assert [fact["claim"] for fact in file_digest("tar.md", repeated, "markdown")["facts"]] == [
+        "One of: gnu, posix, v7."
+    ]
     assert "wind gusts exceeded 45 km/h" in summary, summary
     # One such line is a statement of its own: "Total due: $4,275.00" may sum up an invoice.
     invoice = [{"span_id": "S1", "text": "Invoice 118 for printing.\n\nTotal due: $4,275.00"}]

@@ -256,3 +256,15 @@ def test_a_numbered_section_heading_is_no_sentence_and_a_numbered_list_keeps_its
     loose = "\n\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
     assert split_sentences(tight) == [*steps, "Then read the meter."]
     assert split_sentences(loose) == steps
+
+
+def test_a_number_without_a_mark_heads_nothing_and_a_capitalised_word_alone_is_a_heading():
+    """Kept as they were by the numbered headings' change: an exit status and its meaning ("124 if COMMAND times
+    out") is no section's number, and a word alone on its line ("Idle") heads the sentence under it."""
+    assert split_sentences("EXIT STATUS\n\n124 if COMMAND times out\n\n125 if the timeout command fails") == [
+        "124 if COMMAND times out",
+        "125 if the timeout command fails",
+    ]
+    assert split_sentences("Idle\nA program running with idle priority gets disk time last.") == [
+        "A program running with idle priority gets disk time last."
+    ]
