@@ -340,29 +340,7 @@ def per_file_digest(prompt: str) -> dict:
         return _digest(
             filename, file_format, json_summary(values), _spread(json_facts(filename, values), MAX_FACTS), []
         )
-    furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
-    located: list[tuple[int, str, str]] = []  # (position, statement, SourceRef), in document order
-    headings: dict[str, str] = {}  # SourceRef → the heading its span opens with
-    in_references = False  # a reference list runs on over a page, to the next section or the end
-    for span, after in zip(spans, [*spans[1:], None], strict=False):
-        ref = f"{filename}::{span['span_id']}"
-        headings[ref], text = _statement_text(span["text"], furniture)
-        if in_references and not headings[ref]:
-            continue
-        start = references_start(f"{headings[ref]}\n{text}")
-        in_references = start is not None
-        if start is not None:
-            text = "\n".join(text.split("\n")[: max(start - 1, 0)])
-        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
-        if (
-            file_format in PAGED_FORMATS
-            and statements
-            and after is not None
-            and _runs_on(statements[-1], after["text"])
-        ):
-            statements.pop()  # half a sentence: a page's last, going on over the page
-        start = len(located)
-        located.extend((start + i, sentence, ref) for i, sentence in enumerate(statements))
+    located, headings = _located_statements(filename, file_format, spans)
     fields = _entry_fields(located)
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
@@ -391,6 +369,34 @@ def per_file_digest(prompt: str) -> dict:
         facts = _fallback_fact(filename, spans)
     summary = _file_summary([sentence for _, sentence, _ in located], fields, facts, filename)
     return _digest(filename, file_format, summary, facts, _spread(list(uncertainties.values()), MAX_UNCERTAINTIES))
+
+
+Located = list[tuple[int, str, str]]  # (position, statement, SourceRef) of a document's statements, in order
+
+
+def _located_statements(filename: str, file_format: str, spans: list[dict]) -> tuple[Located, dict[str, str]]:
+    """The document's statements in order, and each span's heading by its SourceRef: its page furniture, its
+    reference list (to the next section or the end: it runs on over pages) and a page's last half sentence
+    left out."""
+    furniture = _furniture_lines(spans) if len(spans) >= FURNITURE_MIN_SPANS else set()
+    located: Located = []
+    headings: dict[str, str] = {}
+    in_references = False
+    for span, after in zip(spans, [*spans[1:], None], strict=False):
+        ref = f"{filename}::{span['span_id']}"
+        headings[ref], text = _statement_text(span["text"], furniture)
+        if in_references and not headings[ref]:
+            continue
+        list_line = references_start(f"{headings[ref]}\n{text}")  # line 0 is the heading
+        in_references = list_line is not None
+        if list_line is not None:
+            text = "\n".join(text.split("\n")[: max(list_line - 1, 0)])
+        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
+        runs_on = file_format in PAGED_FORMATS and after is not None and statements
+        if runs_on and _runs_on(statements[-1], after["text"]):
+            statements.pop()  # half a sentence: a page's last, going on over the page
+        located.extend((position, sentence, ref) for position, sentence in enumerate(statements, len(located)))
+    return located, headings
 
 
 def _digest(filename: str, file_format: str, summary: str, facts: list[dict], uncertainties: list[dict]) -> dict:
