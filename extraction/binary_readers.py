@@ -4,7 +4,7 @@ its scanned pages for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 import io
 import re
 
-from llm_platform.terms import NUMBER_WORDS
+from llm_platform.prose import NUMBER_WORDS
 
 from . import ocr
 from .blocks import Block, _paragraphs, _path

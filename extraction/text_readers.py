@@ -1,18 +1,17 @@
 """Readers of decoded text: Markdown, CSV, JSON and plain text (HTML has html_reader)."""
 
 import csv
-import email
 import io
 import json
 import re
-from email import policy
-from email.header import decode_header, make_header
-from email.message import EmailMessage
-from email.parser import HeaderParser
+from typing import TYPE_CHECKING
 
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
 
 CSV_ROWS_PER_SPAN = 40
 
@@ -193,13 +192,17 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     return [*heading, *record, *(Block(paragraph, subject) for paragraph in _paragraphs(_mail_body(message, text)))]
 
 
-def _mail_message(text: str) -> EmailMessage | None:
+def _mail_message(text: str) -> "EmailMessage | None":
     """The e-mail a text is (a saved .eml, a message pasted into a .txt), read by the standard library's parser;
     None unless the text opens with a header block (fields until the first blank line) that holds a sender or a
     subject and another field a mail program shows."""
     head = text.split("\n\n", 1)[0].split("\n")
     if not _HEADER_FIELD.match(head[0]) or not all(_HEADER_FIELD.match(line) or line[:1] in " \t" for line in head):
         return None
+    # Imported here: every file is read in a fresh child process, which would load the package for every text.
+    import email
+    from email import policy
+
     message = email.message_from_string(text, policy=policy.default)
     shown = [name for name in MAIL_FIELDS if message[name]]
     return message if len(shown) >= 2 and ({"From", "Subject"} & set(shown)) else None
@@ -208,6 +211,9 @@ def _mail_message(text: str) -> EmailMessage | None:
 def _header_value(text: str, name: str) -> str:
     """A header field as its sender wrote it ("To: Project team", not the parser's '"Project team"'), its
     encoded words decoded ("=?utf-8?q?Gr=C3=BC=C3=9Fe?=" → "Grüße") and its folds unfolded."""
+    from email.header import decode_header, make_header
+    from email.parser import HeaderParser
+
     raw = HeaderParser().parsestr(text, headersonly=True)[name] or ""
     try:
         value = str(make_header(decode_header(raw)))
@@ -216,7 +222,7 @@ def _header_value(text: str, name: str) -> str:
     return " ".join(value.replace(";", ",").split())
 
 
-def _mail_body(message: EmailMessage, text: str) -> str:
+def _mail_body(message: "EmailMessage", text: str) -> str:
     """The message's text: its plain part (a MIME message's alternative or first attachment-free text); else
     what follows its header, as written."""
     part = message.get_body(preferencelist=("plain",))

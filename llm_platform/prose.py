@@ -14,6 +14,15 @@ _URL = re.compile(r"<?(?:https?://|www\.)\S+|\S+@\S+\.\w+")
 # Markdown's table row ("| a | b |"), a Word or HTML table's cells as extracted ("a | b | c").
 _TABLE_CELLS = re.compile(r"^\s*\||^.*\S \| \S")
 MAX_COLUMN_NAME_CHARS = 60
+# Numbers written as words, with their values: zero to twenty, and the tens to ninety. Here, with no stemmer,
+# for the extraction child (a hyphen after a number's name at a line's end is a compound's).
+NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+} | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
 
 
 def csv_row_fields(line: str) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from llm_platform.prose import csv_row_fields, is_prose, is_table_row
+from llm_platform.prose import NUMBER_WORDS, csv_row_fields, is_prose, is_table_row
 
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
@@ -67,14 +67,6 @@ WORD = re.compile(r"[^\W_]+")
 QUOTATION = re.compile(r"[\"“”]([^\"“”]*)[\"“”]")
 # A noun taken up from what was said before: "this list", "that key", "such files".
 DEMONSTRATIVE_NOUN = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
-# Numbers written as words, with their values: zero to twenty, and the tens to ninety.
-NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-} | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
 
 
 def written_numbers(text: str) -> list[int]:
