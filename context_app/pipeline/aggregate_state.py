@@ -32,6 +32,14 @@ def _inputs_hash(inputs) -> str:
     return sha256_hex(json.dumps([prompt_version(), rows], separators=(",", ":")))
 
 
+def lock_set(context_set_id) -> ContextSet | None:
+    """The set's row, locked until the transaction ends (None when its session was deleted meanwhile). Taken
+    before any of its files' rows, as a request's mutation takes them (context_app.services._lock): a worker
+    that wrote its file's row first and then waited for the set's deadlocked with a replace or a delete of
+    that file holding the set's."""
+    return ContextSet.objects.select_for_update().filter(pk=context_set_id).first()
+
+
 def refresh_aggregate_state(context_set: ContextSet) -> None:
     """Decide, inside the mutation's transaction, whether the aggregate still matches the files.
 

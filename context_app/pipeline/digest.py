@@ -15,10 +15,10 @@ from workspaces.claims import claim
 
 from .. import digest_cache, signals
 from ..digest_cache import file_cache_key
-from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText, StoredDigest
+from ..models import FILE_JOB, ContextFile, DigestStatus, FileText, StoredDigest
 from ..notify import notify_context_changed_soon
 from .aggregate import prebuild_first_level
-from .aggregate_state import refresh_aggregate_state
+from .aggregate_state import lock_set, refresh_aggregate_state
 from .dispatch import schedule_aggregate_if_due
 
 logger = logging.getLogger(__name__)
@@ -96,6 +96,9 @@ def _write_file_digest(
 ) -> bool:
     now = timezone.now()
     with transaction.atomic():
+        context_set = lock_set(file.context_set_id)
+        if context_set is None:
+            return False  # its session was deleted meanwhile, and the file with it
         if stored is not None:
             outcome = {
                 "to": DigestStatus.READY,
@@ -120,7 +123,7 @@ def _write_file_digest(
         if not written:
             logger.info("dropped digest of %s: the file changed, or its job lost its lease, meanwhile", file.pk)
             return False
-        refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+        refresh_aggregate_state(context_set)
         return True
 
 

@@ -12,10 +12,10 @@ from workspaces.claims import move
 
 from .. import digest_cache, library, provenance
 from ..digest_cache import file_cache_key
-from ..models import FILE_JOB, ContextFile, ContextSet, DigestStatus, FileText
+from ..models import FILE_JOB, ContextFile, DigestStatus, FileText
 from ..notify import notify_context_changed_soon
 from . import jobs
-from .aggregate_state import refresh_aggregate_state
+from .aggregate_state import lock_set, refresh_aggregate_state
 from .dispatch import after_extraction
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,9 @@ def _extract_held_file(file_id, content_hash: str) -> None:
         document, failure = None, exc
     version = None
     with transaction.atomic():
+        context_set = lock_set(file.context_set_id)
+        if context_set is None:
+            return  # its session was deleted meanwhile, and the file with it
         current = (
             ContextFile.objects.select_for_update()
             .select_related("context_set")
@@ -149,7 +152,7 @@ def _extract_held_file(file_id, content_hash: str) -> None:
         else:
             version = apply_extraction(current, document)
         current.save()
-        refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=current.context_set_id))
+        refresh_aggregate_state(context_set)
     if version is not None:
         library.index_file(current, version)
         jobs.enqueue_embedding(current.pk)

@@ -10,7 +10,7 @@ from workspaces.claims import claim
 
 from ..models import AGGREGATE_JOB, FILE_JOB, ContextFile, ContextSet, DigestStatus
 from ..notify import notify_context_changed
-from .aggregate_state import refresh_aggregate_state
+from .aggregate_state import lock_set, refresh_aggregate_state
 from .digest import after_file_digest
 from .dispatch import settle
 
@@ -33,6 +33,7 @@ def fail_file_job(file_id, exc: BaseException, **conditions) -> None:
             return
         with transaction.atomic():
             file = ContextFile.objects.get(pk=file_id)
+            context_set = lock_set(file.context_set_id)
             claim(
                 ContextFile.objects.filter(leases.held_by_me(FILE_JOB), pk=file_id, **conditions),
                 field="digest_status",
@@ -42,7 +43,8 @@ def fail_file_job(file_id, exc: BaseException, **conditions) -> None:
                 parsing_started_at=None,
                 updated_at=timezone.now(),
             )
-            refresh_aggregate_state(ContextSet.objects.select_for_update().get(pk=file.context_set_id))
+            if context_set is not None:
+                refresh_aggregate_state(context_set)
     logger.warning("file %s ends in error: %s", file_id, job_failure(exc))
     after_file_digest(file.context_set_id, file_id)
 

@@ -7,7 +7,8 @@ tests/production/test_dead_workers.py.
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from context_app.models import FILE_JOB, ContextFile, ContextSet, DigestStatus
@@ -180,3 +181,21 @@ def test_a_starting_worker_re_queues_what_was_claimed_before_it_started_and_neve
     monkeypatch.setattr(leases, "BOOTED_AT", claimed_at + timedelta(seconds=1))
     assert recovery_stage.recover_unheld_jobs(worker_starting=True) == {file.context_set_id}
     assert ContextFile.objects.get().digest_status == DigestStatus.STALE
+
+
+def test_a_worker_locks_the_files_set_before_the_file_as_a_request_does(api):
+    """A file's digest written, then its set's row locked: a replace or a delete of that file, holding the set's
+    row and waiting for the file's, deadlocked with it on PostgreSQL (CI). The set's row comes first now."""
+    sid = api.create_session()
+    api.upload_and_extract(sid, {"a.txt": b"Site A used 12 MWh in 2022."})
+    session_worker.wait_until_idle()
+    file = ContextFile.objects.get()
+    ContextFile.objects.filter(pk=file.pk).update(digest_status=DigestStatus.PARSING)
+    with leases.holding(FILE_JOB, file.pk) as held, CaptureQueriesContext(connection) as queries:
+        assert held
+        failure = {"code": "model_error", "message": "the model did not answer"}
+        digest_stage.finish_file_digest(file, file.extracted_text_hash, None, failure)
+    statements = [query["sql"] for query in queries.captured_queries]
+    set_read = next(i for i, sql in enumerate(statements) if 'FROM "context_app_contextset"' in sql)
+    file_write = next(i for i, sql in enumerate(statements) if sql.startswith('UPDATE "context_app_contextfile"'))
+    assert set_read < file_write, statements[: file_write + 1]
