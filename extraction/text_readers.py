@@ -172,7 +172,6 @@ def _json_lines(text: str) -> list | None:
 # The fields a mail program shows above a message; the rest of an e-mail's header is its transport's
 # (Received, Message-ID, MIME-Version, DKIM-Signature, …).
 MAIL_FIELDS = ("From", "To", "Cc", "Date", "Subject")
-_HEADER_FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:[ \t]")
 
 
 def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
@@ -192,12 +191,20 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     return [*heading, *record, *(Block(paragraph, subject) for paragraph in _paragraphs(_mail_body(message, text)))]
 
 
+def _is_header_field(line: str) -> bool:
+    """An e-mail header's field line: a name of ASCII letters, digits and hyphens, a colon, then a space."""
+    name, colon, value = line.partition(":")
+    return bool(colon and name[:1].isalpha() and name.isascii() and name.replace("-", "").isalnum()) and (
+        value[:1] in (" ", "\t")
+    )
+
+
 def _mail_message(text: str) -> "EmailMessage | None":
     """The e-mail a text is (a saved .eml, a message pasted into a .txt), read by the standard library's parser;
     None unless the text opens with a header block (fields until the first blank line) that holds a sender or a
     subject and another field a mail program shows."""
     head = text.split("\n\n", 1)[0].split("\n")
-    if not _HEADER_FIELD.match(head[0]) or not all(_HEADER_FIELD.match(line) or line[:1] in " \t" for line in head):
+    if not _is_header_field(head[0]) or not all(_is_header_field(line) or line[:1] in " \t" for line in head):
         return None
     # Imported here: every file is read in a fresh child process, which would load the package for every text.
     import email

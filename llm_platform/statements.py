@@ -44,7 +44,6 @@ def without_licence(text: str) -> str:
 # A reference list's heading, as papers and reports name it; the list under it (to the document's end, or to
 # the next section) cites other works and states nothing of the document's own.
 REFERENCE_HEADINGS = frozenset({"references", "bibliography", "works cited", "literature cited", "reference list"})
-_CITED_YEAR = re.compile(r"\((?:19|20)\d\d[a-z]?\)|\b(?:19|20)\d\d[a-z]?\.")
 
 
 def references_start(text: str) -> int | None:
@@ -55,9 +54,15 @@ def references_start(text: str) -> int | None:
     for number, line in enumerate(lines):
         name = line.strip().lstrip("#").strip().rstrip(":").casefold()
         name = name.split(" ", 1)[1] if name[:1].isdigit() and " " in name else name  # "7. References"
-        if name in REFERENCE_HEADINGS and _CITED_YEAR.search("\n".join(lines[number + 1 : number + 4])):
+        if name in REFERENCE_HEADINGS and any(map(_cites_a_year, " ".join(lines[number + 1 : number + 4]).split())):
             return number
     return None
+
+
+def _cites_a_year(word: str) -> bool:
+    """A reference's year as entries write it: "(2000)." or "2016."."""
+    year = word.rstrip(".,").strip("()").rstrip("ab")
+    return len(year) == 4 and year.isdigit() and year[:2] in ("19", "20") and word.endswith((")", ".", ").", "),"))
 
 
 def is_statement(text: str) -> bool:

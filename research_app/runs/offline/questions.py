@@ -55,8 +55,7 @@ _PREPOSITIONS = frozenset(
 _PERSONAL_PRONOUNS = frozenset("i we you they".split())
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
-_PRONOUN_THEY = re.compile(r"\b(?:they|them)\b", re.I)
-_PRONOUN_THEIR = re.compile(r"\btheir\b", re.I)
+_PRONOUN_THEY = re.compile(r"\b(they|them|their)\b", re.I)
 _CLAUSE_SEPARATOR = re.compile(r"\s*[;,]\s*(?:and\s+)?|\s+and\s+", re.I)
 
 
@@ -224,8 +223,7 @@ def _with_plural_subject(clause: str, subject: str) -> str:
     last = subject.split()[-1] if subject else ""
     if not (last.endswith("s") and not last.endswith("ss") and last.isalpha()):
         return clause
-    clause = _PRONOUN_THEIR.sub(f"{subject}'", clause)
-    return _PRONOUN_THEY.sub(subject, clause)
+    return _PRONOUN_THEY.sub(lambda match: f"{subject}'" if match.group(1).lower() == "their" else subject, clause)
 
 
 def question_subject(question: str) -> str:
