@@ -10,9 +10,9 @@ from extraction import READER_VERSIONS
 from workspaces.claims import move
 
 from .. import library
-from ..models import ContextFile, ContextSet, DigestStatus
+from ..models import ContextFile, DigestStatus
 from . import jobs
-from .aggregate_state import refresh_aggregate_state
+from .aggregate_state import lock_set, refresh_aggregate_state
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +52,7 @@ def reread_by_improved_readers(context_set_id) -> int:
     if not candidates.exists():  # the parse's usual case: one query, no lock
         return 0
     with transaction.atomic():
-        # The set's row first, then its files', as a request's mutation locks them (services._lock).
-        context_set = ContextSet.objects.select_for_update().filter(pk=context_set_id).first()
+        context_set = lock_set(context_set_id)  # the set's row first, then its files'
         if context_set is None:  # its session was deleted meanwhile
             return 0
         files = list(candidates.select_for_update().exclude(digest_status=DigestStatus.PARSING))
