@@ -9,7 +9,7 @@ one when their `sentence_key`s are equal: a suggestion, an answer's sentence, is
 import re
 
 from llm_platform.sourcerefs import SPAN
-from llm_platform.terms import AUXILIARIES, WORD
+from llm_platform.terms import AUXILIARIES, WORD, without_relative_time
 
 FOLLOW_UP_TERMS = 2  # a message with fewer terms than this may borrow the previous user message's
 # The pronouns that point back to what was said before: one of English grammar's closed classes, as
@@ -23,10 +23,11 @@ def is_bare_follow_up(message: str, term_count: int) -> bool:
     """Whether a message of `term_count` terms goes on from the previous one: it has fewer than FOLLOW_UP_TERMS
     and either no verb of its own ("And in 2023?", "What about the roof?") or a pronoun pointing back ("How
     much does it cost?"). "Who is doing the roof?" is a question whole: it borrows nothing, so the previous
-    question's "facade" is not asked about again."""
+    question's "facade" is not asked about again, nor is "Who is on call this week?", whose "this" points to
+    now."""
     if term_count >= FOLLOW_UP_TERMS:
         return False
-    words = {word.lower() for word in WORD.findall(message)}
+    words = {word.lower() for word in WORD.findall(without_relative_time(message))}
     return not words & AUXILIARIES or bool(words & _POINTING_BACK)
 
 

@@ -47,12 +47,26 @@ def _front_matter(lines: list[str]) -> tuple[str, int] | None:
             return (said, end) if said else None
         key, colon, value = line.partition(":")
         if line[:1] in (" ", "\t", "-") and fields:
-            fields[-1][1] += f" {line.strip().removeprefix('- ')}"
+            item = _yaml_scalar(line.strip().removeprefix("- "))
+            fields[-1][1] += f", {item}" if fields[-1][1] else item
         elif colon and key.strip() and " " not in key.strip():
-            fields.append([key.strip(), value.strip().replace(";", ",")])
+            fields.append([key.strip(), _yaml_value(value.strip()).replace(";", ",")])
         elif line.strip():
             return None  # not YAML: a thematic break, then text
     return None
+
+
+def _yaml_value(value: str) -> str:
+    """A front matter field's value as words: a list's items ("[Priya Nair, Tom Becker]") joined by commas, a
+    quoted string ("\"ADR 7: Queues\"") without its quotes."""
+    if value.startswith("[") and value.endswith("]"):
+        return ", ".join(_yaml_scalar(item.strip()) for item in value[1:-1].split(",") if item.strip())
+    return _yaml_scalar(value)
+
+
+def _yaml_scalar(value: str) -> str:
+    quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+    return value[1:-1] if quoted else value
 
 
 def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:

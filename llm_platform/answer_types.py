@@ -11,10 +11,11 @@ relevance).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
-from .terms import NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem
+from .terms import AUXILIARIES, NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem
 
 # A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
 _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
@@ -23,6 +24,10 @@ _UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 _YEAR = r"\b(?:1[5-9]|20)\d\d\b"
+# A release, after the word that dates it ("in 3.0.0"), or named ("version 2.4"); not an address ("10.0.0.1").
+_RELEASE = (
+    r"\b(?:in|with|since|from|until|before|after|by) v?\d+\.\d+\.\d+\b(?!\.\d)|\b(?:version|release) v?\d+(?:\.\d+)+\b"
+)
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
@@ -34,6 +39,16 @@ _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
 # ", so" joins a cause to its effect ("The page reached the wrong person, so nobody acted").
 _CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|, so|in order to|as a result|caus\w*|reasons?)"
 WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b", re.I)
+# "Which option counts …": a command-line option, by its spelling ("-c", "--count"), where the texts hold such
+# options at all (`holds_flags`): "which search option does the RFC recommend?" asks for one of its alternatives.
+_FLAG = re.compile(r"(?<![\w-])--?[^\W\d_]")
+_FLAG_TYPE = (re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|switch)\b", re.I), _FLAG)
+# "When did/was/will …", "which months", "what year" ask for a date, or a software's release ("removed in
+# 3.0.0", "since version 2.4"); "when does the else clause run" for a condition.
+_DATE_TYPE = (
+    re.compile(r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b", re.I),
+    re.compile(rf"\b{_MONTH}\b|{_YEAR}|(?i:{_RELEASE})"),
+)
 # What the question asks for, and what a sentence that answers it must hold. A question of another kind
 # ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
 # the words that name the type ("long" of "how long"): a sentence answers them by holding the type.
@@ -67,23 +82,14 @@ _ANSWER_TYPES = (
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
     # A cause, or a statement read under a heading that asks why ("What made it last longer: The page …").
     (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}", re.I)),
-    # "When did/was/will …", "which months", "what year" ask for a date; "when does the else clause run" for a
-    # condition.
-    (
-        re.compile(r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b", re.I),
-        re.compile(rf"\b{_MONTH}\b|{_YEAR}"),
-    ),
+    _DATE_TYPE,
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
-    # "Which option counts …": a command-line option, by its spelling ("-c", "--count").
-    (
-        re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|switch)\b", re.I),
-        re.compile(r"(?<![\w-])--?[^\W\d_]"),
-    ),
+    _FLAG_TYPE,
 )
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 # A count of what "how many" counts is a number: "a second engineer" counts nothing ("an hour" is a duration).
 _COUNT_RE = re.compile(rf"\b(?!an?\b){_COUNT}\b(?!\s*(?:%|percent))", re.I)
-_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves")
+_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves"); words that name it
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
 
@@ -128,23 +134,33 @@ def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
     return None if own and own[0] > asking[0] else match
 
 
+def holds_flags(texts: Iterable[str]) -> bool:
+    """Whether any of `texts` spells a command-line option ("-c, --count"): only then does "which … option" ask
+    for one (the `flags` argument below)."""
+    return any(_FLAG.search(text) for text in texts)
+
+
+def _types(flags: bool) -> tuple:
+    return _ANSWER_TYPES if flags else tuple(kind for kind in _ANSWER_TYPES if kind is not _FLAG_TYPE)
+
+
 def can_answer(question: str, text: str) -> bool:
     """Whether `text` holds what the question asks for (any text, for a question that asks for no kind)."""
     return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
 
 
-def asks_answer_type(question: str) -> bool:
+def asks_answer_type(question: str, *, flags: bool = True) -> bool:
     """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
-    return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _ANSWER_TYPES)
+    return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _types(flags))
 
 
-def answer_type_terms(question: str) -> set[str]:
+def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
     """The stems of the words that name what the question asks for ("long" and "last" of "how long did it
     last", "cause" of "what was the cause"): a sentence answers them by holding that kind of answer, not by
     repeating them."""
     return {
         stem(word.lower())
-        for asks, _holds in _ANSWER_TYPES
+        for asks, _holds in _types(flags)
         if (match := _asked(asks, question))
         for name, words in match.groupdict().items()
         if name.startswith("ask") and words  # "ask_verb": "last" of "how long did it last"
@@ -152,25 +168,45 @@ def answer_type_terms(question: str) -> set[str]:
     }
 
 
-def holds_answer_type(question: str, text: str, asked: set[str]) -> bool:
+def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool = True) -> bool:
     counted = _asked(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
-        noun = stem(counted.group(1).lower())
+        nouns = _counted(question[counted.start(1) :])
         # Within its clause or field: in "Line: 5030; Category: Workbooks …" 5030 counts no workbooks.
         return any(
             # … or a record's field and its count ("laptops.faulty 95")
-            noun in [stem(word.lower()) for word in WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN]]
-            or noun in [stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]]
+            nouns & {stem(word.lower()) for word in WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN]}
+            or nouns & {stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]}
             for match in _COUNT_RE.finditer(text)
         ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
             _COUNT_RE.fullmatch(value) and any(stem(word.lower()) in asked for word in WORD.findall(column))
             for line in text.splitlines()
             for column, value in csv_row_fields(line)
         )
-    for asks, holds in _ANSWER_TYPES:
+    for asks, holds in _types(flags):
         if _asked(asks, question):
             return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
     return True
+
+
+def _counted(words_after: str) -> set[str]:
+    """The stems of what "how many" counts, from the words after it: the first, and, where an auxiliary ends
+    the phrase, the last before it ("how many support tickets did …" is answered by "Support got 37 tickets").
+    Without one the phrase runs into its verb: "how many households reported fewer …" counts households."""
+    words = [word.lower() for word in WORD.findall(words_after)[: _COUNTED_WITHIN + 1]]
+    ends = next((i for i, word in enumerate(words) if word in AUXILIARIES), None)
+    return {stem(words[0]), stem(words[ends - 1])} if ends else {stem(words[0])}
+
+
+def dating_heading(question: str, heading: str) -> str:
+    """The innermost part of a passage's heading path that holds the date a "when" question asks for
+    ("CHANGELOG.md › Changelog > [2.3.0] - 2026-09-30 > Changed" → "[2.3.0] - 2026-09-30"): a changelog's
+    release, a diary's day or a minutes' meeting dates every statement under it. "" for another question."""
+    asks, holds = _DATE_TYPE
+    if not _asked(asks, question):
+        return ""
+    parts = [part.strip() for level in heading.split(" › ")[1:] for part in level.split(" > ")]
+    return next((part for part in reversed(parts) if holds.search(part)), "")
 
 
 def _clause_after(text: str, match: re.Match) -> str:

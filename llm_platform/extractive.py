@@ -15,7 +15,14 @@ from collections.abc import Callable
 
 from llm_platform.ir.budget import SUMMARY_PREFIX
 from llm_platform.task_envelope import EvidenceChunk
-from llm_platform.terms import OVERLAP_STOP_WORDS, QUESTION_WORDS, WORD, is_content_word, stem
+from llm_platform.terms import (
+    OVERLAP_STOP_WORDS,
+    QUESTION_WORDS,
+    WORD,
+    is_content_word,
+    stem,
+    without_relative_time,
+)
 
 # What the degrade ladder wraps a summarised chunk in (llm_platform.ir.budget.extractive_summary).
 _SUMMARY_POINTER = re.compile(r"\s*\[see \S+ for full content\]\s*$")
@@ -58,7 +65,7 @@ def covered_phrases(question: str, covered: set[str]) -> list[str]:
 def _phrases(question: str, wanted: Callable[[str], bool]) -> list[str]:
     phrases: list[str] = []
     used: set[str] = set()
-    for run in content_runs(question):
+    for run in content_runs(without_relative_time(question)):  # "this week" is when it is asked, not a subject
         phrase: list[str] = []
         for word in [*run, ""]:  # "" closes the last phrase
             term = stem(word.lower()) if word else ""

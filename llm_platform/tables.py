@@ -9,7 +9,7 @@ llm_platform.prose.csv_row_fields), so digests, research findings and grounding 
 table alike.
 
 A table is taken as one only when its first row reads as a header (two to twelve short names, none
-with a digit: a first row of figures is data, and a table without a header is left as it is; a Markdown
+starting with a figure: a first row of figures is data, and a table without a header is left as it is; a Markdown
 table's rule line marks its header, whatever it holds) and the rows under it have as many cells.
 """
 
@@ -81,7 +81,7 @@ def _is_header(cells: list[str]) -> bool:
     return len(cells) <= MAX_COLUMNS and all(
         cell
         and len(cell) <= MAX_COLUMN_NAME_CHARS
-        and not any(character.isdigit() for character in cell)
+        and not cell.lstrip("-+€$£")[:1].isdigit()  # "Uptime (90 days)" names a column; "99.97%" is a value
         and ":" not in cell
         and ";" not in cell
         for cell in cells

@@ -225,9 +225,14 @@ _RELATIVE_TIME = re.compile(
 )
 
 
+def without_relative_time(text: str) -> str:
+    """`text` without a time said relative to now ("Who is on call this week?" → "Who is on call ?")."""
+    return _RELATIVE_TIME.sub(" ", text)
+
+
 def question_terms(question: str) -> list[str]:
     """Content terms of a question: stop words, question words ("what", "how much") and a relative time removed."""
-    return content_terms(_RELATIVE_TIME.sub(" ", question), ignored=OVERLAP_STOP_WORDS | QUESTION_WORDS)
+    return content_terms(without_relative_time(question), ignored=OVERLAP_STOP_WORDS | QUESTION_WORDS)
 
 
 def surface_words(text: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS | QUESTION_WORDS) -> dict[str, str]:

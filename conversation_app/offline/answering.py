@@ -14,13 +14,22 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import replace
 from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
 
 from llm_platform import embeddings
-from llm_platform.answer_types import FIGURE, WHY, answer_type_terms, holds_answer_type, question_names
+from llm_platform.answer_types import (
+    FIGURE,
+    WHY,
+    answer_type_terms,
+    dating_heading,
+    holds_answer_type,
+    holds_flags,
+    question_names,
+)
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import DEMONSTRATIVE_NOUN, QUOTATION, agent_verbs, base_term, stem, term_sequence
 
@@ -51,12 +60,14 @@ MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its 
 
 def answering_candidates(candidates: list[Candidate], terms: list[str], question: str) -> list[Candidate]:
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING, each scoring at
-    least SECOND_RATIO of the best); [] when none does."""
+    least SECOND_RATIO of the best); [] when none does. A sentence that one chosen before holds, or that holds
+    it (a record's description and the record), is not said twice."""
     distinct: dict[str, Candidate] = {}
     scored = answer_scores(candidates, terms, question)
     for score, candidate in scored:
-        if score >= SECOND_RATIO * scored[0][0]:
-            distinct.setdefault(sentence_key(candidate.text), candidate)
+        key = sentence_key(candidate.text)
+        if score >= SECOND_RATIO * scored[0][0] and not any(key in said or said in key for said in distinct):
+            distinct[key] = candidate
     return list(distinct.values())[:MAX_ANSWERING]
 
 
@@ -102,7 +113,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
     # The words that name the answer type ("long" of "how long") are answered by holding it (below).
     base = base_term if _DO_SUPPORT.search(question) else str
-    typed = answer_type_terms(question)
+    flags = holds_flags(c.text for c in candidates)
+    typed = answer_type_terms(question, flags=flags)
     terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in typed))
     if not terms:
         return []
@@ -130,9 +142,14 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     names = {base(name) for name in question_names(question)}
     could = []  # (candidate, share, proximity) of the sentences that hold what is asked for and its figures
     for candidate in candidates:
-        if not (figures <= set(FIGURE.findall(candidate.text)) and holds_answer_type(question, candidate.text, asked)):
+        if not figures <= set(FIGURE.findall(candidate.text)):
             continue
         form = forms[id(candidate)]
+        if not holds_answer_type(question, candidate.text, asked, flags=flags):
+            dated = dating_heading(question, candidate.heading)
+            if not dated:
+                continue
+            candidate = replace(candidate, text=f"{dated}: {candidate.text}")  # the date the answer gives
         if not names <= form.terms | form.context | form.answers:
             continue
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers

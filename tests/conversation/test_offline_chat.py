@@ -179,6 +179,10 @@ def test_a_request_says_what_the_session_mentions_without_answering():
         "This session's files, digests and reports mention “valve programme”, but none answers this"
     ), need["description"]
     assert "and none mentions “inspected”, “new”." in need["description"]
+    # A time said relative to now is no subject the session lacks.
+    assert chat("Who inspected the valves this week?")["needs"][0]["description"].endswith(
+        "none mentions “inspected”. Paste a note or attach a document."
+    )
 
 
 def test_a_request_counts_the_words_of_a_passages_headings_as_mentioned():
@@ -435,6 +439,8 @@ def test_a_whole_question_of_one_term_borrows_nothing_from_the_one_before():
     assert is_bare_follow_up("And in 2023?", 0) and is_bare_follow_up("What about the roof?", 1)
     assert is_bare_follow_up("How much did it cost?", 1)  # "it" points back
     assert not is_bare_follow_up("Who is doing the roof?", 1)
+    assert not is_bare_follow_up("Who is on call this week?", 1)  # "this week" is now, not the question before
+    assert is_bare_follow_up("Who paid for this?", 1)
     assert not is_bare_follow_up("And the roof, who is doing it?", 2)  # two terms: a question whole
 
 
@@ -726,3 +732,52 @@ def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning():
     )
     answer = chat("What interest rate does the line of credit charge?", [*SESSION, notes])
     assert answer["citations"] == ["treasurer_notes.txt::S1"] and "8.25% interest" in answer["answer"], answer
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_which_option_asks_for_a_command_line_option_only_where_the_files_spell_them():
+    """ "Which option …" asked for an option spelled "-c" or "--count", which a team's design document holds none
+    of: its recommendation was never quoted. Where a manual's options are in the passages, it still asks for one."""
+    proposal = passage(
+        "search-proposal.docx::S4",
+        "Search proposal > Recommendation",
+        "For invoice search we recommend the first option, a PostgreSQL trigram index.",
+    )
+    answer = chat("Which option is recommended for invoice search?", [*SESSION, proposal])
+    assert answer["citations"] == ["search-proposal.docx::S4"] and "trigram index" in answer["answer"], answer
+    manual = passage(
+        "grep.1.md::S5",
+        "grep(1) > OPTIONS",
+        "The search option we recommend for counting is described below.",
+        "-c, --count: Suppress normal output; instead print a count of matching lines.",
+    )
+    answer = chat("Which grep option counts matching lines?", [*SESSION, manual])
+    assert answer["answer"].startswith("-c, --count"), answer
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_sentence_that_an_answer_already_quotes_within_a_record_is_not_said_again():
+    """An API description's record (a digest fact) and its description's own sentence (a passage) both answered
+    "When do PDF exports expire?": the answer said the sentence twice, once inside the record."""
+    record = (
+        "paths./invoices/{id}/export.post: summary Export an invoice as PDF, description Starts an asynchronous "
+        "export. Poll the returned job URL; exports expire after 7 days."
+    )
+    digest = note_source("[digest:aggregate] Aggregate digest", f"[fact] {record} (api.json::S4)")
+    said = passage("api.json::S4", "paths", (record,))  # a record's sentences, as the file's JSON says them
+    answer = chat("When do PDF exports expire?", [digest, said])
+    assert answer["answer"].count("expire after 7 days") == 1, answer
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_when_question_is_answered_by_the_date_of_the_section_a_statement_stands_under():
+    """A changelog dates its changes by the release heading above them: "When was the rate limit raised?" was
+    asked back, the sentence holding no date. The answer gives the heading's date before the sentence."""
+    release = passage(
+        "CHANGELOG.md::S8", "Changelog > [2.3.0] - 2026-09-30 > Changed", "The rate limit was raised to 600 a minute."
+    )
+    other = passage("CHANGELOG.md::S3", "Changelog > Unreleased > Added", "Cursor pagination on GET /invoices.")
+    answer = chat("When was the rate limit raised?", [*SESSION, release, other])
+    assert answer["answer"].startswith("[2.3.0] - 2026-09-30: The rate limit was raised to 600"), answer
+    assert answer["citations"] == ["CHANGELOG.md::S8"]
+    assert chat("When was cursor pagination added?", [*SESSION, release, other])["answer"] == "", "no date above it"

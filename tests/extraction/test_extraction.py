@@ -156,7 +156,12 @@ def test_a_notes_front_matter_is_one_record_and_a_thematic_break_is_no_front_mat
     document = extract_document(note.encode(), "travel.md", None)
     assert (document.spans[0].locator, document.spans[0].text) == (
         "front matter",
-        "title: Travel policy; author: Ruth Lind; tags: finance travel",
+        "title: Travel policy; author: Ruth Lind; tags: finance, travel",
+    )
+    # YAML's quotes and a list's brackets are markup, not words: an ADR's "deciders: [Priya Nair, Tom Becker]".
+    adr = '---\ntitle: "ADR 007: Queues"\ndeciders: [Priya Nair, \'Tom Becker\']\n---\n\n# ADR 007\n\nWe use a queue.\n'
+    assert extract_document(adr.encode(), "adr.md", None).spans[0].text == (
+        "title: ADR 007: Queues; deciders: Priya Nair, Tom Becker"
     )
     assert "---" not in document.text and "Hotel costs are capped at 140 EUR a night." in document.text
     ruled = "---\n\nThe pumps were checked on Monday.\n\n---\n\nThe valves were checked on Tuesday.\n"

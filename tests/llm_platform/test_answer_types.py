@@ -34,6 +34,12 @@ from llm_platform.terms import question_terms
         ),
         ("How long did the training take?", "It took about three weeks.", "The training was long and thorough."),
         ("How many households lost water?", "The burst left 230 households without water.", "230 pipes burst."),
+        # What is counted ends at the verb: "support tickets", counted as "37 tickets".
+        (
+            "How many support tickets did the outage cause?",
+            "Sam Kowalski: Support got 37 tickets during that window.",
+            "The outage lasted 95 minutes.",
+        ),
         # An article counts nothing: "a second engineer" says no number of engineers.
         (
             "How many engineers does the team have?",
@@ -56,6 +62,12 @@ from llm_platform.terms import question_terms
             "Line: 5030; Category: Workbooks and printing; Budget: $22,000",  # 5030 is another field's
         ),
         ("When did the main burst?", "The main burst on 14 February 2023.", "The main burst near the harbour."),
+        # A software's release dates a change: "in 3.0.0"; an address is no release.
+        (
+            "When will offset pagination be removed?",
+            "Offset pagination (?page=) will be removed in 3.0.0.",
+            "Offset pagination is served from 10.0.0.1.",
+        ),
         (
             "Between which months did the programme run?",
             "It ran between March 2021 and June 2022.",

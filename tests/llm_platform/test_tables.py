@@ -66,3 +66,15 @@ def test_a_markdown_tables_rule_marks_its_header_whatever_it_holds():
     table = "| Interviewer | Score (1–4) |\n|---|---|\n| Jonas Weber | 4 |\n| Priya Nair | 3 |"
     assert said_as_records(table) == "Interviewer: Jonas Weber; Score (1–4): 4\nInterviewer: Priya Nair; Score (1–4): 3"
     assert said_as_records("|---|---|\n| Jonas Weber | 4 |") == "|---|---|\n| Jonas Weber | 4 |"  # a rule heads nothing
+
+
+def test_a_header_may_hold_a_figure_after_its_first_word():
+    """A status page's "Uptime (90 days)" column kept its table from being read: a header had to hold no digit.
+    A cell that starts with a figure is a value, and a first row of such cells is still data."""
+    page = "Component | Status | Uptime (90 days)\n\nAPI | Operational | 99.97%\n\nPDF export | Operational | 99.41%"
+    assert said_as_records(page).split("\n") == [
+        "Component: API; Status: Operational; Uptime (90 days): 99.97%",
+        "Component: PDF export; Status: Operational; Uptime (90 days): 99.41%",
+    ]
+    data = "API | Operational | 99.97%\nPDF export | Operational | 99.41%"
+    assert said_as_records(data) == data
