@@ -76,6 +76,8 @@ def is_statement(text: str) -> bool:
         return False
     if csv_row_fields(text):  # a CSV's row states its values
         return True
+    if _labelled_people(text):
+        return True
     if not is_prose(text) or _names_only(text):
         return False
     return (
@@ -97,6 +99,17 @@ def _labelled_value(text: str) -> bool:
     return bool(colon and label[:1].isalpha() and len(label) <= MAX_COLUMN_NAME_CHARS) and any(
         c.isdigit() for c in value
     )
+
+
+def _labelled_people(text: str) -> bool:
+    """A role and the people who hold it ("Author: Lena Ortiz.", "Reviewers: Priya Nair, Tom Becker"), as a
+    document's byline or a plan's owners say them: names are no prose, yet the line states who. Each name is
+    two or three capitalised words."""
+    label, colon, value = text.rstrip(".").partition(": ")
+    if not (colon and label.isalpha() and label[:1].isupper() and len(label) <= MAX_COLUMN_NAME_CHARS):
+        return False
+    names = [name.split() for part in value.split(",") for name in part.split(" and ")]
+    return all(2 <= len(name) <= 3 and all(word[:1].isupper() and word.isalpha() for word in name) for name in names)
 
 
 def ended(text: str) -> str:

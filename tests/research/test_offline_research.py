@@ -950,6 +950,24 @@ def test_findings_are_statements_never_headings_or_labels():
     assert is_statement("a line of prose that lost its full stop but runs on for more than twelve words in all")
     for not_one in ("Corrosion", "Costs and maintenance", "Did losses fall?", ""):
         assert not is_statement(not_one), not_one
+    # A byline says who holds a role, in names alone: "Author: Lena Ortiz." was no statement, so no digest fact.
+    assert is_statement("Author: Lena Ortiz.") and is_statement("Reviewers: Priya Nair, Tom Becker and Sam Kowalski")
+    for not_one in ("Tags: Infrastructure.", "Status: Accepted", "See Also: the Git Book."):
+        assert not is_statement(not_one), not_one
+
+
+def test_a_title_that_reads_as_a_label_and_its_date_is_no_finding():
+    """A call's transcript opens with its title, "Retro call: invoice export outage of 18 November": a label and
+    a date, as a plan's milestone is, it was a finding of "What went wrong with exports in November?"."""
+    transcript = (
+        "Retro call: invoice export outage of 18 November\n"
+        "Recorded 20 November 2026. Attendees: Priya Nair, Tom Becker.\n\n"
+        "Tom Becker: The export workers ran out of memory on an invoice with 40,000 line items."
+    )
+    question = "What went wrong with exports in November?"
+    texts = [f["text"] for f in ask("NODE_FINDINGS", {"question": question}, [(1, "retro.txt", transcript)])["findings"]]
+    assert texts and "Retro call: invoice export outage of 18 November" not in texts, texts
+    assert any("ran out of memory" in text for text in texts)
 
 
 def test_a_tables_row_is_a_finding_for_the_question_it_answers():

@@ -81,7 +81,10 @@ def node_findings(prompt: str) -> dict:
     headings: list[str] = []  # each statement's section heading, which says what it is about (relevance.py)
     said: dict[int, list[str]] = {}  # each result's statements, in order
     for number, heading, text in numbered_results(prompt):
-        said[number] = statements(text)
+        # A title that reads as a statement ("Retro call: invoice export outage of 18 November", a label and its
+        # date) heads the result and states nothing.
+        title = split_leading_heading(text)[0]
+        said[number] = [sentence for sentence in statements(text) if sentence != title]
         for position, sentence in enumerate(said[number]):
             candidates.append((number, position, sentence))
             headings.append(heading)
