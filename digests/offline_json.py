@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from llm_platform.json_records import (
-    MAX_DEPTH,
+    MAX_NESTING,
     PLAIN,
     flattened,
     item_label,
@@ -69,7 +69,7 @@ def read_json(filename: str, spans: list[dict]) -> list[JsonValue] | None:
 def json_facts(filename: str, values: list[JsonValue]) -> list[dict]:
     if _is_list_of_records(values):
         return _records_facts(filename, [(item.value, item.ref) for item in values], record_label)
-    return [fact for item in values for fact in _value_facts(item.label, item.value, item.ref, MAX_DEPTH)]
+    return [fact for item in values for fact in _value_facts(item.label, item.value, item.ref, MAX_NESTING)]
 
 
 def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:

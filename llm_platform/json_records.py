@@ -15,6 +15,7 @@ from .terms import and_list
 
 MAX_LISTED = 12  # fields of a record, or items of a list, named in one line
 MAX_DEPTH = 4  # levels of objects inside a record said as its fields by path
+MAX_NESTING = 8  # levels of objects said object by object (`value_lines`)
 PLAIN = str | int | float | bool | None
 SENTENCE_ENDS = (".", "!", "?")  # a list of values that end so is a list of sentences, said one a line
 
@@ -46,12 +47,21 @@ def said_records(text: str) -> list[str] | None:
     return None if value is None else value_lines(*value)
 
 
-def value_lines(label: str, value: object) -> list[str]:
+def value_lines(label: str, value: object, depth: int = MAX_NESTING) -> list[str]:
     """`value` said in words under `label`: a record as one line, a list of records or of sentences a line
-    each, a list of other plain values as the list; nothing for other shapes."""
+    each, a list of other plain values as the list; nothing for other shapes. A record that one line would not
+    say whole (more than MAX_LISTED fields, a list of records or objects deeper than MAX_DEPTH inside it, as an
+    API description's paths hold) is said object by object, each under its path, down to `depth` levels."""
     if isinstance(value, dict):
         fields = flattened(value)
-        return [record_line(label, fields)] if fields else []
+        if len(fields) <= MAX_LISTED and _flat(value, MAX_DEPTH) or depth <= 1:
+            return [record_line(label, fields)] if fields else []
+        own = {name: inner for name, inner in value.items() if isinstance(inner, PLAIN)}
+        lines = [record_line(label, own)] if own else []
+        for name, inner in value.items():
+            if not isinstance(inner, PLAIN):
+                lines.extend(value_lines(f"{label}.{name}", inner, depth - 1))
+        return lines
     if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
         return [record_line(item_label(label, number), flattened(entry)) for number, entry in enumerate(value, 1)]
     if isinstance(value, list) and value and all(isinstance(entry, PLAIN) for entry in value):
@@ -87,6 +97,15 @@ def flattened(record: dict, depth: int = MAX_DEPTH) -> dict:
         elif isinstance(value, dict) and depth > 1:
             fields.update((f"{name}.{inner}", field) for inner, field in flattened(value, depth - 1).items())
     return fields
+
+
+def _flat(value: object, depth: int) -> bool:
+    """Whether `flattened` says all of `value`: plain values, lists of them, objects within `depth` levels."""
+    if isinstance(value, PLAIN):
+        return True
+    if isinstance(value, list):
+        return all(isinstance(entry, PLAIN) for entry in value)
+    return isinstance(value, dict) and depth > 0 and all(_flat(inner, depth - 1) for inner in value.values())
 
 
 def record_line(label: str, record: dict) -> str:

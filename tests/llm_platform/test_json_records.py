@@ -5,6 +5,7 @@ import json
 from digests.envelopes import per_file_envelope
 from digests.offline import per_file_digest
 from extraction import ExtractionLimits, extract_document
+from llm_platform.json_records import said_records
 from llm_platform.statements import statements
 
 PLAN = {
@@ -69,4 +70,29 @@ def test_a_record_whose_last_value_ends_a_sentence_is_closed_once():
     assert said == [
         "rfis, item 1: id RFI-031, answer Use a lap length of 50 bar diameters.",
         "rfis, item 2: id RFI-032, status open.",
+    ]
+
+
+def test_a_record_one_line_cannot_say_whole_is_said_object_by_object():
+    """An API description's paths: one line of at most twelve fields, four levels deep, left out its parameters
+    and every response ("429: Rate limit exceeded"). Such a record is said an object a line, under its path; a
+    small one is still one line."""
+    paths = {
+        "/invoices": {
+            "get": {"summary": "List invoices", "parameters": [{"name": "cursor", "in": "query"}]},
+            "post": {
+                "summary": "Create an invoice",
+                "responses": {"201": {"description": "The draft."}, "429": {"description": "Rate limit exceeded."}},
+            },
+        }
+    }
+    assert said_records("paths: " + json.dumps(paths, indent=2)) == [
+        "paths./invoices.get: summary List invoices.",
+        "paths./invoices.get.parameters, item 1: name cursor, in query.",
+        "paths./invoices.post: summary Create an invoice, responses.201.description The draft., "
+        "responses.429.description Rate limit exceeded.",
+    ]
+    school = {"name": "North High", "laptops": {"count": 760, "faulty": 95}}
+    assert said_records("school: " + json.dumps(school)) == [
+        "school: name North High, laptops.count 760, laptops.faulty 95."
     ]
