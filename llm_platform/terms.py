@@ -149,14 +149,16 @@ _BASE_FORMS = {
 }
 
 
-AGENT_SUFFIXES = ("er", "or")
+# A doer's "-er", "-or", and the "-ee" of whom it is done to, which the stemmer leaves as "e" ("attendees" →
+# "attende").
+AGENT_SUFFIXES = ("er", "or", "e")
 MIN_AGENT_NOUN_CHARS = 4  # "user", "owner": shorter words ending so ("her", "or") name no doer
 
 
 def agent_verbs(terms: Iterable[str]) -> frozenset[str]:
     """The verbs that agent nouns among `terms` name, as stems: "owner" → "own", "user" → "use", "editor" →
-    "edit". The stemmer leaves a short word's "-er" on ("owner" stays "owner"), so "who owns …?" shared no
-    term with "owner: Tomás"."""
+    "edit", "attendee" → "attend". The stemmer leaves a short word's "-er" on ("owner" stays "owner"), so "who
+    owns …?" shared no term with "owner: Tomás"."""
     return frozenset(
         stem(word)
         for term in terms

@@ -142,7 +142,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     names = {base(name) for name in question_names(question)}
     could = []  # (candidate, share, proximity) of the sentences that hold what is asked for and its figures
     for candidate in candidates:
-        if not figures <= set(FIGURE.findall(candidate.text)):
+        # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
+        if not figures <= set(FIGURE.findall(candidate.text)) | set(FIGURE.findall(_section(candidate.heading))):
             continue
         form = forms[id(candidate)]
         if not holds_answer_type(question, candidate.text, asked, flags=flags):
@@ -172,6 +173,11 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
+
+
+def _section(heading: str) -> str:
+    """A passage's heading path without its file's name ("minutes-2026-10.docx › Meeting of 26 October")."""
+    return heading.partition(" › ")[2]
 
 
 def best_candidates(candidates: list[Candidate], wanted: set[str]) -> list[Candidate]:

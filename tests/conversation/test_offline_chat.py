@@ -781,3 +781,15 @@ def test_a_when_question_is_answered_by_the_date_of_the_section_a_statement_stan
     assert answer["answer"].startswith("[2.3.0] - 2026-09-30: The rate limit was raised to 600"), answer
     assert answer["citations"] == ["CHANGELOG.md::S8"]
     assert chat("When was cursor pagination added?", [*SESSION, release, other])["answer"] == "", "no date above it"
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_sentence_holds_the_figures_of_its_heading_and_an_attendee_is_one_who_attended():
+    """Minutes of two meetings, a heading each: "Who attended the meeting on 26 October?" was asked back, its
+    "26" being in the heading, not in "Attendees: …", and "attended" no term of "attendees"."""
+    first = passage("minutes.docx::S2", "Meetings > Meeting of 12 October 2026", "Attendees: Priya Nair, Tom Becker.")
+    second = passage(
+        "minutes.docx::S3", "Meetings > Meeting of 26 October 2026", "Attendees: Priya Nair, Sam Kowalski."
+    )
+    answer = chat("Who attended the meeting on 26 October?", [*SESSION, first, second])
+    assert answer["citations"] == ["minutes.docx::S3"] and "Sam Kowalski" in answer["answer"], answer
