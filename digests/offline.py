@@ -27,8 +27,9 @@ Task B, the merge of digests, is offline_aggregate.py.
 import re
 from collections import Counter
 
+from llm_platform.answer_types import holds_date
 from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
-from llm_platform.statements import ended, references_start, without_licence
+from llm_platform.statements import ended, labelled_people, references_start, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
     comparison_key,
@@ -342,6 +343,7 @@ def per_file_digest(prompt: str) -> dict:
         )
     located, headings = _located_statements(filename, file_format, spans)
     fields = _entry_fields(located)
+    dated = _dated_entries(filename, spans)
 
     candidates: dict[str, dict] = {}  # normalised claim → fact, first occurrence wins
     ranks: dict[str, tuple[int, int]] = {}
@@ -355,10 +357,13 @@ def per_file_digest(prompt: str) -> dict:
             continue
         cued = _kind(sentence)
         kind = cued or "fact"
-        # A form's field each entry fills in ("Crew on site: 14." under each day of a diary) is said with its
-        # entry's heading: alone, three such facts differ by a figure and tell no day.
-        entry = headings[ref] if _field_label(sentence) in fields else ""
-        claim = cut_text(f"{sentence.rstrip('.')} ({entry})." if entry else sentence, MAX_CLAIM_CHARS)
+        # A log's entry is said first: its date dates what it says ("[2.4.0] - 2026-11-10 › Added: Cursor
+        # pagination …"; the date may stand in a span of its own, and the clause after the colon is the cited
+        # span's), and a form's field each entry fills in ("Crew on site: 14." under each day of a diary)
+        # needs its entry: alone, three such facts differ by a figure and tell no day.
+        entry = dated.get(ref, "") if not holds_date(sentence) else ""
+        entry = entry or (headings[ref] if _field_label(sentence) in fields else "")
+        claim = cut_text(f"{entry}: {sentence}" if entry else sentence, MAX_CLAIM_CHARS)
         key = comparison_key(claim)
         if add_unique(candidates, key, new_fact(kind, claim, ref, *_reliability(sentence, kind, hedged))):
             ranks[key] = (-_score(sentence, cued, hedged), position)
@@ -391,7 +396,7 @@ def _located_statements(filename: str, file_format: str, spans: list[dict]) -> t
         in_references = list_line is not None
         if list_line is not None:
             text = "\n".join(text.split("\n")[: max(list_line - 1, 0)])
-        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s)]
+        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s) or labelled_people(s)]
         runs_on = file_format in PAGED_FORMATS and after is not None and statements
         if runs_on and _runs_on(statements[-1], after["text"]):
             statements.pop()  # half a sentence: a page's last, going on over the page
@@ -448,6 +453,31 @@ def _fallback_fact(filename: str, spans: list[dict]) -> list[dict]:
             ref = f"{filename}::{span['span_id']}"
             return [new_fact("fact", text, ref, "low", "offline extractive: fragmentary text")]
     return []  # no text at all: an empty list is honest, a sourceless fact is not allowed
+
+
+def _dated_entries(filename: str, spans: list[dict]) -> dict[str, str]:
+    """Each span's entry, by SourceRef, when the document is a log of dated entries (two dated headings at
+    least, with different dates: a changelog's releases, minutes' meetings, a diary's days): its heading
+    when that holds a date, else the dated heading it stands under and its own ("[2.4.0] - 2026-11-10 ›
+    Added"). A dated heading alone in its span heads the spans after it up to a heading of its Markdown
+    level or above, or, in a format without levels, up to the next dated heading."""
+    entries: dict[str, str] = {}
+    above: tuple[int, str] | None = None  # the level ("##": 2; 0 without marks) and text of a dated heading
+    for span in spans:
+        first = span["text"].lstrip("\n").partition("\n")[0].strip()
+        level = len(first) - len(first.lstrip("#"))
+        alone = heading_alone(span["text"])
+        heading = alone or split_leading_heading(span["text"])[0]
+        if above and heading and 0 < level <= above[0]:
+            above = None  # a section of the dated one's level or above: the entry has ended
+        ref = f"{filename}::{span['span_id']}"
+        if heading and holds_date(heading):
+            entries[ref] = heading
+            above = (level, heading) if alone else above
+        elif above:
+            entries[ref] = f"{above[1]} › {heading}" if heading else above[1]
+    dates = {entry.split(" › ")[0] for entry in entries.values()}
+    return entries if len(dates) >= 2 else {}
 
 
 FIELD_VALUE_MAX_WORDS = 6  # "Weather: rain all morning, 6 °C." is a field's value; a longer one is prose

@@ -202,11 +202,15 @@ def dating_heading(question: str, heading: str) -> str:
     """The innermost part of a passage's heading path that holds the date a "when" question asks for
     ("CHANGELOG.md › Changelog > [2.3.0] - 2026-09-30 > Changed" → "[2.3.0] - 2026-09-30"): a changelog's
     release, a diary's day or a minutes' meeting dates every statement under it. "" for another question."""
-    asks, holds = _DATE_TYPE
-    if not _asked(asks, question):
+    if not _asked(_DATE_TYPE[0], question):
         return ""
     parts = [part.strip() for level in heading.split(" › ")[1:] for part in level.split(" > ")]
-    return next((part for part in reversed(parts) if holds.search(part)), "")
+    return next((part for part in reversed(parts) if holds_date(part)), "")
+
+
+def holds_date(text: str) -> bool:
+    """Whether `text` holds what a "when" question asks for: a month, a year or a software's release."""
+    return bool(_DATE_TYPE[1].search(text))
 
 
 def _clause_after(text: str, match: re.Match) -> str:

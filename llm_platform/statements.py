@@ -76,7 +76,7 @@ def is_statement(text: str) -> bool:
         return False
     if csv_row_fields(text):  # a CSV's row states its values
         return True
-    if _labelled_people(text):
+    if labelled_people(text):
         return True
     if not is_prose(text) or _names_only(text):
         return False
@@ -101,7 +101,7 @@ def _labelled_value(text: str) -> bool:
     )
 
 
-def _labelled_people(text: str) -> bool:
+def labelled_people(text: str) -> bool:
     """A role and the people who hold it ("Author: Lena Ortiz.", "Reviewers: Priya Nair, Tom Becker"), as a
     document's byline or a plan's owners say them: names are no prose, yet the line states who. Each name is
     two or three capitalised words."""

@@ -1262,7 +1262,7 @@ def test_a_logs_fields_filled_in_for_each_entry_are_no_summary_and_their_facts_n
     assert "Crew on site" not in summary and "Weather" not in summary, summary
     # As facts, each says its entry: three "Crew on site: …" told no day.
     claims = [fact["claim"] for fact in digest["facts"]]
-    assert "Crew on site: 17 (Tuesday)." in claims and "Weather: dry, 5 °C (Monday)." in claims, claims
+    assert "Tuesday: Crew on site: 17." in claims and "Monday: Weather: dry, 5 °C." in claims, claims
     # A label a document repeats with one value is a phrase it repeats, told as it is.
     repeated = [{"span_id": f"S{n}", "text": f"## Part {n}\n\nOne of: gnu, posix, v7."} for n in (1, 2)]
     assert [fact["claim"] for fact in file_digest("tar.md", repeated, "markdown")["facts"]] == [
@@ -1314,3 +1314,26 @@ def test_a_papers_reference_list_is_no_fact_over_its_pages():
     ]
     claims = [fact["claim"] for fact in file_digest("notes.md", notes, "markdown")["facts"]]
     assert claims == ["The team wiki lists every supplier we have used.", "The valves were bought from two suppliers."]
+
+
+def test_a_log_of_dated_entries_says_each_facts_entry_first():
+    """A changelog's items ("Cursor pagination on GET /invoices.") and minutes' decisions said no release and no
+    meeting. In a document of two dated headings or more, a fact without a date of its own says its entry first,
+    also when the dated heading stands alone in a span above its subsections."""
+    changelog = [
+        {"span_id": "S1", "text": "# Changelog\n\nAll notable changes to the API are documented here."},
+        {"span_id": "S2", "text": "## [2.4.0] - 2026-11-10"},
+        {"span_id": "S3", "text": "### Added\n\n- Cursor pagination on GET /invoices."},
+        {"span_id": "S4", "text": "## [2.3.0] - 2026-09-30"},
+        {"span_id": "S5", "text": "### Changed\n\n- The rate limit was raised from 300 to 600 requests a minute."},
+        {"span_id": "S6", "text": "## Contributors\n\nThe team thanks everyone who reported a bug."},
+    ]
+    claims = [fact["claim"] for fact in file_digest("CHANGELOG.md", changelog, "markdown")["facts"]]
+    assert "[2.4.0] - 2026-11-10 › Added: Cursor pagination on GET /invoices." in claims, claims
+    assert "[2.3.0] - 2026-09-30 › Changed: The rate limit was raised from 300 to 600 requests a minute." in claims
+    assert "The team thanks everyone who reported a bug." in claims, "a section of the release's level ends it"
+    assert "All notable changes to the API are documented here." in claims
+    one_meeting = [{"span_id": "S1", "text": "Meeting of 12 October 2026\n\nWe decided to move jobs to RabbitMQ."}]
+    assert file_digest("minutes.docx", one_meeting, "docx")["facts"][0]["claim"] == (
+        "We decided to move jobs to RabbitMQ."
+    ), "one dated heading is a document's date, not a log's entries"

@@ -965,7 +965,9 @@ def test_a_title_that_reads_as_a_label_and_its_date_is_no_finding():
         "Tom Becker: The export workers ran out of memory on an invoice with 40,000 line items."
     )
     question = "What went wrong with exports in November?"
-    texts = [f["text"] for f in ask("NODE_FINDINGS", {"question": question}, [(1, "retro.txt", transcript)])["findings"]]
+    texts = [
+        f["text"] for f in ask("NODE_FINDINGS", {"question": question}, [(1, "retro.txt", transcript)])["findings"]
+    ]
     assert texts and "Retro call: invoice export outage of 18 November" not in texts, texts
     assert any("ran out of memory" in text for text in texts)
 
