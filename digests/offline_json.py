@@ -35,6 +35,7 @@ from llm_platform.json_records import (
     record_label,
     record_line,
 )
+from llm_platform.statements import is_statement
 from llm_platform.terms import cut_text
 
 from .offline_csv import MAX_CLAIM_CHARS, READ_FROM_VALUES, Column, Table, column_facts, computed_fact
@@ -93,9 +94,25 @@ def _value_facts(label: str, value: object, ref: str, depth: int) -> list[dict]:
 
 
 def json_summary(values: list[JsonValue]) -> str:
-    """What the file holds, by its top-level labels: their records and fields, or their values."""
+    """What the file holds, by its top-level labels: their records and fields, or their values; led by the
+    first value that states something, as a document's summary leads with what it is about (an API
+    description's "Create, list and export invoices for a customer account.")."""
     if _is_list_of_records(values):
         return f"A list of {_records(len(values))} with the fields {listed(_fields(item.value for item in values))}."
+    lead = next((text for item in values for text in _strings(item.value) if is_statement(text)), "")
+    return cut_text(f"{lead} {_shape(values)}".strip(), MAX_CLAIM_CHARS)
+
+
+def _strings(value: object) -> Iterable[str]:
+    """The string values of an object and the objects inside it, in order (not a list's: its records')."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from _strings(inner)
+
+
+def _shape(values: list[JsonValue]) -> str:
     parts = []
     for item in values:
         if _are_records(item.value):
@@ -104,7 +121,7 @@ def json_summary(values: list[JsonValue]) -> str:
             parts.append(f"{item.label}: a record with the fields {listed(_described_fields(item.value))}")
         elif isinstance(item.value, PLAIN):
             parts.append(f"{item.label}: {plain(item.value)}")
-    return cut_text(f"{'; '.join(parts)}." if parts else "A JSON document of nested values.", MAX_CLAIM_CHARS)
+    return f"{'; '.join(parts)}." if parts else "A JSON document of nested values."
 
 
 def _records_facts(label: str, records: list[tuple[dict, str]], name_of: Callable[[int], str]) -> list[dict]:

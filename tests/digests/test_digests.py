@@ -1337,3 +1337,15 @@ def test_a_log_of_dated_entries_says_each_facts_entry_first():
     assert file_digest("minutes.docx", one_meeting, "docx")["facts"][0]["claim"] == (
         "We decided to move jobs to RabbitMQ."
     ), "one dated heading is a document's date, not a log's entries"
+
+
+def test_a_json_files_summary_leads_with_the_first_value_that_states_something():
+    """An API description's summary was its shape alone ("openapi: 3.0.3; info: a record with the fields title,
+    version, description; …"); its description says what it is about."""
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Invoices API", "description": "Create, list and export invoices for a customer account."},
+        "paths": {"/invoices": {"get": {"summary": "List invoices"}}},
+    }
+    summary = file_digest("api.json", _json_spans("api.json", spec), "json")["summary"]
+    assert summary.startswith("Create, list and export invoices for a customer account. openapi: 3.0.3;"), summary
