@@ -29,7 +29,7 @@ from collections import Counter
 
 from llm_platform.answer_types import holds_date
 from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
-from llm_platform.statements import ended, labelled_people, references_start, without_licence
+from llm_platform.statements import ended, labelled_people, references_start, without_code, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
     comparison_key,
@@ -240,7 +240,7 @@ def _statement_text(span_text: str, furniture: set[str]) -> tuple[str, str]:
     text = "\n".join(line for line in span_text.split("\n") if _line_key(line) not in furniture)
     if heading_alone(text):
         return "", ""
-    heading, statements = split_leading_heading(without_licence(text))
+    heading, statements = split_leading_heading(without_code(without_licence(text)))
     return heading, said_as_records(_without_faq_questions(statements))
 
 

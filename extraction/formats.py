@@ -20,7 +20,7 @@ READER_VERSIONS = {
     # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55)
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
-    # values without YAML's quotes and brackets (stop 56)
+    # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)
     "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
     "text": "text.2",  # an e-mail's header is one record, its body its plain text (text_readers._mail_message)
 }
@@ -35,6 +35,7 @@ EXTENSIONS = {
     ".docx": "docx",
     ".md": "markdown",
     ".markdown": "markdown",
+    ".ipynb": "markdown",  # a Jupyter notebook: its cells read as the Markdown they are (text_readers)
     ".html": "html",
     ".htm": "html",
     ".csv": "csv",

@@ -69,9 +69,43 @@ def _yaml_scalar(value: str) -> str:
     return value[1:-1] if quoted else value
 
 
+def _notebook_markdown(text: str) -> str | None:
+    """A Jupyter notebook (.ipynb, JSON of cells) as the Markdown it reads as: its Markdown cells as written, a
+    code cell's source fenced as code, the text it printed after it; None for a text that is no notebook."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        notebook = json.loads(text)
+    except ValueError:
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        return None
+    parts = []
+    for cell in (cell for cell in cells if isinstance(cell, dict)):
+        source = _cell_text(cell.get("source"))
+        if cell.get("cell_type") != "code":
+            parts.append(source)
+            continue
+        if source.strip():
+            parts.append(f"```\n{source}\n```")
+        for output in (output for output in cell.get("outputs") or [] if isinstance(output, dict)):
+            data = output.get("data")
+            parts.append(_cell_text(output.get("text") or (data.get("text/plain") if isinstance(data, dict) else "")))
+    return "\n\n".join(part.strip("\n") for part in parts if part.strip())
+
+
+def _cell_text(value: object) -> str:
+    """A notebook's text, kept as a string or as a list of its lines."""
+    if isinstance(value, list):
+        return "".join(line for line in value if isinstance(line, str))
+    return value if isinstance(value, str) else ""
+
+
 def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
     headings: list[tuple[int, str]] = []
     blocks: list[Block] = []
+    text = _notebook_markdown(text) or text
     lines = normalise_text(text).split("\n")
     paragraph: list[str] = []
     front_matter = _front_matter(lines)
@@ -85,9 +119,21 @@ def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
             blocks.append(Block("\n".join(paragraph), _path(headings)))
             paragraph.clear()
 
+    fence = ""  # the fence of the code block being read ("```", "~~~"): its lines are code, never headings
     for index, line in enumerate(lines):
         if index % 256 == 0:
             budget.check_time()
+        marker = line.lstrip(" ")[:3] if len(line) - len(line.lstrip(" ")) <= 3 else ""
+        if fence or marker in ("```", "~~~"):
+            if not fence:
+                flush()
+            paragraph.append(line)
+            if fence and marker == fence and not line.strip().strip(fence[0]):
+                fence = ""
+                flush()
+            elif not fence:
+                fence = marker
+            continue
         atx = _atx_heading(line)
         setext = index + 1 < len(lines) and line.strip() and not paragraph and _is_setext_underline(lines[index + 1])
         if atx:

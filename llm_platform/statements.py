@@ -24,7 +24,7 @@ def statements(text: str) -> list[str]:
     (llm_platform.json_records), not its lines of keys and braces; a table's rows state theirs under
     its header (llm_platform.tables)."""
     found = []
-    for paragraph in said_as_records(without_licence(text)).split("\n\n"):
+    for paragraph in said_as_records(without_code(without_licence(text))).split("\n\n"):
         records = said_records(paragraph)
         if records is not None:
             found.extend(records)
@@ -39,6 +39,22 @@ def without_licence(text: str) -> str:
     lines = text.split("\n")
     notice = next((number for number, line in enumerate(lines) if _COPYRIGHT_NOTICE.search(line)), len(lines))
     return "\n".join(lines[:notice])
+
+
+def without_code(text: str) -> str:
+    """`text` without its fenced code blocks ("```" or "~~~" to the same fence, as Markdown and a notebook's
+    code cells write them): code states nothing in words, though "import pandas as pd" reads as prose."""
+    kept: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        marker = line.strip()[:3]
+        if fence:
+            fence = "" if marker == fence and not line.strip().strip(fence[0]) else fence
+        elif marker in ("```", "~~~"):
+            fence = marker
+        else:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 # A reference list's heading, as papers and reports name it; the list under it (to the document's end, or to

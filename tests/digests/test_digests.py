@@ -1349,3 +1349,18 @@ def test_a_json_files_summary_leads_with_the_first_value_that_states_something()
     }
     summary = file_digest("api.json", _json_spans("api.json", spec), "json")["summary"]
     assert summary.startswith("Create, list and export invoices for a customer account. openapi: 3.0.3;"), summary
+
+
+def test_code_is_no_fact():
+    """A notebook's code cell read as prose: "import pandas as pd df = pd.read_csv(…)" was a digest fact."""
+    spans = [
+        {
+            "span_id": "S1",
+            "text": "# Churn analysis\n\nWe look at why customers cancelled in Q3 2026.\n\n"
+            "```\nimport pandas as pd\ndf = pd.read_csv('cancellations.csv')\n```\n\nchurn rate: 4.2%",
+        }
+    ]
+    digest = file_digest("churn.ipynb", spans, "markdown")
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims == ["We look at why customers cancelled in Q3 2026.", "churn rate: 4.2%"], claims
+    assert "import" not in digest["summary"]

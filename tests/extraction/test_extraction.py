@@ -1,6 +1,7 @@
 """Extraction and spans for every supported format, and every way a file can be bad."""
 
 import io
+import json
 import random
 import re
 import subprocess
@@ -159,7 +160,7 @@ def test_a_notes_front_matter_is_one_record_and_a_thematic_break_is_no_front_mat
         "title: Travel policy; author: Ruth Lind; tags: finance, travel",
     )
     # YAML's quotes and a list's brackets are markup, not words: an ADR's "deciders: [Priya Nair, Tom Becker]".
-    adr = '---\ntitle: "ADR 007: Queues"\ndeciders: [Priya Nair, \'Tom Becker\']\n---\n\n# ADR 007\n\nWe use a queue.\n'
+    adr = "---\ntitle: \"ADR 007: Queues\"\ndeciders: [Priya Nair, 'Tom Becker']\n---\n\n# ADR 007\n\nWe use a queue.\n"
     assert extract_document(adr.encode(), "adr.md", None).spans[0].text == (
         "title: ADR 007: Queues; deciders: Priya Nair, Tom Becker"
     )
@@ -516,3 +517,32 @@ def test_an_email_is_read_under_its_subject_its_header_one_record_its_body_its_p
     # A note that opens with a label is no e-mail: one field a mail program shows is not a header.
     note = extract_document(b"Subject: budget\n\nThe budget rose.\n", "note.txt", "text/plain", None)
     assert note.text == "Subject: budget\n\nThe budget rose."
+
+
+def test_a_fenced_code_blocks_comment_is_no_heading():
+    """A README's shell block ("# install deps") made each comment a section of its own."""
+    readme = "# Setup\n\nInstall the tools first.\n\n```bash\n# install deps\npip install x\n\n# run it\nmake run\n```\n\nThen open the URL.\n"
+    document = extract_document(readme.encode(), "README.md", None)
+    assert [span.locator for span in document.spans] == ["Setup"]
+    assert "# run it\nmake run\n```\n\nThen open the URL." in document.text
+
+
+def test_a_jupyter_notebook_is_read_as_its_cells():
+    """A notebook was read as one line of JSON: its digest quoted '{"cells": [{"cell_type": …'. Its Markdown cells
+    are read as Markdown, a code cell's source as fenced code, and the text it printed after it."""
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["# Churn analysis\n", "\n", "Why customers cancelled in Q3.\n"]},
+            {
+                "cell_type": "code",
+                "source": ["# load\n", "df = load()\n", "print(rate(df))"],
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": ["churn rate: 4.2%\n"]}],
+            },
+            {"cell_type": "markdown", "source": "## Reasons\n\nPrice was the main reason given."},
+        ],
+        "nbformat": 4,
+    }
+    document = extract_document(json.dumps(notebook).encode(), "churn.ipynb", None)
+    assert document.format == "markdown"
+    assert [span.locator for span in document.spans] == ["Churn analysis", "Churn analysis > Reasons"]
+    assert document.spans[0].text.endswith("```\n# load\ndf = load()\nprint(rate(df))\n```\n\nchurn rate: 4.2%")
