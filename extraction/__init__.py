@@ -19,12 +19,13 @@ This module only re-exports what code outside the package uses.
 
 from .decoding import normalise_text
 from .document import ExtractedDocument, extract_document, sha256_hex
-from .formats import READER_VERSIONS, clean_filename, detect_format, reader_version
+from .formats import EXTENSIONS, READER_VERSIONS, clean_filename, detect_format, reader_version
 from .limits import ExtractionError, ExtractionLimits
 from .spans import CHUNKING_VERSION, SPAN_MAX_CHARS, Span
 
 __all__ = [
     "CHUNKING_VERSION",
+    "EXTENSIONS",
     "READER_VERSIONS",
     "SPAN_MAX_CHARS",
     "ExtractedDocument",

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from extraction import READER_VERSIONS
+from extraction import EXTENSIONS, READER_VERSIONS
 from workspaces.claims import move
 
 from .. import library
@@ -48,6 +48,11 @@ def reread_by_improved_readers(context_set_id) -> int:
     outdated = Q()
     for file_format, version in READER_VERSIONS.items():
         outdated |= Q(format=file_format) & ~Q(reader_version=version)
+    # A file read as plain text because its name's extension had no reader then (a notebook, `.ipynb`, before
+    # stop 56). Not a ".pdf" or ".docx" that holds text: that one stays text.
+    for suffix, file_format in EXTENSIONS.items():
+        if file_format not in ("text", "pdf", "docx"):
+            outdated |= Q(format="text", filename__iendswith=suffix)
     candidates = ContextFile.objects.filter(outdated, context_set_id=context_set_id).exclude(extracted_text_hash="")
     if not candidates.exists():  # the parse's usual case: one query, no lock
         return 0

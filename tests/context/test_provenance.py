@@ -233,6 +233,31 @@ def test_a_file_an_improved_reader_reads_otherwise_gets_a_new_version_and_one_it
     assert current_version(sid, "policy.docx").version == read_again.version  # read once, not at every parse
 
 
+def test_a_file_read_as_text_for_want_of_a_reader_is_read_again_by_the_one_its_name_now_has(api):
+    """A notebook (.ipynb) was read as plain text before it had a reader: the next parse reads it as its cells.
+    A ".pdf" that holds text is text for good: it is not read again at every parse."""
+    import json
+
+    from context_app.models import ContextFile
+    from extraction import reader_version
+
+    notebook = {"cells": [{"cell_type": "markdown", "source": ["# Churn\n", "\n", "Price was the main reason given."]}]}
+    sid = api.create_session(title="Churn", question="Why did customers cancel?")
+    api.upload_and_extract(sid, {"churn.ipynb": json.dumps(notebook).encode(), "notes.pdf": b"Plain notes, not a PDF."})
+    api.parse(sid)
+    api.settle(sid)
+    as_text = {"format": "text", "reader_version": reader_version("text")}  # as the text reader left it
+    ContextFile.objects.filter(context_set__session_id=sid, filename="churn.ipynb").update(**as_text)
+    before = current_version(sid, "notes.pdf").version
+
+    api.parse(sid)
+    api.settle(sid)
+    formats = dict(ContextFile.objects.filter(context_set__session_id=sid).values_list("filename", "format"))
+    assert formats == {"churn.ipynb": "markdown", "notes.pdf": "text"}
+    assert "Price was the main reason given." in current_version(sid, "churn.ipynb").text
+    assert current_version(sid, "notes.pdf").version == before
+
+
 # --- every citation resolves ---------------------------------------------------------------
 
 
