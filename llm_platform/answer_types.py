@@ -89,7 +89,8 @@ _ANSWER_TYPES = (
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 # A count of what "how many" counts is a number: "a second engineer" counts nothing ("an hour" is a duration).
 _COUNT_RE = re.compile(rf"\b(?!an?\b){_COUNT}\b(?!\s*(?:%|percent))", re.I)
-_COUNTED_WITHIN = 3  # words between a count and what it counts ("42 gate valves"); words that name it
+# Words between a count and what it counts ("42 gate valves"); also the words after "how many" that name it.
+_COUNTED_WITHIN = 3
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
 
@@ -149,9 +150,9 @@ def can_answer(question: str, text: str) -> bool:
     return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
 
 
-def asks_answer_type(question: str, *, flags: bool = True) -> bool:
+def asks_answer_type(question: str) -> bool:
     """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
-    return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _types(flags))
+    return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _ANSWER_TYPES)
 
 
 def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:

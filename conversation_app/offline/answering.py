@@ -96,7 +96,10 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     A sentence could when it holds what the question asks for (a duration for "how long",
     a count of households for "how many households", a date for "when did", a name for
     "who"), every figure the question names and, where it stands, every name ("the HP": a
-    sentence about the Lenovo is no answer, however well it says a duration). It answers
+    sentence about the Lenovo is no answer, however well it says a duration). The heading a
+    passage's sentence stands under holds figures and names for it too, and the date a "when" asks
+    for, which the answer then says first ("[2.3.0] - 2026-09-30: The rate limit was raised …"). A
+    "which option" asks for a command-line option only where the candidates spell one. It answers
     when it also holds enough of the question's terms, each weighted by its rarity among the
     candidates (inverse document frequency: a rare term the files never use, "mayor", weighs
     more than the common ones a near miss shares): ANSWER_SCORE of them without embeddings.
