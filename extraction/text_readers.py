@@ -105,7 +105,8 @@ def _cell_text(value: object) -> str:
 def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
     headings: list[tuple[int, str]] = []
     blocks: list[Block] = []
-    text = _notebook_markdown(text) or text
+    notebook = _notebook_markdown(text)
+    text = text if notebook is None else notebook  # a notebook without text reads as none, not as its JSON
     lines = normalise_text(text).split("\n")
     paragraph: list[str] = []
     front_matter = _front_matter(lines)

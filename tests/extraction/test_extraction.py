@@ -546,3 +546,6 @@ def test_a_jupyter_notebook_is_read_as_its_cells():
     assert document.format == "markdown"
     assert [span.locator for span in document.spans] == ["Churn analysis", "Churn analysis > Reasons"]
     assert document.spans[0].text.endswith("```\n# load\ndf = load()\nprint(rate(df))\n```\n\nchurn rate: 4.2%")
+    # A notebook without text has none: its JSON is not read as its text.
+    with pytest.raises(ExtractionError, match="no text could be extracted"):
+        extract_document(b'{"cells": [], "nbformat": 4}', "empty.ipynb", None)
