@@ -6,6 +6,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from llm_platform.prose import closes_fence, code_fence
+
 from .blocks import Block, _paragraphs, _path
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
@@ -124,16 +126,15 @@ def _markdown_blocks(text: str, budget: "_Budget") -> list[Block]:
     for index, line in enumerate(lines):
         if index % 256 == 0:
             budget.check_time()
-        marker = line.lstrip(" ")[:3] if len(line) - len(line.lstrip(" ")) <= 3 else ""
-        if fence or marker in ("```", "~~~"):
+        if fence or code_fence(line):
             if not fence:
                 flush()
-            paragraph.append(line)
-            if fence and marker == fence and not line.strip().strip(fence[0]):
+                fence = code_fence(line)
+            elif closes_fence(line, fence):
                 fence = ""
+            paragraph.append(line)
+            if not fence:
                 flush()
-            elif not fence:
-                fence = marker
             continue
         atx = _atx_heading(line)
         setext = index + 1 < len(lines) and line.strip() and not paragraph and _is_setext_underline(lines[index + 1])

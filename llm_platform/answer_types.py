@@ -199,13 +199,13 @@ def _counted(words_after: str) -> set[str]:
     return {stem(words[0]), stem(words[ends - 1])} if ends else {stem(words[0])}
 
 
-def dating_heading(question: str, heading: str) -> str:
-    """The innermost part of a passage's heading path that holds the date a "when" question asks for
-    ("CHANGELOG.md › Changelog > [2.3.0] - 2026-09-30 > Changed" → "[2.3.0] - 2026-09-30"): a changelog's
-    release, a diary's day or a minutes' meeting dates every statement under it. "" for another question."""
+def dating_heading(question: str, section: str) -> str:
+    """The innermost heading of a section path that holds the date a "when" question asks for ("Changelog >
+    [2.3.0] - 2026-09-30 > Changed" → "[2.3.0] - 2026-09-30"): a changelog's release, a diary's day or a
+    minutes' meeting dates every statement under it. "" for another question."""
     if not _asked(_DATE_TYPE[0], question):
         return ""
-    parts = [part.strip() for level in heading.split(" › ")[1:] for part in level.split(" > ")]
+    parts = [part.strip() for level in section.split(" › ") for part in level.split(" > ")]
     return next((part for part in reversed(parts) if holds_date(part)), "")
 
 

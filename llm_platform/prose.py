@@ -52,3 +52,16 @@ def is_prose(sentence: str) -> bool:
         words[0] = words[0][:1].lower() + words[0][1:]
     prose = sum(1 for word in words if _PROSE_WORD.fullmatch(word))
     return prose >= PROSE_MIN_WORDS and prose >= PROSE_SHARE * len(words)
+
+
+def code_fence(line: str) -> str:
+    """The fence a Markdown line opens or closes a code block with ("```", "~~~"; indented three spaces at
+    most), or "". The extraction child reads code blocks with it, and statements leave them out."""
+    indent = len(line) - len(line.lstrip(" "))
+    marker = line.lstrip(" ")[:3]
+    return marker if indent <= 3 and marker in ("```", "~~~") else ""
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether `line` closes the code block `fence` opened: that fence's characters alone."""
+    return code_fence(line) == fence and not line.strip().strip(fence[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .json_records import said_records
-from .prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
+from .prose import MAX_COLUMN_NAME_CHARS, closes_fence, code_fence, csv_row_fields, is_prose
 from .tables import said_as_records
 from .terms import WORD, split_sentences
 
@@ -47,12 +47,9 @@ def without_code(text: str) -> str:
     kept: list[str] = []
     fence = ""
     for line in text.split("\n"):
-        marker = line.strip()[:3]
         if fence:
-            fence = "" if marker == fence and not line.strip().strip(fence[0]) else fence
-        elif marker in ("```", "~~~"):
-            fence = marker
-        else:
+            fence = "" if closes_fence(line, fence) else fence
+        elif not (fence := code_fence(line)):
             kept.append(line)
     return "\n".join(kept)
 

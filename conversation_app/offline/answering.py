@@ -145,12 +145,13 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     names = {base(name) for name in question_names(question)}
     could = []  # (candidate, share, proximity) of the sentences that hold what is asked for and its figures
     for candidate in candidates:
+        section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
-        if not figures <= set(FIGURE.findall(candidate.text)) | set(FIGURE.findall(_section(candidate.heading))):
+        if not figures <= set(FIGURE.findall(candidate.text)) | set(FIGURE.findall(section)):
             continue
         form = forms[id(candidate)]
         if not holds_answer_type(question, candidate.text, asked, flags=flags):
-            dated = dating_heading(question, candidate.heading)
+            dated = dating_heading(question, section)
             if not dated:
                 continue
             candidate = replace(candidate, text=f"{dated}: {candidate.text}")  # the date the answer gives
