@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
+from extraction import JSON_ROOT
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -94,6 +95,9 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
         for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
             # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
             records = said_records(span["text"])
+            # A JSON file's plain value ("prepared_by: Ines Moreau") reads as a heading, yet states what it holds.
+            if records is None and span.get("locator", "").startswith(JSON_ROOT) and heading_alone(span["text"]):
+                records = [heading_alone(span["text"])]
             if records is None:
                 # A span's heading names what its sentences are about: the passage's title says it, and it
                 # is no sentence of an answer (nor of a card's suggestion).

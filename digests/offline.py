@@ -28,7 +28,7 @@ import re
 from collections import Counter
 
 from llm_platform.answer_types import holds_date
-from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose
+from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose, speaker
 from llm_platform.statements import ended, labelled_people, references_start, without_code, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
@@ -241,19 +241,34 @@ def _statement_text(span_text: str, furniture: set[str]) -> tuple[str, str]:
     if heading_alone(text):
         return "", ""
     heading, statements = split_leading_heading(without_code(without_licence(text)))
-    return heading, said_as_records(_without_faq_questions(statements))
+    return heading, said_as_records(_without_answered_questions(statements))
 
 
-def _without_faq_questions(text: str) -> str:
-    """`text` without the questions that stand in a paragraph of their own above the paragraph answering them:
-    a FAQ's entries ("How long do we keep invoices?" / "Invoices are kept for ten years, …") head their
-    answers, as the span's first such question does (split_leading_heading); they are no open questions."""
+def _without_answered_questions(text: str) -> str:
+    """`text` without the questions it answers, which are no open questions:
+    - one that stands in a paragraph of its own above the paragraph answering it, as a FAQ's entries ("How long
+      do we keep invoices?" / "Invoices are kept for ten years, …") head their answers, and the span's first
+      such question does (split_leading_heading);
+    - a speaker's, which the next speaker's turn answers ("Dana: … Was price a factor at all?" / "Lucy: A
+      little. …").
+    A list of questions a line announces stays: "Open questions:" heads the document's own as often as "Ask
+    these questions:" heads the reader's."""
     paragraphs = text.split("\n\n")
-    return "\n\n".join(
+    paragraphs = [
         paragraph
         for paragraph, after in zip(paragraphs, [*paragraphs[1:], ""], strict=True)
         if not (_asks_alone(paragraph) and after.strip() and not _asks_alone(after))
-    )
+    ]
+    lines = "\n\n".join(paragraphs).split("\n")
+    kept: list[str] = []
+    for line, after in zip(lines, [*lines[1:], ""], strict=True):
+        if line.rstrip().endswith("?") and speaker(line) and speaker(after):
+            # The turn's last sentence is its question: what it said before that stays.
+            line = line[: max(line.rfind(". "), line.rfind("! ")) + 1]
+            if not line:
+                continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _asks_alone(paragraph: str) -> bool:

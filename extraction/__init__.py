@@ -22,10 +22,12 @@ from .document import ExtractedDocument, extract_document, sha256_hex
 from .formats import EXTENSIONS, READER_VERSIONS, clean_filename, detect_format, reader_version
 from .limits import ExtractionError, ExtractionLimits
 from .spans import CHUNKING_VERSION, SPAN_MAX_CHARS, Span
+from .text_readers import JSON_ROOT
 
 __all__ = [
     "CHUNKING_VERSION",
     "EXTENSIONS",
+    "JSON_ROOT",
     "READER_VERSIONS",
     "SPAN_MAX_CHARS",
     "ExtractedDocument",

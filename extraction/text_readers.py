@@ -189,6 +189,9 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     return blocks
 
 
+JSON_ROOT = "$"  # a JSON file's span is located by its value's path from the root: "$.notes", "$[2]"
+
+
 def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
     try:
         value = json.loads(text)
@@ -200,12 +203,13 @@ def _json_blocks(text: str, budget: "_Budget") -> list[Block]:
         raise ExtractionError("corrupt", f"invalid JSON: {_short(exc)}") from None
     if isinstance(value, dict):
         items = [
-            (f"$.{key}" if re.fullmatch(r"\w+", str(key)) else f"$[{json.dumps(key)}]", v) for key, v in value.items()
+            (f"{JSON_ROOT}.{key}" if re.fullmatch(r"\w+", str(key)) else f"{JSON_ROOT}[{json.dumps(key)}]", v)
+            for key, v in value.items()
         ]
     elif isinstance(value, list):
-        items = [(f"$[{index}]", v) for index, v in enumerate(value)]
+        items = [(f"{JSON_ROOT}[{index}]", v) for index, v in enumerate(value)]
     else:
-        items = [("$", value)]
+        items = [(JSON_ROOT, value)]
     blocks = []
     for index, (path, item) in enumerate(items):
         if index % 256 == 0:

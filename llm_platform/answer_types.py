@@ -98,7 +98,7 @@ _NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday
 def _names(text: str, asked: set[str]) -> bool:
     """Whether `text` names someone the question does not: a capitalised word past its first word, or two
     capitalised words in a row, that is not one of the question's own terms."""
-    words = [(m.start(), m.group()) for m in _CAPITALISED.finditer(REF_GROUP.sub("", text))]
+    words = [(m.start(), m.group()) for m in _CAPITALISED.finditer(text)]
     new = [
         (start, word)
         for start, word in words
@@ -170,6 +170,9 @@ def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
 
 
 def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool = True) -> bool:
+    """Whether `text` holds what `question` asks for (see the module's docstring); its SourceRefs hold nothing:
+    a source named "board-update-2026.pdf" dates no sentence of it."""
+    text = REF_GROUP.sub("", text)
     counted = _asked(_HOW_MANY, question)
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         nouns = _counted(question[counted.start(1) :])
@@ -180,7 +183,7 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
             or nouns & {stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]}
             for match in _COUNT_RE.finditer(text)
         ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
-            _COUNT_RE.fullmatch(value) and any(stem(word.lower()) in asked for word in WORD.findall(column))
+            _COUNT_RE.fullmatch(value.strip()) and any(stem(word.lower()) in asked for word in WORD.findall(column))
             for line in text.splitlines()
             for column, value in csv_row_fields(line)
         )

@@ -25,6 +25,24 @@ NUMBER_WORDS = {
 } | {word: 10 * tens for tens, word in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}
 
 
+MAX_SPEAKER_NAME_WORDS = 3
+
+
+def speaker(line: str) -> str:
+    """Who speaks on `line` of call notes or a transcript: a name of one to MAX_SPEAKER_NAME_WORDS capitalised
+    words before a colon ("Lucy Tran: …"), after the line's time mark if it has one ("[00:01:10] Lena Ortiz:
+    …"); "" for any other line."""
+    line = line.strip()
+    if line.startswith("["):
+        mark, closed, rest = line[1:].partition("]")
+        if closed and mark.replace(":", "").replace(".", "").isdigit():
+            line = rest.strip()
+    name, colon, said = line.partition(": ")
+    words = name.split()
+    named = 0 < len(words) <= MAX_SPEAKER_NAME_WORDS and all(word[:1].isupper() for word in words)
+    return name if colon and said.strip() and named else ""
+
+
 def csv_row_fields(line: str) -> list[tuple[str, str]]:
     """The (column, value) fields of a CSV row as the extractor writes it ("district: Harbour; year: 2023;
     bursts: 63"); [] for any other line (a row has two fields at least, a column's name no ":" or ";")."""

@@ -40,6 +40,9 @@ STOP_WORDS = frozenset(
     # What a negative contraction leaves of its verb once WORD splits at the apostrophe ("aren't" → "aren"),
     # as NLTK's English list has them: "What is known about aren?" asked after a colleague's "aren't".
     """ aren couldn didn doesn don hadn hasn haven isn mightn mustn needn shan shouldn wasn weren wouldn""".split()
+    # … and what "we're", "they've" and "we'll" leave of their verb: "What do I say when they say we're too
+    # expensive?" is about nothing called "re".
+    + "re ve ll".split()
 )
 # Token overlap (offline research and chat handlers, the context split): the search list plus
 # a few function words that only matter when judging overlap (kept out of the search list, see above).
@@ -170,6 +173,72 @@ def agent_verbs(terms: Iterable[str]) -> frozenset[str]:
 def base_term(term: str) -> str:
     """A term (a stem) with an irregular verb's past forms taken to its base form ("rose" → "rise")."""
     return _BASE_FORMS.get(term, term)
+
+
+# An initialism is written in two to this many capitals ("ARR", "AEs": a plural's "s" aside), one a word.
+MAX_INITIALISM_WORDS = 5
+
+
+def _initialisms(text: str) -> set[str]:
+    """The initialisms `text` writes, in lower case ("New ARR for the AEs" → {"arr", "ae"})."""
+    found = set()
+    for word in WORD.findall(text):
+        letters = word[:-1] if word.endswith("s") else word
+        if 2 <= len(letters) <= MAX_INITIALISM_WORDS and letters.isalpha() and letters.isupper():
+            found.add(letters.lower())
+    return found
+
+
+def _phrases(text: str) -> list[list[str]]:
+    """The runs of words of `text` that no punctuation breaks (spaces, hyphens and apostrophes do not)."""
+    phrases: list[list[str]] = [[]]
+    end = 0
+    for match in WORD.finditer(text):
+        if text[end : match.start()].strip(" \t\n-'’"):
+            phrases.append([])
+        phrases[-1].append(match.group())
+        end = match.end()
+    return phrases
+
+
+def _spelled_out(text: str) -> dict[str, list[str]]:
+    """The initialisms the runs of words in `text` could stand for, each with the run's terms: "annual recurring
+    revenue" → {"arr": ["annual", "recur", "revenu"]}. A run starts and ends with a content word; a stop word
+    inside it is counted ("return on investment": "roi") or left out ("Department of Transport": "dt"); no
+    punctuation is ("An annual report: read it" spells no "ARR")."""
+    runs: dict[str, list[str]] = {}
+    for phrase in _phrases(text):
+        words = [word for word in phrase if word.isalpha()]
+        for start, first in enumerate(words):
+            if not is_content_word(first):
+                continue
+            for end in range(start + 2, min(start + MAX_INITIALISM_WORDS, len(words)) + 1):
+                run = words[start:end]
+                if not is_content_word(run[-1]):
+                    continue
+                content = [word for word in run if is_content_word(word)]
+                terms = [stem(word.lower()) for word in content]
+                for initials in {"".join(word[0] for word in run), "".join(word[0] for word in content)}:
+                    if len(initials) > 1:
+                        runs.setdefault(initials.lower(), terms)
+    return runs
+
+
+def initialism_terms(question: str, text: str) -> frozenset[str]:
+    """The question's terms that `text` holds by an initialism, either way: the question's "ARR" where the text
+    says "annual recurring revenue", the question's "annual recurring revenue" where the text says "ARR". The
+    stemmer sees no likeness between the two."""
+    held: set[str] = set()
+    asked = _initialisms(question)
+    if asked:
+        spelled_in_text = _spelled_out(text)
+        held.update(stem(initialism) for initialism in asked if initialism in spelled_in_text)
+    written = _initialisms(text)
+    if written:
+        for initials, terms in _spelled_out(question).items():
+            if initials in written:
+                held.update(terms)
+    return frozenset(held)
 
 
 # --- BM25 (the library's ranking) ----------------------------------------------------------

@@ -31,7 +31,15 @@ from llm_platform.answer_types import (
     question_names,
 )
 from llm_platform.sourcerefs import REF_GROUP
-from llm_platform.terms import DEMONSTRATIVE_NOUN, QUOTATION, agent_verbs, base_term, stem, term_sequence
+from llm_platform.terms import (
+    DEMONSTRATIVE_NOUN,
+    QUOTATION,
+    agent_verbs,
+    base_term,
+    initialism_terms,
+    stem,
+    term_sequence,
+)
 
 from ..turn_text import sentence_key
 from .candidates import Candidate
@@ -125,8 +133,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?"), and a question's are
     # said by theirs ("Which funder paid …?" of "… was funded by …").
     doing = {term: agent_verbs([term]) | {term} for term in terms}
+    # An initialism and its words are one term: "new ARR" is said by "New annual recurring revenue".
     forms = {
-        id(c): _Forms(*(frozenset(map(base, t)) | agent_verbs(t) for t in (c.terms, c.before, c.context, c.answers)))
+        id(c): _Forms(
+            frozenset(map(base, c.terms)) | agent_verbs(c.terms) | initialism_terms(question, c.text),
+            *(frozenset(map(base, t)) | agent_verbs(t) for t in (c.before, c.context, c.answers)),
+        )
         for c in candidates
     }
     frequency = Counter(term for f in forms.values() for term in terms if doing[term] & f.terms)
@@ -147,7 +159,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     for candidate in candidates:
         section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
-        if not figures <= set(FIGURE.findall(candidate.text)) | set(FIGURE.findall(section)):
+        if not figures <= set(FIGURE.findall(REF_GROUP.sub(" ", candidate.text))) | set(FIGURE.findall(section)):
             continue
         form = forms[id(candidate)]
         if not holds_answer_type(question, candidate.text, asked, flags=flags):

@@ -19,6 +19,7 @@ from digests.items import ITEM_KINDS
 from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform.extractive import chunk_text
 from llm_platform.ir.render import CONTENT_HEADER
+from llm_platform.prose import speaker
 from llm_platform.sourcerefs import REF_GROUP, SPAN, ref_key
 from llm_platform.task_envelope import evidence_chunks
 from llm_platform.terms import comparison_key, content_terms, split_sentences
@@ -63,15 +64,18 @@ def chunk_key(title: str) -> str:
     return match.group("key").strip() if match else ""
 
 
-def _pieces(text: str) -> list[str]:
-    """A chunk's or supply's candidates: each digest item line whole, the other lines' sentences."""
+def _pieces(text: str, *, sentence_lines: bool = False) -> list[str]:
+    """A chunk's or supply's candidates: each digest item line whole, the other lines' sentences; each line
+    whole where the text is a sentence a line already (`sentence_lines`: a passage's, split from its file's
+    text, where a bold lead still showed what it leads: '**"It's too expensive."** Show the calculator …')."""
     # A chunk the token budget summarised holds its digest items on one line: one line each again.
     text = _ITEM_INSIDE.sub("\n", text)
     pieces: list[str] = []
     prose: list[str] = []
 
     def flush() -> None:
-        for sentence in split_sentences("\n".join(prose)):
+        said = [line.strip() for line in prose if line.strip()] if sentence_lines else split_sentences("\n".join(prose))
+        for sentence in said:
             if pieces and prose and _REFS_ONLY.match(sentence):
                 pieces[-1] = f"{pieces[-1]} {sentence}"  # "… fell. (a.txt::S4)": the refs belong to the sentence
             else:
@@ -163,17 +167,24 @@ def collect_candidates(chunks: list[tuple[str, str, str]], supplied: list[tuple[
         paragraph: list[str] = []  # the sentences before this one in its span (a paragraph or list item)
         span: list[str] = []
         # A passage's lines are the file's, a blank line between two (artifacts.question_passages).
-        lines = [_pieces(line) for line in text.split("\n\n")]
-        for piece, alone in ((piece, len(line) == 1) for line in lines for piece in line):
+        lines = [_pieces(line, sentence_lines=key.startswith(PASSAGE_KEY)) for line in text.split("\n\n")]
+        asked_on = -1  # the line of a speaker's question: it is answered on the next line, the next turn
+        for piece, alone, number in ((piece, len(line) == 1, n) for n, line in enumerate(lines) for piece in line):
             refs = source_refs(piece)
             if refs != span:
                 paragraph, span, asked = [], refs, ""
+            # In a conversation a question is answered by the next speaker's turn, not by the turns after it
+            # ("Lucy: A fixed go-live date …" answers "Sam: Would anything have changed your mind?", the action
+            # items at the call's end do not).
+            if asked_on >= 0 and number > asked_on + 1:
+                asked, asked_on = "", -1
             # A question alone on its line in a passage's text (a FAQ's, where its entries are paragraphs: an HTML
             # <summary>, a DOCX's bold line) is what the sentences after it answer, as a heading's question is;
             # the entries above it, in the same span, are about other things. One among sentences on its line
             # is a request ("Could you price this change …? The board has set aside EUR 40,000 for it.").
             if key.startswith(PASSAGE_KEY) and is_question(piece) and alone:
                 paragraph, asked = [], piece
+                asked_on = number if speaker(piece) else -1
             announcing = by_text.get(_sentence_key(previous)) if announces(previous) else None
             if announcing is not None and not announcing.announced:
                 announcing.announced = piece

@@ -170,6 +170,25 @@ def test_a_json_files_passage_is_its_records_in_words_not_its_keys_and_braces(ap
     assert "l.moreau@harbor.org" in answered["message"]["content"] and "{" not in answered["message"]["content"]
 
 
+def test_a_json_files_plain_value_is_a_statement_of_its_passage_not_a_heading(api):
+    """"prepared_by: Ines Moreau", a top-level value of a campaign report, read as a heading: it stood in the
+    passage's title, no sentence of it, and "Who prepared the campaign report?" quoted a campaign's record."""
+    report = {
+        "report": "Q3 2026 marketing campaigns",
+        "prepared_by": "Ines Moreau",
+        "campaigns": [
+            {"name": "Close faster webinar", "channel": "Webinar", "spend_usd": 4200, "leads": 310},
+            {"name": "CFO roundtable London", "channel": "Event", "spend_usd": 18500, "leads": 45},
+        ],
+    }
+    sid = parsed_session(api, "How did the campaigns do?", {"campaign-results.json": json.dumps(report).encode()})
+    question = "Who prepared the campaign report?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert any("prepared_by: Ines Moreau (campaign-results.json::S2)." in p.text.split("\n") for p in passages)
+    assert not any("Ines Moreau" in p.title for p in passages), [p.title for p in passages]
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok" and "Ines Moreau" in answered["message"]["content"], answered
+
 def test_a_card_never_offers_a_sentence_another_excerpt_already_says():
     """A report's summary line holds the passage's sentence it was made from: the card offered both."""
     moved = "We agreed to move the payments database to the managed service in January 2027"

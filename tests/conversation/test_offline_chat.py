@@ -25,6 +25,7 @@ from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
 from llm_platform.task_envelope import evidence_chunks, task_text
+from llm_platform.terms import initialism_terms, question_terms
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
@@ -793,3 +794,59 @@ def test_a_sentence_holds_the_figures_of_its_heading_and_an_attendee_is_one_who_
     )
     answer = chat("Who attended the meeting on 26 October?", [*SESSION, first, second])
     assert answer["citations"] == ["minutes.docx::S3"] and "Sam Kowalski" in answer["answer"], answer
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_an_initialism_and_the_words_it_stands_for_are_one_term():
+    """A board deck says "New annual recurring revenue: $151,500 in Q3" and "Target: $220,000 new ARR":
+    "How much new ARR did we add in Q3?" was answered with the Q4 target, the only sentence saying "ARR"."""
+    deck = passage(
+        "board.pdf::S2", "page 2", "New annual recurring revenue: $151,500 in Q3.", "Net revenue retention 112%."
+    )
+    plan = passage("board.pdf::S4", "page 4 › Q4 plan", "Target: $220,000 new ARR.")
+    answer = chat("How much new ARR did we add in Q3?", [*SESSION, deck, plan])
+    assert answer["citations"] == ["board.pdf::S2"] and "$151,500" in answer["answer"], answer
+    assert initialism_terms("What is the ROI?", "The return on investment was 12%.") == {"roi"}
+    assert initialism_terms("What is our annual recurring revenue?", "Target: $220,000 new ARR") == {
+        "annual",
+        "recur",
+        "revenu",
+    }
+    assert not initialism_terms("How much new ARR?", "An annual report: read it."), "no run across punctuation"
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_question_in_a_call_is_answered_by_the_next_turn_only():
+    """Call notes: "Sam: Would anything have changed your mind?" then Lucy's answer, then the action items. The
+    action item "Sam to check in with Kestrel Foods again in January" was quoted first for "What would have
+    changed Kestrel's mind?": every sentence after the question counted as its answer."""
+    call = passage(
+        "call-kestrel.txt::S1",
+        "Call: Kestrel Foods, lost deal review",
+        "Sam: Would anything have changed your mind?",
+        ("Lucy: A fixed go-live date in the contract.", "Ledgerly offered one, with a penalty if they missed it."),
+        "We'll take that back to the implementation team.",
+        "Sam to check in with Kestrel Foods again in January, after their audit.",
+    )
+    answer = chat("What would have changed Kestrel's mind?", [*SESSION, call])
+    assert answer["answer"].startswith("Lucy: A fixed go-live date in the contract"), answer
+    assert "January" not in answer["answer"], answer
+
+
+def test_a_passage_line_is_one_sentence_as_its_file_gave_it():
+    """A playbook's '**"It's too expensive."** Show the close-time calculator …' is one sentence in the passage
+    (its bold lead says what follows is about); cut again without the bold, the reply lost the objection."""
+    playbook = passage(
+        "playbook.md::S5",
+        "Sales playbook > Handling objections",
+        '"It\'s too expensive." Show the close-time calculator: a team that closes faster saves more.',
+    )
+    answer = chat("What do we show when they say it's too expensive?", [*SESSION, playbook])
+    assert answer["answer"].startswith('"It\'s too expensive." Show the close-time calculator'), answer
+
+
+def test_a_sources_name_holds_no_figure_of_its_sentence():
+    """"Target: $220,000 new ARR (board-update-q3.pdf::S4)" held the "3" of "in Q3" by its file's name."""
+    plan = passage("board-update-q3.pdf::S4", "page 4", "Target: $220,000 in new bookings.")
+    assert chat("What were the new bookings in Q3?", [*SESSION, plan])["answer"] == ""
+    assert question_terms("What do I say when they say we're too expensive?") == ["say", "expens"]

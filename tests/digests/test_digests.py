@@ -990,6 +990,24 @@ def test_a_documents_faq_entries_in_one_section_head_their_answers_too():
     assert [item["text"] for item in digest["uncertainties"]] == ["Should we keep paper copies too?"]
 
 
+def test_a_speakers_question_that_the_next_turn_answers_is_no_open_question():
+    """Call notes listed "Was price a factor at all?" and "Would anything have changed your mind?" as open
+    questions: each is answered on the next line, by the other side of the call."""
+    call = (
+        "Call: Kestrel Foods, lost deal review\n"
+        "Dana: That's useful. Was price a factor at all?\n"
+        "Lucy: A little. Ledgerly came in 15% cheaper.\n"
+        "Sam: Would anything have changed your mind?\n"
+        "Lucy: A fixed go-live date in the contract.\n"
+        "Sam: Could we have moved faster?"  # nobody answers it: still open
+    )
+    spans = spans_of(call)
+    digest = file_digest("call-notes.txt", spans)
+    assert [item["text"] for item in digest["uncertainties"]] == ["Sam: Could we have moved faster?"], digest
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert "Dana: That's useful." in claims and "Lucy: A fixed go-live date in the contract." in claims, claims
+    assert check_file(digest, "call-notes.txt", spans, "text").valid
+
 def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_parentheses():
     pdf_page = (
         "Pilot report: three laptops in six\nclassrooms\nFrom March to May 2026, six classrooms tested three laptops."
