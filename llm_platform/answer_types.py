@@ -80,8 +80,9 @@ _ANSWER_TYPES = (
         re.compile(_MONEY, re.I),
     ),
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
-    # A cause, or a statement read under a heading that asks why ("What made it last longer: The page …").
-    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}", re.I)),
+    # A cause, or a statement read under a heading that asks or tells why ("What made it last longer: The page …",
+    # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path.
+    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}|[>›]\s*why\b", re.I)),
     _DATE_TYPE,
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
     _FLAG_TYPE,

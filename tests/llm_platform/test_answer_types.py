@@ -107,6 +107,12 @@ from llm_platform.terms import question_terms
             "What made it last longer: The rollback did not release connections.",
             "Summary: The outage lasted 3 hours and 40 minutes.",
         ),
+        (
+            "Why did we lose deals in Q3?",
+            # … or tells why, anywhere in its path: a win/loss analysis's "Why we lose" section gives the reasons.
+            "Win/loss analysis, Q3 2026 > Why we lose: In each case the buyer had a hard deadline.",
+            "Win/loss analysis, Q3 2026 > Summary: We lost two deals.",
+        ),
     ],
 )
 def test_a_sentence_holds_what_the_question_asks_for_or_not(question, holds, lacks):
