@@ -11,7 +11,7 @@ import re
 from .json_records import said_records
 from .prose import MAX_COLUMN_NAME_CHARS, closes_fence, code_fence, csv_row_fields, is_prose
 from .tables import said_as_records
-from .terms import WORD, split_sentences
+from .terms import WORD, sentences_by_line
 
 MIN_UNPUNCTUATED_WORDS = 12  # a line this long without a full stop is prose, not a heading
 _STATEMENT_END = re.compile(r"[.!…][\"'”’)\]]*$")
@@ -23,14 +23,38 @@ def statements(text: str) -> list[str]:
     A JSON file's object or list (a paragraph "label: {…}") states its records, said in words
     (llm_platform.json_records), not its lines of keys and braces; a table's rows state theirs under
     its header (llm_platform.tables)."""
-    found = []
+    said: list[tuple[str, bool]] = []  # each sentence, and whether it states something on its own
+    lines: list[str] = []  # each line of the text that could be a list's item, else ""
+    title = text.lstrip().partition("\n")[0].strip()  # a text's first line is its title, no list's item
     for paragraph in said_as_records(without_code(without_licence(text))).split("\n\n"):
         records = said_records(paragraph)
         if records is not None:
-            found.extend(records)
-        else:
-            found.extend(sentence for sentence in split_sentences(paragraph) if is_statement(sentence))
-    return found
+            said.extend((record, True) for record in records)
+            lines.append("")
+            continue
+        for line in sentences_by_line(paragraph):
+            lines.append(line[0] if len(line) == 1 and line[0] != title and _list_item(line[0]) else "")
+            said.extend((sentence, is_statement(sentence)) for sentence in line)
+    # A list whose items end with no full stop (a slide's or a memo's bullets: "Hire two consultants by
+    # January", "Launch fast-track onboarding") states them: two such lines or more in a row. One alone reads as
+    # a heading, as "Costs and maintenance" does above its paragraph.
+    neighbours = zip(lines, ["", *lines][: len(lines)], [*lines, ""][1:], strict=True)
+    items = {line for line, before, after in neighbours if line and (before or after)}
+    return [sentence if states else ended(sentence) for sentence, states in said if states or sentence in items]
+
+
+MIN_LIST_ITEM_WORDS = 3
+
+
+def _list_item(sentence: str) -> bool:
+    """Whether a line could be an item of a list written without full stops: prose of MIN_LIST_ITEM_WORDS words
+    or more that no punctuation ends."""
+    return (
+        sentence[-1:].isalnum()
+        and len(WORD.findall(sentence)) >= MIN_LIST_ITEM_WORDS
+        and is_prose(sentence)
+        and not csv_row_fields(sentence)
+    )
 
 
 def without_licence(text: str) -> str:

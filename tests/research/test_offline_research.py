@@ -18,7 +18,7 @@ from llm_platform.ir import build_envelope, note_source, render_text
 from llm_platform.ir.budget import SUMMARY_PREFIX, fit_to_budget, stage_costs
 from llm_platform.offline import OfflineProvider
 from llm_platform.sourcerefs import ref_key
-from llm_platform.statements import is_statement
+from llm_platform.statements import is_statement, statements
 from llm_platform.task_envelope import evidence_chunks, task_text
 from research_app.runs.offline import sufficiency
 from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
@@ -169,6 +169,28 @@ def test_a_finding_is_weighed_after_its_pages_title_which_names_what_its_options
     question = "How do I make killall act only on processes started before a time?"
     findings = ask("NODE_FINDINGS", {"question": question}, results)["findings"]
     assert findings[0] == {"text": "-o: Match only processes started before a time.", "citations": [2]}
+
+
+def test_a_list_without_full_stops_states_its_items_and_a_lone_heading_states_nothing():
+    """A board deck's slide ("Q4 plan" over "Hire two implementation consultants by January", "Launch fast-track
+    onboarding") gave no finding: a line no full stop ends read as a heading. Two such lines in a row are a
+    list's items; a title, or one line above its paragraph, is still a heading."""
+    slide = (
+        "Q4 plan\nHire two implementation consultants by January\nLaunch fast-track onboarding\n"
+        "Target: $220,000 new ARR\nTallyfox · Confidential"
+    )
+    assert statements(slide) == [
+        "Q4 plan: Hire two implementation consultants by January.",  # a short term above a line: a definition
+        "Launch fast-track onboarding.",
+        "Target: $220,000 new ARR",
+    ]
+    assert statements("Q3 2026 board update for the revenue team\nRevenue team · 20 October 2026") == []
+    memo = "Costs and maintenance of the valves\n\nThe valves cost 48,000 euros. They were fitted in May."
+    assert statements(memo) == ["The valves cost 48,000 euros.", "They were fitted in May."]
+    findings = ask("NODE_FINDINGS", {"question": "What are we hiring in Q4?"}, [(1, "board.pdf, Page 4", slide)])
+    assert {"text": "Q4 plan: Hire two implementation consultants by January.", "citations": [1]} in findings[
+        "findings"
+    ]
 
 
 def test_licence_text_is_no_finding():
