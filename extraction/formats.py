@@ -21,7 +21,7 @@ READER_VERSIONS = {
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
     # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)
-    "html": "html.2",  # a page that marks its <main> (holding a third of its text) is read there alone
+    "html": "html.3",  # a <br> is a line of its block, a <dt> heads its <dd>'s; html.2: a page's <main> alone
     "text": "text.2",  # an e-mail's header is one record, its body its plain text (text_readers._mail_message)
 }
 

@@ -5,6 +5,10 @@ import re
 from .blocks import Block, _path
 from .limits import ExtractionError, _Budget, _short
 
+# A line break inside a block (<br>, a <dt>'s end), kept through the collapsing of the markup's whitespace (a
+# character of Unicode's private use area, no whitespace to `\s`).
+LINE_BREAK = "\ue000"
+
 
 class _HTMLText:
     """An lxml parser target: libxml2 reads any tag soup in linear time (html.parser is
@@ -22,7 +26,6 @@ class _HTMLText:
         "ol",
         "table",
         "tr",
-        "br",
         "blockquote",
         "pre",
         "header",
@@ -33,7 +36,6 @@ class _HTMLText:
         "figure",
         "figcaption",
         "dd",
-        "dt",
         "hr",
         "form",
         "body",
@@ -67,10 +69,16 @@ class _HTMLText:
         elif tag in self.HEADINGS:
             self.flush()
             self.heading_level = self.HEADINGS[tag]
+        elif tag == "dt":  # a term starts a block, and its definition (<dd>) goes on in it, a line below
+            self.flush()
+        elif tag == "dd" and self.buffer:
+            self.buffer.append(LINE_BREAK)
         elif tag in self.BLOCK:
             self.flush()
         elif tag in ("td", "th"):
             self.buffer.append(" | ")
+        elif tag == "br":  # a line of its block: an address's, a poem's
+            self.buffer.append(LINE_BREAK)
 
     def end(self, tag) -> None:
         if not isinstance(tag, str):
@@ -103,7 +111,8 @@ class _HTMLText:
     def _take(self) -> str:
         text = re.sub(r"\s+", " ", "".join(self.buffer)).strip(" |")
         self.buffer = []
-        return text.strip()
+        lines = (line.strip() for line in text.split(LINE_BREAK))
+        return "\n".join(line for line in lines if line).strip()
 
     def flush(self) -> None:
         if self.heading_level is not None:

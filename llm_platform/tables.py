@@ -15,6 +15,8 @@ table's rule line marks its header, whatever it holds) and the rows under it hav
 
 from __future__ import annotations
 
+import itertools
+
 from .prose import MAX_COLUMN_NAME_CHARS
 
 MAX_COLUMNS = 12
@@ -26,6 +28,14 @@ def said_as_records(text: str) -> str:
     said: list[str] = []
     start = 0
     while start < len(lines):
+        columns = _fixed_width_columns(lines[start + 1]) if start + 1 < len(lines) else []
+        if columns:
+            header = [_sliced(lines[start], columns, i) for i in range(len(columns))]
+            rows, end = _fixed_width_rows(lines, start + 2, columns)
+            if rows and _is_header(header):
+                said.extend(_record(header, row) for row in rows)
+                start = end
+                continue
         header = _cells(lines[start])
         ruled = header is not None and start + 1 < len(lines) and _is_rule_line(lines[start + 1], len(header))
         is_header = (
@@ -38,6 +48,44 @@ def said_as_records(text: str) -> str:
             said.extend(lines[start:end])
         start = end
     return "\n".join(said)
+
+
+def _fixed_width_columns(line: str) -> list[tuple[int, int]]:
+    """The columns a plain-text table's rule line marks under its header, as (start, end) of each run of dashes
+    or equals signs ("Rep     Quota ($)" over "------  ---------", as reports printed to text and command-line
+    tools lay tables out); [] for any other line, or one run alone (a line drawn across the page)."""
+    if not line.strip() or set(line.strip()) - {"-", "=", " "}:
+        return []
+    columns, start = [], None
+    for index, char in enumerate(f"{line} "):
+        if char in "-=" and start is None:
+            start = index
+        elif char == " " and start is not None:
+            columns.append((start, index))
+            start = None
+    long_enough = all(end - begin >= 3 for begin, end in columns)
+    return columns if 2 <= len(columns) <= MAX_COLUMNS and long_enough else []
+
+
+def _sliced(line: str, columns: list[tuple[int, int]], index: int) -> str:
+    """Column `index`'s cell of a plain-text table's line: from its rule's start to the next one's (a figure
+    is aligned to its column's right, a name to its left)."""
+    end = columns[index + 1][0] if index + 1 < len(columns) else len(line)
+    return line[columns[index][0] : end].strip()
+
+
+def _fixed_width_rows(lines: list[str], start: int, columns: list[tuple[int, int]]) -> tuple[list[list[str]], int]:
+    """The rows of a plain-text table from `start`, and the index after the last: lines that leave the space
+    between its columns blank, up to a blank line or one that does not (the notes under the table)."""
+    gaps = [(end, following) for (_start, end), (following, _end) in itertools.pairwise(columns)]
+    rows, end = [], start
+    for index in range(start, len(lines)):
+        line = lines[index]
+        if not line.strip() or any(line[begin:stop].strip() for begin, stop in gaps):
+            break
+        rows.append([_sliced(line, columns, i) for i in range(len(columns))])
+        end = index + 1
+    return rows, end
 
 
 def _rows_under(header: list[str], lines: list[str], start: int) -> tuple[list[list[str]], int]:

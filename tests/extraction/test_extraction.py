@@ -22,6 +22,7 @@ from extraction import (
     extract_document,
     normalise_text,
 )
+from llm_platform.statements import statements
 from llm_platform.terms import split_sentences
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -86,6 +87,24 @@ def test_html_drops_scripts_styles_and_keeps_headings():
     assert "Industry groups say the target is ambitious & may be hard" in document.text
     assert any(s.locator == "Regulator sets new loss target > Reaction" for s in document.spans)
     assert "Metro Water | 24%" in document.text
+
+
+def test_a_line_break_keeps_its_block_and_a_definition_list_term_heads_its_definition():
+    """A glossary's <dt>CAC payback</dt><dd>The months it takes …</dd> were two paragraphs: the definition lost
+    what it defines ("What does CAC payback mean?" was asked back). An address's <br> lines were a paragraph
+    each."""
+    page = (
+        "<html><body><h1>Finance glossary</h1><dl><dt>CAC payback</dt>"
+        "<dd>The months it takes for a customer's margin to repay what it cost to win them.</dd></dl>"
+        "<p>Berlin office<br>Torstraße 140<br/>10119 Berlin</p><p>The office opens at nine.</p></body></html>"
+    )
+    document = extract_document(page.encode(), "glossary.html", None)
+    paragraphs = document.text.split("\n\n")
+    assert "CAC payback\nThe months it takes for a customer's margin to repay what it cost to win them." in paragraphs
+    assert "Berlin office\nTorstraße 140\n10119 Berlin" in paragraphs
+    assert statements(document.text)[0] == (
+        "CAC payback: The months it takes for a customer's margin to repay what it cost to win them."
+    )
 
 
 def test_a_page_that_marks_its_main_content_is_read_there_alone():

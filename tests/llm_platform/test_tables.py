@@ -78,3 +78,25 @@ def test_a_header_may_hold_a_figure_after_its_first_word():
     ]
     data = "API | Operational | 99.97%\nPDF export | Operational | 99.41%"
     assert said_as_records(data) == data
+
+
+def test_a_plain_text_tables_rows_are_records_under_its_header_by_its_rule_lines_columns():
+    """A quota report printed to text: its columns are aligned with spaces under a rule line of dashes, a
+    figure to its column's right. Its rows were no statement, and "What is Priya's quota attainment?" was
+    asked back."""
+    report = (
+        "QUARTERLY QUOTA ATTAINMENT - Q3 2026\n\n"
+        "Rep              Quota ($)   Closed ($)   Attainment\n"
+        "---------------  ----------  -----------  ----------\n"
+        "Priya Nair          120,000       48,000         40%\n"
+        "Jonas Weber         100,000      103,500        104%\n"
+        "Notes: Jonas is the only rep above quota this quarter."  # crosses the columns: no row
+    )
+    assert said_as_records(report).split("\n")[2:] == [
+        "Rep: Priya Nair; Quota ($): 120,000; Closed ($): 48,000; Attainment: 40%",
+        "Rep: Jonas Weber; Quota ($): 100,000; Closed ($): 103,500; Attainment: 104%",
+        "Notes: Jonas is the only rep above quota this quarter.",
+    ]
+    # A line drawn across the page, or a setext heading's, marks no columns.
+    for text in ("Minutes\n=======\nWe met.", "Budget\n--------------------\nIt rose.", "a  b\n--  --\nc  d"):
+        assert said_as_records(text) == text
