@@ -36,6 +36,8 @@ MIN_COSINE_SPREAD = 0.2
 # …") came as near the question as the section's answer. So a statement ranks by its own terms and meaning,
 # and its heading's share of them counts this much (the chat's CONTEXT_WEIGHT is the same idea).
 HEADING_WEIGHT = 0.4
+# What holding the question's answer type adds to a relevant text's score (in (0, 1]): a score above it holds it.
+ANSWERS = 1.0
 
 
 def under_heading(heading: str, text: str) -> str:
@@ -53,7 +55,7 @@ def relevance(question: str, texts: Sequence[str], headings: Sequence[str] | Non
         return scores
     read = texts if headings is None else _headed(texts, headings)
     return [
-        score + 1.0 if score > 0 and can_answer(question, text) else score
+        score + ANSWERS if score > 0 and can_answer(question, text) else score
         for score, text in zip(scores, read, strict=True)
     ]
 

@@ -193,6 +193,25 @@ def test_a_list_without_full_stops_states_its_items_and_a_lone_heading_states_no
     ]
 
 
+def test_a_result_gives_every_statement_that_holds_what_the_question_asks_for():
+    """A win/loss analysis's "Why we lose" section holds three reasons; a result gave its best two, and the one
+    that says why ("… our eight-week implementation was too slow") was left out of "Why did we lose deals?"."""
+    lose = (
+        "Both lost deals went to Ledgerly. Price was mentioned, but it was not the deciding factor. "
+        "In each case the buyer had a hard deadline and our eight-week implementation was too slow."
+    )
+    results = [
+        (1, "win-loss.docx, Section: Win/loss analysis > Why we lose", lose),
+        *(
+            (n, f"pipeline-{n}.md, Section: Q3 deals", f"Region {n} closed deals in Q3. Region {n} lost deals in Q3.")
+            for n in range(2, 6)
+        ),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "Why did we lose deals in Q3?"}, results)["findings"]
+    texts = [finding["text"] for finding in findings]
+    assert texts[:3] == [sentence + "." for sentence in lose.rstrip(".").split(". ")], texts
+
+
 def test_licence_text_is_no_finding():
     """A manual's COPYRIGHT section shares "copies" and "program" with many questions: it states the
     licence, not anything the manual is about."""

@@ -9,7 +9,7 @@ import re
 
 from context_app.library import SECTION_LOCATION
 from llm_platform.extractive import chunk_text
-from llm_platform.relevance import relevance
+from llm_platform.relevance import ANSWERS, relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading
@@ -95,12 +95,22 @@ def node_findings(prompt: str) -> dict:
             by_result.setdefault(number, []).append((score, position, sentence))
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
     ranked_by_result = {number: sorted(scored, key=lambda s: (-s[0], s[1])) for number, scored in by_result.items()}
-    picked = {number: scored[:MAX_SENTENCES_PER_RESULT] for number, scored in ranked_by_result.items()}
+    # Each result gives its best two, or every one that holds what the question asks for where more do (a cause
+    # for "why": a win/loss analysis's "Why we lose" section gives three): they rank first, best first.
+    picked = {
+        number: scored[: max(MAX_SENTENCES_PER_RESULT, sum(score > ANSWERS for score, _p, _s in scored))]
+        for number, scored in ranked_by_result.items()
+    }
     # Slots the results' best two leave free go to their next best, highest first: a contract's one span holds
     # every clause a question about it needs.
     free = MAX_FINDINGS - sum(map(len, picked.values()))
     rest = sorted(
-        ((item, number) for number, scored in ranked_by_result.items() for item in scored[MAX_SENTENCES_PER_RESULT:]),
+        (
+            (item, number)
+            for number, scored in ranked_by_result.items()
+            for item in scored
+            if item not in picked[number]
+        ),
         key=lambda pair: (-pair[0][0], pair[1], pair[0][1]),
     )
     for item, number in rest[: max(free, 0)]:
