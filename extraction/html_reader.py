@@ -5,9 +5,9 @@ import re
 from .blocks import Block, _path
 from .limits import ExtractionError, _Budget, _short
 
-# A line break inside a block (<br>, a <dt>'s end), kept through the collapsing of the markup's whitespace (a
-# character of Unicode's private use area, no whitespace to `\s`).
-LINE_BREAK = "\ue000"
+# A line break inside a block (<br>, a <dt>'s end), kept through the collapsing of the markup's whitespace: a
+# NUL, which no page's text holds (libxml2 gives none) and `\s` does not match.
+LINE_BREAK = "\x00"
 
 
 class _HTMLText:
