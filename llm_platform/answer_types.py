@@ -170,6 +170,33 @@ def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
     }
 
 
+# What joins a range's two figures ("from 10% to 25%", "10–25", "between 50 and 500"), a unit or sign aside.
+_RANGE_WORDS = frozenset({"to", "-", "–", "—", "and", "through"})
+
+
+def holds_figures(figures: set[str], text: str) -> bool:
+    """Whether `text` holds each of a question's `figures` as written, or a range that holds it: "Discounts from
+    10% to 25% need approval from the sales director" answers "Who approves a 20% discount?"."""
+    missing = figures - set(FIGURE.findall(text))
+    if not missing:
+        return True
+    found = list(FIGURE.finditer(text))
+    ranges = [
+        (_value(low.group()), _value(high.group()))
+        for low, high in zip(found, found[1:], strict=False)
+        if text[low.end() : high.start()].strip(" %$€£").lower() in _RANGE_WORDS
+    ]
+    return all(any(low <= _value(figure) <= high for low, high in ranges) for figure in missing)
+
+
+def _value(figure: str) -> float:
+    """A figure as a number ("1,500" → 1500, "2.5" → 2.5); a decimal comma is read as a thousands separator."""
+    try:
+        return float(figure.replace(",", ""))
+    except ValueError:
+        return float("nan")
+
+
 def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool = True) -> bool:
     """Whether `text` holds what `question` asks for (see the module's docstring); its SourceRefs hold nothing:
     a source named "board-update-2026.pdf" dates no sentence of it."""

@@ -27,6 +27,7 @@ from llm_platform.answer_types import (
     answer_type_terms,
     dating_heading,
     holds_answer_type,
+    holds_figures,
     holds_flags,
     question_names,
 )
@@ -159,7 +160,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     for candidate in candidates:
         section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
-        if not figures <= set(FIGURE.findall(REF_GROUP.sub(" ", candidate.text))) | set(FIGURE.findall(section)):
+        if not holds_figures(figures - set(FIGURE.findall(section)), REF_GROUP.sub(" ", candidate.text)):
             continue
         form = forms[id(candidate)]
         if not holds_answer_type(question, candidate.text, asked, flags=flags):

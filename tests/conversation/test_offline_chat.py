@@ -850,3 +850,17 @@ def test_a_sources_name_holds_no_figure_of_its_sentence():
     plan = passage("board-update-q3.pdf::S4", "page 4", "Target: $220,000 in new bookings.")
     assert chat("What were the new bookings in Q3?", [*SESSION, plan])["answer"] == ""
     assert question_terms("What do I say when they say we're too expensive?") == ["say", "expens"]
+
+
+def test_a_figure_within_a_range_the_sentence_states_is_held():
+    """"Who approves a 20% discount?" was asked back: "Discounts from 10% to 25% need approval from the sales
+    director" does not write "20"."""
+    playbook = passage(
+        "playbook.md::S6",
+        "Sales playbook > Discounts",
+        ("Discounts from 10% to 25% need approval from the sales director, Dana Whitfield.",),
+        ("Anything above 25% goes to the CFO.",),
+    )
+    answer = chat("Who approves a 20% discount?", [*SESSION, playbook])
+    assert answer["answer"].startswith("Discounts from 10% to 25% need approval"), answer
+    assert chat("Who approves a 40% discount?", [*SESSION, playbook])["answer"] == ""
