@@ -185,6 +185,9 @@ def holds_figures(figures: set[str], text: str) -> bool:
         (_value(low.group()), _value(high.group()))
         for low, high in zip(found, found[1:], strict=False)
         if text[low.end() : high.start()].strip(" %$€£").lower() in _RANGE_WORDS
+        # not two parts of a date or a code ("2026-07-14": 10 lies between its 07 and 14)
+        and text[low.start() - 1 : low.start()] != "-"
+        and text[high.end() : high.end() + 1] != "-"
     ]
     return all(any(low <= _value(figure) <= high for low, high in ranges) for figure in missing)
 

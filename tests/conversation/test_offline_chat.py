@@ -21,6 +21,7 @@ from conversation_app.offline.candidates import source_refs
 from conversation_app.offline.turn import GREETING
 from conversation_app.turn_text import is_bare_follow_up
 from llm_platform import embeddings
+from llm_platform.answer_types import holds_figures
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
@@ -864,3 +865,4 @@ def test_a_figure_within_a_range_the_sentence_states_is_held():
     answer = chat("Who approves a 20% discount?", [*SESSION, playbook])
     assert answer["answer"].startswith("Discounts from 10% to 25% need approval"), answer
     assert chat("Who approves a 40% discount?", [*SESSION, playbook])["answer"] == ""
+    assert not holds_figures({"10"}, "The deal closed on 2026-07-14."), "a date's parts are no range"
