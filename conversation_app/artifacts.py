@@ -55,8 +55,18 @@ def session_artifacts(session: ResearchSession) -> list[Artifact]:
     run = ResearchRun.objects.filter(session=session, status=ResearchRun.Status.COMPLETED).first()  # the newest
     if run is not None:
         artifacts.append(Artifact(f"report:{run.pk}", f"Report: {run.question}", report_text(run.report)))
-        for node in run.nodes.exclude(findings=[]).order_by("depth", "path"):
-            text = "\n".join(f["text"] for f in node.findings)
+        nodes = list(run.nodes.exclude(findings=[]).order_by("depth", "path"))
+        # A finding that cites a version since replaced or deleted is no longer told: an update run keeps its
+        # nodes' findings as they were found while its report says the new text ("three consultants", not
+        # "two"), and the chat quoted both.
+        replaced = {
+            c["version"] for c in provenance.sources_changed(provenance.versions_in([n.findings for n in nodes]))
+        }
+        for node in nodes:
+            current = [f for f in node.findings if replaced.isdisjoint(provenance.versions_in(f))]
+            if not current:
+                continue
+            text = "\n".join(f["text"] for f in current)
             artifacts.append(
                 Artifact(f"findings:{run.pk}/{node.path}", f"Findings of node {node.path}: {node.question}", text)
             )

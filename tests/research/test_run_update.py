@@ -7,11 +7,13 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from conversation_app.artifacts import session_artifacts
 from llm_platform import grounding
 from llm_platform.models import LLMCall
 from research_app.models import ResearchNode, ResearchRun
 from research_app.runs import update as run_update
 from tests.factories import ContextApi, extract_uploads, make_member
+from workspaces.models import ResearchSession
 
 from .test_research_runs import SURVEY, VALVES, events_of, finished, start
 
@@ -253,6 +255,39 @@ def test_a_claim_whose_figure_changed_is_rewritten_from_the_new_text_where_it_st
     assert calls(new_rid) == 0 and report["update"]["explored_again"] == []  # read from the new text, no model
     markdown = api.get(f"/api/runs/{new_rid}/report.md").content.decode()
     assert f"Now says: “{new_sentence}" in markdown, markdown[:2000]
+
+
+def test_the_chat_reads_no_finding_that_cites_a_replaced_version(api):
+    """A run's findings are kept as they were found (an update run copies them), while an update's report says
+    the new text: after a board deck changed "two" consultants to "three", the chat quoted "Hire two
+    implementation consultants" beside the update's "Hire three". A finding that cites a replaced version is
+    read no more."""
+    sid = api.create_session(title="Pilot", question="Did the valve programme reduce water losses in district 3?")
+    api.upload_and_extract(sid, {"valves.md": VALVES.encode(), "survey.txt": SURVEY.encode()})
+    rid = start(api, sid, max_depth=0)
+    assert finished(api, rid)["status"] == "completed"
+
+    def findings_told() -> str:
+        artifacts = session_artifacts(ResearchSession.objects.get(pk=sid))
+        return " ".join(a.text for a in artifacts if a.key.startswith("findings:"))
+
+    cited = {
+        link["sourceref"].split("::")[0]
+        for n in ResearchNode.objects.filter(run_id=rid)
+        for f in n.findings
+        for link in f["source_links"]
+    }
+    assert "valves.md" in cited and "valve" in findings_told()
+    replaced = VALVES.replace("valve", "hydrant").encode()
+    assert api.replace(sid, api.file_id(sid, "valves.md"), "valves.md", replaced).status_code == 200
+    extract_uploads()
+    told = findings_told()
+    assert not any(
+        f["text"] in told
+        for n in ResearchNode.objects.filter(run_id=rid)
+        for f in n.findings
+        if any("valves.md" in link["sourceref"] for link in f["source_links"])
+    ), told
 
 
 def with_survey_deleted(api) -> str:
