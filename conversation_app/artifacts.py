@@ -105,13 +105,13 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
         for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
             # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
             records = said_records(span["text"])
+            alone = heading_alone(span["text"])
             # A JSON file's plain value ("prepared_by: Ines Moreau") reads as a heading, yet states what it holds.
-            if records is None and span.get("locator", "").startswith(JSON_ROOT) and heading_alone(span["text"]):
-                records = [heading_alone(span["text"])]
+            if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
+                records = [alone]
             if records is None:
                 # A span's heading names what its sentences are about: the passage's title says it, and it
                 # is no sentence of an answer (nor of a card's suggestion).
-                alone = heading_alone(span["text"])
                 heading, text = (alone, "") if alone else split_leading_heading(span["text"])
                 if heading and heading not in hit.section_path:
                     headings.append(heading)

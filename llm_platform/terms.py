@@ -201,11 +201,13 @@ def _phrases(text: str) -> list[list[str]]:
     return phrases
 
 
+@lru_cache(maxsize=4096)
 def _spelled_out(text: str) -> dict[str, list[str]]:
     """The initialisms the runs of words in `text` could stand for, each with the run's terms: "annual recurring
     revenue" → {"arr": ["annual", "recur", "revenu"]}. A run starts and ends with a content word; a stop word
     inside it is counted ("return on investment": "roi") or left out ("Department of Transport": "dt"); no
-    punctuation is ("An annual report: read it" spells no "ARR")."""
+    punctuation is ("An annual report: read it" spells no "ARR"). Cached, and read only by its callers: a chat turn
+    asks it of one question for every candidate that writes an initialism."""
     runs: dict[str, list[str]] = {}
     for phrase in _phrases(text):
         words = [word for word in phrase if word.isalpha()]

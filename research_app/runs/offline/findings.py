@@ -105,12 +105,7 @@ def node_findings(prompt: str) -> dict:
     # every clause a question about it needs.
     free = MAX_FINDINGS - sum(map(len, picked.values()))
     rest = sorted(
-        (
-            (item, number)
-            for number, scored in ranked_by_result.items()
-            for item in scored
-            if item not in picked[number]
-        ),
+        ((item, number) for number, scored in ranked_by_result.items() for item in scored[len(picked[number]) :]),
         key=lambda pair: (-pair[0][0], pair[1], pair[0][1]),
     )
     for item, number in rest[: max(free, 0)]:
