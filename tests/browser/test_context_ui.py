@@ -561,6 +561,10 @@ def test_a_file_that_cannot_parse_says_why_and_what_would_help_and_offers_no_ret
     page.wait_for_function(
         "document.getElementById('banner').textContent.endsWith('1 up to date, 1 file failed to parse')"
     )
+    # The aggregate digest is built after the files' statuses settle, and its push redraws the pane. Once, under
+    # the full suite's load, the click on Preview left no request in the server's log and the pane stayed on
+    # the aggregate: most likely pressed while that redraw landed. The parse has ended when the aggregate shows.
+    page.locator("#digest-view", has_text="1 file.").wait_for()
     page.click('[aria-label="Preview blob.bin"]')  # the parsed-context pane's preview, or the dialog
     page.locator(".empty-state:visible", has_text="unsupported format").wait_for()
     page.screenshot(path=str(artifacts / "context-tab-unsupported.png"), full_page=True)
