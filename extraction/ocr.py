@@ -201,7 +201,7 @@ def paragraphs_from_tsv(tsv: str) -> tuple[list[str], list[float]]:
     block = None
     for (block_number, _paragraph), lines in paragraphs.items():
         text = "\n".join(" ".join(words) for words in lines.values())
-        if block_number == block and _continues(texts[-1], text):
+        if texts and _continues(texts[-1], text, same_block=block_number == block):
             texts[-1] = f"{texts[-1]}\n{text}"
         else:
             texts.append(text)
@@ -209,11 +209,16 @@ def paragraphs_from_tsv(tsv: str) -> tuple[list[str], list[float]]:
     return texts, confidences
 
 
-def _continues(before: str, text: str) -> bool:
+def _continues(before: str, text: str, *, same_block: bool) -> bool:
     """Whether a paragraph goes on with the sentence the one before it left open. Tesseract starts a new
     paragraph where a line's left edge moves, as it does on a page scanned a little askew: "… will be
-    closed from" then "24 December 2026 …"; a sentence cut there would be two facts, neither true."""
-    return before[-1] not in SENTENCE_END and (text[0].islower() or text[0].isdigit())
+    closed from" then "24 December 2026 …"; a sentence cut there would be two facts, neither true. It starts a
+    new block where the gap between two lines grows ("… at the start" then "of each shift, …"): there only a
+    lower-case word goes on with the sentence (a block that starts with a figure is as often a table's or a
+    list's)."""
+    if before[-1] in SENTENCE_END:
+        return False
+    return text[0].islower() or (same_block and text[0].isdigit())
 
 
 def blocks_of(page: OcrPage) -> list[Block]:

@@ -141,7 +141,7 @@ def tesseract_tsv(paragraphs: list[tuple[int, int, list[str]]]) -> str:
     return "\n".join(rows)
 
 
-def test_a_sentence_tesseract_cut_into_two_paragraphs_is_one_paragraph_again():
+def test_a_sentence_tesseract_cut_into_two_paragraphs_or_blocks_is_one_paragraph_again():
     # Tesseract starts a paragraph where a line's left edge moves, as on a page scanned askew.
     tsv = tesseract_tsv(
         [
@@ -153,6 +153,11 @@ def test_a_sentence_tesseract_cut_into_two_paragraphs_is_one_paragraph_again():
             (2, 5, ["The Paris office stays open"]),  # ends no sentence, but the next opens one
             (2, 6, ["Questions go to People Operations."]),
             (3, 1, ["and a new block is a new paragraph"]),
+            # Tesseract starts a block where the gap between two lines grows: a lower-case word goes on.
+            (4, 1, ["Every forklift is inspected by its driver at the start"]),
+            (5, 1, ["of each shift, before it is used."]),
+            (6, 1, ["Pallets per aisle"]),
+            (7, 1, ["120 in aisle 4"]),  # a block that opens with a figure is a table's or a list's
         ]
     )
     paragraphs, confidences = ocr.paragraphs_from_tsv(tsv)
@@ -163,6 +168,9 @@ def test_a_sentence_tesseract_cut_into_two_paragraphs_is_one_paragraph_again():
         "The Paris office stays open",
         "Questions go to People Operations.",
         "and a new block is a new paragraph",
+        "Every forklift is inspected by its driver at the start\nof each shift, before it is used.",
+        "Pallets per aisle",
+        "120 in aisle 4",
     ]
     assert set(confidences) == {91.5}
 
