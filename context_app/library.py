@@ -40,7 +40,7 @@ from .models import ContextFile, FileText, LibraryPosting, LibraryRecord
 
 RECORD_MAX_CHARS = 4000
 # Formats whose locators are headings: a record is one section.
-SECTIONED_FORMATS = frozenset({"docx", "markdown", "html"})
+SECTIONED_FORMATS = frozenset({"docx", "markdown", "html", "text"})
 SECTION_LOCATION = "Section: "  # a section's place as references say it: "Section: Methods > Sampling"
 # Formats whose locators are pages ("p. 3"): a record is one page (an image's pages are its frames).
 PAGED_FORMATS = frozenset({"pdf", "image"})

@@ -16,13 +16,16 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # files it read before are read again on their session's next parse (context_app.pipeline.extraction_queue). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
-    "pdf": "pdf.3",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
-    # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55)
+    "pdf": "pdf.4",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
+    # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55); a
+    # scan's sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr, stop 58)
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
     # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)
     "html": "html.3",  # a <br> is a line of its block, a <dt> heads its <dd>'s; html.2: a page's <main> alone
-    "text": "text.2",  # an e-mail's header is one record, its body its plain text (text_readers._mail_message)
+    "image": "image.2",  # a scan's sentence cut into two OCR blocks is one paragraph again (stop 58)
+    "text": "text.3",  # headings written as lines of their own head their paragraphs (text_readers._plain_text_blocks,
+    # stop 58); text.2: an e-mail's header is one record, its body its plain text (text_readers._mail_message)
 }
 
 

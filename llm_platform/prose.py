@@ -14,6 +14,17 @@ _URL = re.compile(r"<?(?:https?://|www\.)\S+|\S+@\S+\.\w+")
 # Markdown's table row ("| a | b |"), a Word or HTML table's cells as extracted ("a | b | c").
 _TABLE_CELLS = re.compile(r"^\s*\||^.*\S \| \S")
 MAX_COLUMN_NAME_CHARS = 60
+# A list item's marker (with a task list's box: "- [x] …") or a clause's number, or a transcript line's time
+# ("[00:14] Maya Chen: …"): when in a call a thing was said is no time that a sentence states, and no part of
+# what it says. A marker alone on its line (a PDF's list, whose markers PDFium reads after the items: "•", "1.")
+# is joined to no line.
+LIST_MARK = re.compile(
+    r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])(?:\s+|$)"
+    # A contract's or a standard's numbered clause ("2.3 Budget changes …"): its number and a capital after it.
+    r"|^\s*\d{1,3}(?:\.\d{1,3})+\.?\s+(?=[A-Z])"
+)
+WORD_CHARS = re.compile(r"\w+")
+HEADING_MAX_WORDS = 12
 # Numbers written as words, with their values: zero to twenty, and the tens to ninety. Here, with no stemmer,
 # for the extraction child (a hyphen after a number's name at a line's end is a compound's).
 NUMBER_WORDS = {
@@ -83,3 +94,15 @@ def code_fence(line: str) -> str:
 def closes_fence(line: str, fence: str) -> bool:
     """Whether `line` closes the code block `fence` opened: that fence's characters alone."""
     return code_fence(line) == fence and not line.strip().strip(fence[0])
+
+
+def is_heading_line(line: str) -> bool:
+    """A line that could head a section: a few words not closed by punctuation, no list item or table row."""
+    heading = line.strip()
+    return bool(
+        heading
+        and heading[-1] not in ".!?:;,\"'”’)]"
+        and len(WORD_CHARS.findall(heading)) <= HEADING_MAX_WORDS
+        and not LIST_MARK.match(heading)
+        and not is_table_row(heading)
+    )

@@ -17,7 +17,15 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from llm_platform.prose import NUMBER_WORDS, csv_row_fields, is_prose, is_table_row
+from llm_platform.prose import (
+    LIST_MARK,
+    NUMBER_WORDS,
+    WORD_CHARS,
+    csv_row_fields,
+    is_heading_line,
+    is_prose,
+    is_table_row,
+)
 
 MAX_TERM_LENGTH = 64
 MAX_LISTED_TERMS = 6  # terms `quote_list` names before "…"
@@ -344,16 +352,6 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _HEADING_MARK = re.compile(r"^\s*#{1,6}\s+|^\s*[=\-_*]{3,}\s*$")
-# A list item's marker (with a task list's box: "- [x] …") or a clause's number, or a transcript line's time
-# ("[00:14] Maya Chen: …"): when in a call a thing was said is no time that a sentence states, and no part of
-# what it says. A marker alone on its line (a PDF's list, whose markers PDFium reads after the items: "•", "1.")
-# is joined to no line.
-_LIST_MARK = re.compile(
-    r"^\s*(?:(?:[-*+•▪◦>]|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+\[[ xX]\])?|\[\d{1,2}(?::\d\d){1,2}\])(?:\s+|$)"
-    # A contract's or a standard's numbered clause ("2.3 Budget changes …"): its number and a capital after it.
-    r"|^\s*\d{1,3}(?:\.\d{1,3})+\.?\s+(?=[A-Z])"
-)
-_WORD = re.compile(r"\w+")
 # A line that stops without punctuation is prose its author or a layout wrapped (Markdown, plain text, e-mail, a
 # PDF's column) when the next line goes on with its sentence: when the line ends in a word no sentence ends in
 # ("… the melting temperature of"), when the next one opens as a sentence's middle does (`_goes_on`) and the
@@ -411,12 +409,12 @@ def _is_definition_term(previous: str, line: str) -> bool:
     term, sentence = previous.strip(), line.strip()
     return (
         0 < len(term) < _WRAPPED_LINE_CHARS
-        and (term.startswith("-") or len(_WORD.findall(term)) <= TERM_MAX_WORDS)
+        and (term.startswith("-") or len(WORD_CHARS.findall(term)) <= TERM_MAX_WORDS)
         and term[-1] not in ".!?:;,"
         and sentence[:1].isupper()
         and (sentence[-1] in ".!?" or len(sentence) >= _WRAPPED_LINE_CHARS)
         and not (_stands_apart(term) or _stands_apart(sentence))
-        and len(_WORD.findall(sentence)) >= 3
+        and len(WORD_CHARS.findall(sentence)) >= 3
         # A title above its version line ("Checkout overview" / "Version 3, September 2026.") defines nothing.
         and is_prose(_SENTENCE_END.split(sentence, maxsplit=1)[0])
     )
@@ -430,7 +428,7 @@ def _goes_on(line: str) -> bool:
 
 def _stands_apart(line: str) -> bool:
     """A heading, a list item, a table row or a title: a line that is joined to no other."""
-    return bool(_HEADING_MARK.match(line) or _LIST_MARK.match(line) or is_table_row(line) or _is_title(line))
+    return bool(_HEADING_MARK.match(line) or LIST_MARK.match(line) or is_table_row(line) or _is_title(line))
 
 
 def _is_title(piece: str) -> bool:
@@ -456,9 +454,9 @@ def _is_numbered_heading(before: str, line: str, after: str) -> bool:
     `after` are the nearest lines that are not blank, so a list with blank lines between its items is still a
     list)."""
     number = _clause_number(line)
-    if not (number and _LIST_MARK.match(line)) or not is_heading_line(line.strip()[len(number) :].lstrip(". ")):
+    if not (number and LIST_MARK.match(line)) or not is_heading_line(line.strip()[len(number) :].lstrip(". ")):
         return False  # "124 if COMMAND times out" (an exit status and its meaning) has no section's number
-    return _clause_number(after).startswith(f"{number}.") or not (_LIST_MARK.match(before) or _LIST_MARK.match(after))
+    return _clause_number(after).startswith(f"{number}.") or not (LIST_MARK.match(before) or LIST_MARK.match(after))
 
 
 def _nearest_filled(lines: list[str], start: int, step: int) -> str:
@@ -484,9 +482,6 @@ def _gives_a_figure(text: str) -> bool:
     2026"); a value is its figure, with its currency."""
     _label, colon, value = text.partition(": ")
     return bool(colon) and value.lstrip("€$£¥ ")[:1].isdigit()
-
-
-HEADING_MAX_WORDS = 12
 
 
 def _wraps(first: str, line: str) -> bool:
@@ -523,18 +518,6 @@ def heading_alone(text: str) -> str:
     return _HEADING_MARK.sub("", line) if "\n" not in line and is_heading_line(line) else ""
 
 
-def is_heading_line(line: str) -> bool:
-    """A line that could head a section: a few words not closed by punctuation, no list item or table row."""
-    heading = line.strip()
-    return bool(
-        heading
-        and heading[-1] not in ".!?:;,\"'”’)]"
-        and len(_WORD.findall(heading)) <= HEADING_MAX_WORDS
-        and not _LIST_MARK.match(heading)
-        and not is_table_row(heading)
-    )
-
-
 def split_sentences(text: str) -> list[str]:
     """The sentences of a span's text, list markers removed, headings and fragments skipped."""
     return [sentence for line in sentences_by_line(text) for sentence in line]
@@ -568,10 +551,19 @@ def sentences_by_line(text: str) -> list[list[str]]:
     for number, piece in pieces:
         if _HEADING_MARK.match(piece) or _is_title(piece):
             continue
-        piece = re.sub(r"\s+", " ", _without_markup(_LIST_MARK.sub("", piece))).strip()
-        if len(_WORD.findall(piece)) >= 3:
+        mark = LIST_MARK.match(piece)
+        piece = re.sub(r"\s+", " ", _without_markup(piece[mark.end() :] if mark else piece)).strip()
+        if len(WORD_CHARS.findall(piece)) >= 3:
+            piece = f"{_task_state(mark.group())}{piece}" if mark else piece
             grouped.setdefault(number, []).append(piece)
     return list(grouped.values())
+
+
+def _task_state(mark: str) -> str:
+    """What a task list's box says of its item ("- [x] …" is done, "- [ ] …" is not): the item alone would state
+    as done what is still to do ("Temporary car park agreed with the landlord"). "" for another list mark."""
+    box = mark.partition("[")[2][:1]
+    return {"x": "Done: ", "X": "Done: ", " ": "To do: "}.get(box, "") if "]" in mark else ""
 
 
 # Markdown's markup, not its words: emphasis, code ticks, a link's target. A reader is shown "Decision: we will

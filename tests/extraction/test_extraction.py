@@ -568,3 +568,30 @@ def test_a_jupyter_notebook_is_read_as_its_cells():
     # A notebook without text has none: its JSON is not read as its text.
     with pytest.raises(ExtractionError, match="no text could be extracted"):
         extract_document(b'{"cells": [], "nbformat": 4}', "empty.ipynb", None)
+
+
+def test_a_plain_text_files_headings_head_their_sections():
+    """Minutes saved as text: their title, numbered items and "Actions" were one span with no locator, so the
+    action items stood under no heading and "What are the action items?" found nothing to answer with."""
+    minutes = (
+        "Operations meeting, 12 November 2026\n"
+        "Attendees: Grace Okafor, Dev Patel\n\n"
+        "1. Peak readiness\n"
+        "Grace: The car park is still not agreed.\n\n"
+        "1.1 Not a heading, its number has no point\n\n"
+        "Actions\n"
+        "- Grace to agree the car park by 18 November.\n\n"
+        "Grace Okafor\nDev Patel\n\n"  # a list of names: no heading and its section
+        "thanks all\n"
+    )
+    document = extract_document(minutes.encode(), "minutes.txt", "text/plain", None)
+    assert_spans_consistent(document)
+    assert [(s.locator, s.text.partition("\n")[0]) for s in document.spans] == [
+        ("Operations meeting, 12 November 2026", "Operations meeting, 12 November 2026"),
+        ("Operations meeting, 12 November 2026 > 1. Peak readiness", "1. Peak readiness"),
+        ("Operations meeting, 12 November 2026 > Actions", "Actions"),
+    ]
+    assert document.spans[-1].text.endswith("Grace Okafor\nDev Patel\n\nthanks all")
+    # A text of paragraphs alone keeps its one section.
+    plain = extract_document(b"The pumps ran all night.\n\nNobody was hurt.\n", "note.txt", "text/plain", None)
+    assert [s.locator for s in plain.spans] == [""]

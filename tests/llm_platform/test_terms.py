@@ -51,7 +51,9 @@ def test_a_slides_items_stay_items_and_a_marker_alone_on_its_line_is_no_word():
     ]
 
 
-def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_word():
+def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_says_whether_it_is_done():
+    """A runbook's unticked "- [ ] Temporary car park agreed with the landlord" was a digest fact without its box:
+    it stated as done what is still to do."""
     text = (
         "> Should we use glycine? I estimate the series at about\n"
         "> 900 EUR in reagents.\n"
@@ -62,8 +64,8 @@ def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_is_no_w
     assert split_sentences(text) == [
         "Should we use glycine?",
         "I estimate the series at about 900 EUR in reagents.",
-        "Mika to repeat the sample in HEPES",
-        "Ada to upload the raw curves",
+        "To do: Mika to repeat the sample in HEPES",
+        "Done: Ada to upload the raw curves",
     ]
 
 
