@@ -22,6 +22,7 @@ _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "do
 _NUMBER = rf"(?:\d+(?:[.,]\d+)*|an?|{'|'.join(_NUMBER_WORDS)})"
 _UNIT = r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 _YEAR = r"\b(?:1[5-9]|20)\d\d\b"
 # A release, after the word that dates it ("in 3.0.0"), or named ("version 2.4"); not an address ("10.0.0.1").
@@ -31,14 +32,20 @@ _RELEASE = (
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
-# An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000"), or before its currency.
-_MONEY = rf"[€$£]\s?\d|(?:\b|_)(?:eur|usd|gbp)\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+# An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000" or "price_gbp: 52.0"),
+# or before its currency.
+_MONEY = rf"[€$£]\s?\d|(?:\b|_)(?:eur|usd|gbp):?\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 # "since" before a time ("since April 2024", "since then") says when, not why.
 _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
 # ", so" joins a cause to its effect ("The page reached the wrong person, so nobody acted").
 _CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|, so|in order to|as a result|caus\w*|reasons?)"
-WHY = re.compile(r"^\W*why\b|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b", re.I)
+# "Why did it happen?": its verb is answered by the cause, as "caused" of "what caused it".
+WHY = re.compile(
+    r"^\W*why\b(?:.*\b(?P<ask_event>happen(?:s|ed)?|occur(?:s|red)?)\b)?"
+    r"|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b",
+    re.I,
+)
 # "Which option counts …": a command-line option, by its spelling ("-c", "--count"), where the texts hold such
 # options at all (`holds_flags`): "which search option does the RFC recommend?" asks for one of its alternatives.
 _FLAG = re.compile(r"(?<![\w-])--?[^\W\d_]")
@@ -73,16 +80,32 @@ _ANSWER_TYPES = (
     # "18 percent"; "how many households" is a count of them, see _HOW_MANY).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
     (re.compile(r"\bby how (?P<ask>much)\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
+    # The money word is answered by the amount too: "How much does Fastline charge …" by "… price_per_pallet_gbp:
+    # 52.0", which says no "charge".
     (
         re.compile(
-            rf"\bhow (?P<ask>much)\b(?=.*\b{_MONEY_WORDS}\b)|\bwhat (?:did|does|do|will|would)\b.*\bcost\b", re.I
+            rf"\bhow (?P<ask>much)\b(?=.*\b(?P<ask_money>{_MONEY_WORDS})\b)"
+            r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost)\b",
+            re.I,
         ),
         re.compile(_MONEY, re.I),
     ),
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
     # A cause, or a statement read under a heading that asks or tells why ("What made it last longer: The page …",
-    # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path.
-    (WHY, re.compile(rf"\b{_CAUSE_WORDS}\b|{WHY.pattern}|[>›]\s*why\b", re.I)),
+    # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path; a
+    # record's field names one too ("root_cause Door alarm had been muted …").
+    (WHY, re.compile(rf"(?:\b|(?<=_)){_CAUSE_WORDS}\b|{WHY.pattern}|[>›]\s*why\b", re.I)),
+    # When a period or an event starts or ends ("When does peak season end?", "What time do we stop accepting
+    # deliveries?"): a day, a month, a clock time or a year said as a time ("until 2027"); the endpoint's verb
+    # is answered by holding it ("Peak runs from 16 November 2026 to 4 January 2027", "Deliveries are accepted
+    # between 06:00 and 14:00"). A bare year is no such time: "Peak season runbook 2026" ends nothing.
+    (
+        re.compile(r"\b(?:when|what time)\b.*?\b(?P<ask>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b", re.I),
+        re.compile(
+            rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}:\d\d\b|\b\d{{1,2}}(?:[.:]\d\d)?\s?[ap]\.?m\b"
+            rf"|\b(?:in|by|until|till|from|to|before|after|through) {_YEAR}"
+        ),
+    ),
     _DATE_TYPE,
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
     _FLAG_TYPE,
@@ -93,7 +116,7 @@ _COUNT_RE = re.compile(rf"\b(?!an?\b){_COUNT}\b(?!\s*(?:%|percent))", re.I)
 # Words between a count and what it counts ("42 gate valves"); also the words after "how many" that name it.
 _COUNTED_WITHIN = 3
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
-_NOT_NAMES = re.compile(rf"^(?:{_MONTH}|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$")
+_NOT_NAMES = re.compile(rf"^(?:{_MONTH}|{_WEEKDAY})$")
 
 
 def _names(text: str, asked: set[str]) -> bool:
@@ -160,11 +183,12 @@ def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
     """The stems of the words that name what the question asks for ("long" and "last" of "how long did it
     last", "cause" of "what was the cause"): a sentence answers them by holding that kind of answer, not by
     repeating them."""
+    # The first kind the question asks for is the one a sentence must hold (holds_answer_type): "By how much did
+    # the water price rise?" asks for a change, and its "price" stays a term a sentence must say.
+    match = next((match for asks, _holds in _types(flags) if (match := _asked(asks, question))), None)
     return {
         stem(word.lower())
-        for asks, _holds in _types(flags)
-        if (match := _asked(asks, question))
-        for name, words in match.groupdict().items()
+        for name, words in (match.groupdict().items() if match else ())
         if name.startswith("ask") and words  # "ask_verb": "last" of "how long did it last"
         for word in WORD.findall(words)
     }
