@@ -20,11 +20,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform import embeddings
 from llm_platform.answer_types import (
     FIGURE,
     WHY,
     answer_type_terms,
+    asks_answer_type,
     dating_heading,
     holds_answer_type,
     holds_figures,
@@ -37,6 +39,7 @@ from llm_platform.terms import (
     QUOTATION,
     agent_verbs,
     base_term,
+    content_terms,
     initialism_terms,
     stem,
     term_sequence,
@@ -65,19 +68,58 @@ PROXIMITY_WEIGHT = 0.1
 MAX_ANSWERING = 2  # sentences an answer quotes: the answering one, and a second that also answers
 SECOND_RATIO = 0.9  # … as well, nearly: its score is at least this share of the first's (else it is glued on)
 MAX_ANSWER_SENTENCES = 3  # sentences an answer quotes when none answers on its own (best_candidates)
+# A section the question asks about as a whole answers with its sentences (`section_answer`): its heading path
+# holds this share of the question's terms, weighted by rarity ("action items from the ops meeting" of
+# "ops-meeting.txt › … > Actions"), and it holds at most this many sentences (a list, not a chapter).
+SECTION_SHARE = 0.75
+MAX_SECTION_SENTENCES = 6
 
 
 def answering_candidates(candidates: list[Candidate], terms: list[str], question: str) -> list[Candidate]:
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING, each scoring at
-    least SECOND_RATIO of the best); [] when none does. A sentence that one chosen before holds, or that holds
-    it (a record's description and the record), is not said twice."""
+    least SECOND_RATIO of the best), or those of the section it asks about (`section_answer`); [] when none
+    does. A sentence that one chosen before holds, or that holds it (a record's description and the record),
+    is not said twice."""
     distinct: dict[str, Candidate] = {}
     scored = answer_scores(candidates, terms, question)
     for score, candidate in scored:
         key = sentence_key(candidate.text)
         if score >= SECOND_RATIO * scored[0][0] and not any(key in said or said in key for said in distinct):
             distinct[key] = candidate
-    return list(distinct.values())[:MAX_ANSWERING]
+    answering = list(distinct.values())[:MAX_ANSWERING]
+    return section_answer(candidates, terms, question, answering) or answering
+
+
+def section_answer(
+    candidates: list[Candidate], terms: list[str], question: str, answering: list[Candidate]
+) -> list[Candidate]:
+    """The sentences, in the file's order, of the section the question asks about as a whole: "What are the
+    risks with our carriers?" of "carrier-review.docx › Carrier performance review > Risks", "What are the
+    action items from the ops meeting?" of "ops-meeting.txt › Operations meeting > Actions". Its heading path
+    holds the question's first term, which names what it asks about (not "What is our budget for agency
+    staff?" of "… > Agency staff"), and SECTION_SHARE of its terms, each weighted by its rarity; its innermost
+    heading holds at least one; it holds two to MAX_SECTION_SENTENCES sentences, the list the question asks
+    for. [] for a question that asks for a kind of answer (a date, an amount, a name: one sentence holds it),
+    and when the sentence that answers on its own (`answering`'s first) stands under another heading."""
+    if not terms or asks_answer_type(question):
+        return []
+    sections: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if candidate.heading:  # a passage's sentence: it stands under its section's heading
+            sections.setdefault(candidate.heading, []).append(candidate)
+    weight = _rarity(terms, Counter(term for c in candidates for term in terms if term in c.terms), len(candidates))
+    for heading, said in sorted(sections.items(), key=lambda section: section[1][0].order):
+        held = set(terms) & set(content_terms(heading))
+        innermost = heading.replace(SECTION_PATH_SEPARATOR, " › ").rpartition(" › ")[2]
+        if (
+            terms[0] in held
+            and sum(weight[term] for term in held) >= SECTION_SHARE * sum(weight.values())
+            and held & set(content_terms(innermost))
+            and 2 <= len(said) <= MAX_SECTION_SENTENCES
+            and (not answering or answering[0].heading == heading)
+        ):
+            return sorted(said, key=lambda candidate: candidate.order)
+    return []
 
 
 def refers_back(candidate: Candidate) -> bool:
@@ -142,8 +184,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         )
         for c in candidates
     }
-    frequency = Counter(term for f in forms.values() for term in terms if doing[term] & f.terms)
-    weight = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in terms}
+    weight = _rarity(terms, Counter(term for f in forms.values() for term in terms if doing[term] & f.terms), total)
     whole = sum(weight.values())
     asked = set(terms)
     figures = set(FIGURE.findall(question))
@@ -190,6 +231,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
+
+
+def _rarity(terms: list[str], frequency: Counter, total: int) -> dict[str, float]:
+    """Each term's weight by its rarity among the `total` candidates, `frequency` of which hold it (inverse
+    document frequency): a term the files never use ("budget") weighs most."""
+    return {term: math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5)) for term in terms}
 
 
 def _section(heading: str) -> str:

@@ -866,3 +866,29 @@ def test_a_figure_within_a_range_the_sentence_states_is_held():
     assert answer["answer"].startswith("Discounts from 10% to 25% need approval"), answer
     assert chat("Who approves a 40% discount?", [*SESSION, playbook])["answer"] == ""
     assert not holds_figures({"10"}, "The deal closed on 2026-07-14."), "a date's parts are no range"
+
+
+def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
+    """ "What are the action items …?" is answered by the section headed "Actions": its items hold none of the
+    question's words, and one of them alone is not the list asked for."""
+    actions = passage(
+        "ops-meeting.txt::S5",
+        "Operations meeting, 12 November 2026 > Actions",
+        "Grace to agree the temporary car park with the landlord by 18 November.",
+        "Tomasz to send Fastline the improvement plan by 20 November.",
+        "Marta to brief all supervisors on the alarm code by 16 November.",
+    )
+    readiness = passage(
+        "ops-meeting.txt::S2",
+        "Operations meeting, 12 November 2026 > 1. Peak readiness",
+        "Grace: The car park is still not agreed.",
+        "Decision: Overflow from Leeds goes to Wakefield during peak.",
+    )
+    answer = chat("What are the action items from the ops meeting?", [*SESSION, readiness, actions])
+    assert answer["citations"] == ["ops-meeting.txt::S5"], answer
+    assert answer["answer"].index("Grace to agree") < answer["answer"].index("Tomasz") < answer["answer"].index("Marta")
+    # Not when the thing asked about is one the files never name: its heading is about something else.
+    assert chat("What is the budget for the ops meeting actions?", [*SESSION, readiness, actions])["needs"]
+    # A question that asks for one kind of answer (a date) is answered by the sentence that holds it.
+    answer = chat("When does Tomasz send the improvement plan from the ops meeting actions?", [*SESSION, actions])
+    assert "Grace" not in answer["answer"] and "20 November" in answer["answer"], answer
