@@ -286,11 +286,15 @@ def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:
 
 def _heading_level(line: str) -> int | None:
     """The level of a plain-text heading line: a short line (llm_platform.prose.is_heading_line) at the margin
-    that starts with a capital or a section number and is no field ("Attendees: Grace Okafor, Dev Patel");
-    2, or one deeper for each part of its number ("2.3" is 3). None when the line is no heading."""
+    that starts with a capital or a section number; 2, or one deeper for each part of its number ("2.3" is 3).
+    None when the line is no heading."""
     number = _HEADING_NUMBER.match(line)
     title = line[number.end() :] if number else line.strip()  # a numbered list's marker is a section's number
-    if line[:1].isspace() or not is_heading_line(title) or len(title.split()) > MAX_HEADING_WORDS or ": " in title:
+    # A field ("Attendees: Grace Okafor, Dev Patel") is none, nor a table's header aligned in columns ("Rep
+    # Quota ($)   Closed ($)").
+    if line[:1].isspace() or not is_heading_line(title) or len(title.split()) > MAX_HEADING_WORDS:
+        return None
+    if ": " in title or "  " in title:
         return None
     if number:
         return 2 + number.group(1).count(".")

@@ -595,3 +595,8 @@ def test_a_plain_text_files_headings_head_their_sections():
     # A text of paragraphs alone keeps its one section.
     plain = extract_document(b"The pumps ran all night.\n\nNobody was hurt.\n", "note.txt", "text/plain", None)
     assert [s.locator for s in plain.spans] == [""]
+    # A table printed to text: its header, aligned in columns, heads no section.
+    report = "QUOTA ATTAINMENT\n\nRep          Quota ($)   Closed ($)\n-----------  ----------  ----------\nPriya Nair      120,000       48,000\n"
+    assert [s.locator for s in extract_document(report.encode(), "q.txt", "text/plain", None).spans] == [
+        "QUOTA ATTAINMENT"
+    ]
