@@ -100,7 +100,10 @@ _ANSWER_TYPES = (
     # is answered by holding it ("Peak runs from 16 November 2026 to 4 January 2027", "Deliveries are accepted
     # between 06:00 and 14:00"). A bare year is no such time: "Peak season runbook 2026" ends nothing.
     (
-        re.compile(r"\b(?:when|what time)\b.*?\b(?P<ask>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b", re.I),
+        re.compile(
+            r"\b(?:when|what (?P<ask_time>time))\b.*?\b(?P<ask>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b",
+            re.I,
+        ),
         re.compile(
             rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}:\d\d\b|\b\d{{1,2}}(?:[.:]\d\d)?\s?[ap]\.?m\b"
             rf"|\b(?:in|by|until|till|from|to|before|after|through) {_YEAR}"
@@ -200,8 +203,10 @@ _RANGE_WORDS = frozenset({"to", "-", "–", "—", "and", "through"})
 
 def holds_figures(figures: set[str], text: str) -> bool:
     """Whether `text` holds each of a question's `figures` as written, or a range that holds it: "Discounts from
-    10% to 25% need approval from the sales director" answers "Who approves a 20% discount?"."""
-    missing = figures - set(FIGURE.findall(text))
+    10% to 25% need approval from the sales director" answers "Who approves a 20% discount?". A figure written
+    with leading zeros holds the one without: the "03" of a date "2026-12-03" is the "3" of "3 December"."""
+    written = set(FIGURE.findall(text))
+    missing = figures - written - {figure.lstrip("0") for figure in written}
     if not missing:
         return True
     found = list(FIGURE.finditer(text))

@@ -299,9 +299,10 @@ def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) ->
 
 
 # A time said relative to when the question is asked ("next year's budget", "last month"): files name it
-# otherwise ("the FY27 budget", "in October"), so its words are no terms a sentence must share.
+# otherwise ("the FY27 budget", "in October"), so its words are no terms a sentence must share. Not a day:
+# "next day" is a delivery service, "the last day" of a notice period is no time relative to now.
 _RELATIVE_TIME = re.compile(
-    r"\b(?:next|last|this|previous|coming|past)\s+(?:year|month|week|quarter|day|night|season|term|semester)(?:['’]s)?\b",
+    r"\b(?:next|last|this|previous|coming|past)\s+(?:year|month|week|quarter|night|season|term|semester)(?:['’]s)?\b",
     re.I,
 )
 
@@ -553,8 +554,9 @@ def sentences_by_line(text: str) -> list[list[str]]:
             continue
         mark = LIST_MARK.match(piece)
         piece = re.sub(r"\s+", " ", _without_markup(piece[mark.end() :] if mark else piece)).strip()
+        # A task's state makes a statement of its item: "To do: Smartcard issued".
+        piece = f"{_task_state(mark.group())}{piece}" if mark and piece else piece
         if len(WORD_CHARS.findall(piece)) >= 3:
-            piece = f"{_task_state(mark.group())}{piece}" if mark else piece
             grouped.setdefault(number, []).append(piece)
     return list(grouped.values())
 

@@ -100,7 +100,10 @@ def section_answer(
     staff?" of "… > Agency staff"), and SECTION_SHARE of its terms, each weighted by its rarity; its innermost
     heading holds at least one; it holds two to MAX_SECTION_SENTENCES sentences, the list the question asks
     for. [] for a question that asks for a kind of answer (a date, an amount, a name: one sentence holds it),
-    and when the sentence that answers on its own (`answering`'s first) stands under another heading."""
+    and when the sentence that answers on its own (`answering`'s first) stands under another heading, unless
+    the innermost heading names every term ("How do I enrol?" of "… > How to enrol", not the dates of
+    enrolment said above it). Of several such sections, the one whose innermost heading the question names
+    most of."""
     if not terms or asks_answer_type(question):
         return []
     sections: dict[str, list[Candidate]] = {}
@@ -108,18 +111,21 @@ def section_answer(
         if candidate.heading:  # a passage's sentence: it stands under its section's heading
             sections.setdefault(candidate.heading, []).append(candidate)
     weight = _rarity(terms, Counter(term for c in candidates for term in terms if term in c.terms), len(candidates))
-    for heading, said in sorted(sections.items(), key=lambda section: section[1][0].order):
+    asked: list[tuple[float, int, list[Candidate]]] = []  # (how much of its heading is asked about, order, …)
+    for heading, said in sections.items():
         held = set(terms) & set(content_terms(heading))
-        innermost = heading.replace(SECTION_PATH_SEPARATOR, " › ").rpartition(" › ")[2]
+        named = set(content_terms(heading.replace(SECTION_PATH_SEPARATOR, " › ").rpartition(" › ")[2]))
         if (
             terms[0] in held
             and sum(weight[term] for term in held) >= SECTION_SHARE * sum(weight.values())
-            and held & set(content_terms(innermost))
+            and held & named
             and 2 <= len(said) <= MAX_SECTION_SENTENCES
-            and (not answering or answering[0].heading == heading)
+            and (not answering or answering[0].heading == heading or named >= set(terms))
         ):
-            return sorted(said, key=lambda candidate: candidate.order)
-    return []
+            asked.append((len(held & named) / len(named), -said[0].order, said))
+    # Of two sections the question could be about, the one its heading is more about: "How to enrol", not
+    # "Pension and health plan enrolment 2027" above it; then the one ranked first.
+    return sorted(max(asked, key=lambda section: section[:2])[2], key=lambda c: c.order) if asked else []
 
 
 def refers_back(candidate: Candidate) -> bool:

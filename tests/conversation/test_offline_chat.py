@@ -719,6 +719,15 @@ def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share()
     answer = chat("Did the board approve next year's budget?", [*SESSION, minutes])
     assert answer["answer"].startswith("Motion to approve the FY27 operating budget"), answer
     assert chat("When is the next board meeting?", [*SESSION, minutes])["answer"].startswith("The next board")
+    # A day is no such time: "next day" is a service the rate card names.
+    rates = passage(
+        "rates.csv::S2",
+        "rates.csv",
+        "carrier: Fastline; service: Economy; zone: 1; price_per_pallet_gbp: 38.5",
+        "carrier: Fastline; service: Next day; zone: 1; price_per_pallet_gbp: 52.0",
+    )
+    answer = chat("How much does Fastline charge for next day to zone 1?", [*SESSION, rates])
+    assert answer["answer"].startswith("carrier: Fastline; service: Next day"), answer
 
 
 @pytest.mark.usefixtures("local_embeddings")
@@ -866,6 +875,8 @@ def test_a_figure_within_a_range_the_sentence_states_is_held():
     assert answer["answer"].startswith("Discounts from 10% to 25% need approval"), answer
     assert chat("Who approves a 40% discount?", [*SESSION, playbook])["answer"] == ""
     assert not holds_figures({"10"}, "The deal closed on 2026-07-14."), "a date's parts are no range"
+    # A day written with its leading zero is the day asked for: "3 December" of "2026-12-03".
+    assert holds_figures({"3"}, "date: 2026-12-03; room: Surgery 2") and not holds_figures({"3"}, "date: 2026-12-13")
 
 
 def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
@@ -889,6 +900,22 @@ def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
     assert answer["answer"].index("Grace to agree") < answer["answer"].index("Tomasz") < answer["answer"].index("Marta")
     # Not when the thing asked about is one the files never name: its heading is about something else.
     assert chat("What is the budget for the ops meeting actions?", [*SESSION, readiness, actions])["needs"]
+    # Of two sections, the one its heading is about, though a sentence above it says the question's words.
+    dates = passage(
+        "enrolment.md::S1",
+        "Pension and health plan enrolment 2027",
+        "Open enrolment starts on 1 December 2026 and ends on 15 January 2027.",
+        "Changes take effect from 1 February 2027.",
+    )
+    steps = passage(
+        "enrolment.md::S2",
+        "Pension and health plan enrolment 2027 > How to enrol",
+        "Log in to the staff portal with your smartcard.",
+        "Open the benefits page and choose a health plan.",
+        "Submit the form and download the confirmation.",
+    )
+    answer = chat("How do I enrol?", [*SESSION, dates, steps])
+    assert answer["citations"] == ["enrolment.md::S2"] and answer["answer"].startswith("Log in"), answer
     # A question that asks for one kind of answer (a date) is answered by the sentence that holds it.
     answer = chat("When does Tomasz send the improvement plan from the ops meeting actions?", [*SESSION, actions])
     assert "Grace" not in answer["answer"] and "20 November" in answer["answer"], answer

@@ -180,8 +180,9 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
         ("By how much did the water price rise in 2023?", {"much"}),  # a change; the price is what changed
         # A period's start or end is answered by the time it holds.
         ("When does peak season end?", {"end"}),
-        ("What time do we stop accepting deliveries?", {"stop"}),
+        ("What time do we stop accepting deliveries?", {"time", "stop"}),
         ("Between which months did the programme run?", {"month"}),
+        ("Who is working in Surgery 2 on 3 December?", set()),
         ("Which pods were restarted?", set()),
     ],
 )

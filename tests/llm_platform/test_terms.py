@@ -59,13 +59,15 @@ def test_a_quoted_emails_wrapped_lines_are_its_sentences_and_a_tasks_box_says_wh
         "> 900 EUR in reagents.\n"
         "> Ruth\n"
         "- [ ] Mika to repeat the sample in HEPES\n"
-        "- [x] Ada to upload the raw curves"
+        "- [x] Ada to upload the raw curves\n"
+        "- [ ] Smartcard issued"  # two words: a statement with its state
     )
     assert split_sentences(text) == [
         "Should we use glycine?",
         "I estimate the series at about 900 EUR in reagents.",
         "To do: Mika to repeat the sample in HEPES",
         "Done: Ada to upload the raw curves",
+        "To do: Smartcard issued",
     ]
 
 
