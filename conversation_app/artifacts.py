@@ -22,6 +22,7 @@ from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
 from extraction import JSON_ROOT
+from extraction.blocks import HEADING_NUMBER, heading_level
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -99,34 +100,51 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
     for hit in hits.values():
         spans = spans_of.get(hit.version, [])
         ids = [span["span_id"] for span in spans]
-        if hit.first_span not in ids or hit.last_span not in ids:
-            continue
-        lines, headings = [], []
-        for span in spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]:
-            # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
-            records = said_records(span["text"])
-            alone = heading_alone(span["text"])
-            # A JSON file's plain value ("prepared_by: Ines Moreau") reads as a heading, yet states what it holds.
-            if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
-                records = [alone]
-            if records is None:
-                # A span's heading names what its sentences are about: the passage's title says it, and it
-                # is no sentence of an answer (nor of a card's suggestion).
-                heading, text = (alone, "") if alone else split_leading_heading(span["text"])
-                if heading and heading not in hit.section_path:
-                    headings.append(heading)
-                said = sentences_by_line(said_as_records(text))  # a table's rows as records under its header
-            else:
-                said = [[record] for record in records]
-            # A sentence a line, and a blank line where the file's line ends: a question alone on its line may
-            # head what follows (an FAQ's), one followed on its line is a request (conversation_app.offline).
-            ref = f"{hit.filename}::{span['span_id']}"
-            lines.extend("\n".join(cited_sentence(sentence, ref) for sentence in line) for line in said)
+        if hit.first_span in ids and hit.last_span in ids:
+            passages += _hit_passages(hit, spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1])
+    return passages
+
+
+def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
+    """A search hit's spans as passages: one, titled with its section's path or page and the headings its spans
+    open with; a page's numbered sections one each ("report.pdf › page 1 › 2. Receiving"), whose sentences
+    stand under that heading, not under the page's others."""
+    parts: list[tuple[str, list[str], list[str]]] = []  # (first span, headings, lines) of each passage
+    for span in spans:
+        # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
+        records = said_records(span["text"])
+        alone = heading_alone(span["text"])
+        # A JSON file's plain value ("prepared_by: Ines Moreau") reads as a heading, yet states what it holds.
+        if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
+            records = [alone]
+        first_line, _, rest = span["text"].partition("\n")
+        if hit.page is not None and HEADING_NUMBER.match(first_line) and heading_level(first_line) and rest.strip():
+            parts.append((span["span_id"], [first_line.strip()], []))  # a page's numbered section
+            said = sentences_by_line(said_as_records(rest))
+        elif records is None:
+            # A span's heading names what its sentences are about: the passage's title says it, and it
+            # is no sentence of an answer (nor of a card's suggestion).
+            heading, text = (alone, "") if alone else split_leading_heading(span["text"])
+            if not parts:
+                parts.append((span["span_id"], [], []))
+            if heading and heading not in hit.section_path:
+                parts[-1][1].append(heading)
+            said = sentences_by_line(said_as_records(text))  # a table's rows as records under its header
+        else:
+            said = [[record] for record in records]
+        if not parts:
+            parts.append((span["span_id"], [], []))
+        # A sentence a line, and a blank line where the file's line ends: a question alone on its line may
+        # head what follows (an FAQ's), one followed on its line is a request (conversation_app.offline).
+        ref = f"{hit.filename}::{span['span_id']}"
+        parts[-1][2].extend("\n".join(cited_sentence(sentence, ref) for sentence in line) for line in said)
+    passages = []
+    for first_span, headings, lines in parts:
         if not lines:
             continue  # a heading alone: nothing to quote
         where = " › ".join(filter(None, [hit.section_path or (f"page {hit.page}" if hit.page else ""), *headings]))
         title = f"{hit.filename} › {where}" if where else hit.filename
-        passages.append(Artifact(f"passage:{hit.sourceref}", title, "\n\n".join(lines)))
+        passages.append(Artifact(f"passage:{hit.filename}::{first_span}", title, "\n\n".join(lines)))
     return passages
 
 

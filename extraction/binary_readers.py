@@ -2,12 +2,13 @@
 its scanned pages for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 
 import io
+import itertools
 import re
 
 from llm_platform.prose import NUMBER_WORDS
 
 from . import ocr
-from .blocks import Block, _paragraphs, _path
+from .blocks import HEADING_NUMBER, Block, _paragraphs, _path, heading_level
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
 from .page_furniture import without_page_furniture
@@ -62,7 +63,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
         if number in read and read[number].paragraphs:
             page_blocks = ocr.blocks_of(read[number])
         else:  # its text layer (a page read by OCR that failed keeps the little it had)
-            page_blocks = [Block(p, f"p. {number}", new_section=i == 0) for i, p in enumerate(_paragraphs(text))]
+            page_blocks = _page_blocks(text, number)
         if not page_blocks and not (number in read and read[number].failure) and number not in unread:
             silent.append(number)
         blocks.extend(page_blocks)
@@ -70,6 +71,39 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
         notes.append(f"no text on {ocr.pages_phrase(silent)}")
     document.close()
     return blocks, page_count, notes
+
+
+def _page_blocks(text: str, number: int) -> list[Block]:
+    """A page's text layer as blocks located "p. N": its paragraphs, each numbered heading in them ("2.
+    Receiving") opening a section of its own, so that a citation opens the section its sentence stands in
+    rather than the whole page. The page stays the locator: a PDF's place is its page."""
+    sections = [section for paragraph in _paragraphs(text) for section in _numbered_sections(paragraph)]
+    return [
+        Block(section, f"p. {number}", new_section=index == 0 or heads)
+        for index, (section, heads) in enumerate(sections)
+    ]
+
+
+def _numbered_sections(paragraph: str) -> list[tuple[str, bool]]:
+    """A paragraph of a page, cut before each numbered heading line (`_numbered_heading`); each piece with
+    whether a heading opens it."""
+    lines = paragraph.split("\n")
+    cuts = [0, *(index for index in range(1, len(lines)) if _numbered_heading(lines, index)), len(lines)]
+    return [("\n".join(lines[start:end]), start > 0) for start, end in itertools.pairwise(cuts)]
+
+
+def _numbered_heading(lines: list[str], index: int) -> bool:
+    """Whether a page's line is a numbered section heading ("2. Receiving", extraction.blocks.heading_level)
+    with its text below it: a numbered list's short items ("1. Check seals" over "2. Count pallets") are no
+    headings, nor is its last item above the paragraph after the list."""
+    line = lines[index]
+    return (
+        bool(HEADING_NUMBER.match(line))
+        and heading_level(line) is not None
+        and index + 1 < len(lines)
+        and not HEADING_NUMBER.match(lines[index - 1])
+        and not HEADING_NUMBER.match(lines[index + 1])
+    )
 
 
 # A page whose text layer has fewer visible characters than this (a stamp, a page number

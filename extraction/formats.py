@@ -18,7 +18,8 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 READER_VERSIONS = {
     "pdf": "pdf.4",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
     # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55); a
-    # scan's sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr, stop 58)
+    # scan's sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr), a page's
+    # numbered headings open spans of their own (binary_readers._page_blocks, stop 58)
     "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
     # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)

@@ -6,9 +6,9 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from llm_platform.prose import closes_fence, code_fence, is_heading_line
+from llm_platform.prose import closes_fence, code_fence
 
-from .blocks import Block, _paragraphs, _path
+from .blocks import HEADING_NUMBER, Block, _paragraphs, _path, heading_level
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
 
@@ -257,11 +257,6 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     return [*heading, *record, *(Block(paragraph, subject) for paragraph in _paragraphs(_mail_body(message, text)))]
 
 
-# A plain-text heading's section number ("1. Peak readiness", "2.3) Scope"): one level deeper per part.
-_HEADING_NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2})*)[.)]\s+(?=[A-Z])")
-MAX_HEADING_WORDS = 8
-
-
 def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:
     """A plain-text file's paragraphs under the headings it writes as lines of their own: the first line when
     it heads the file (its title), then numbered and unnumbered headings ("3. Fastline", "Actions") that head
@@ -271,34 +266,17 @@ def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:
     headings: list[tuple[int, str]] = []
     for index, paragraph in enumerate(paragraphs):
         first, _, rest = paragraph.partition("\n")
-        level = _heading_level(first)
+        level = heading_level(first)
         heads = bool(rest.strip()) or index + 1 < len(paragraphs)
-        if level is None or not heads or (rest.strip() and all(_heading_level(line) for line in rest.splitlines())):
+        if level is None or not heads or (rest.strip() and all(heading_level(line) for line in rest.splitlines())):
             blocks.append(Block(paragraph, _path(headings)))
             continue
-        level = 1 if index == 0 and not _HEADING_NUMBER.match(first) else level
+        level = 1 if index == 0 and not HEADING_NUMBER.match(first) else level
         headings = [h for h in headings if h[0] < level] + [(level, first.strip())]
         blocks.append(Block(first, _path(headings), new_section=True))
         if rest.strip():
             blocks.append(Block(rest.strip("\n"), _path(headings)))
     return blocks
-
-
-def _heading_level(line: str) -> int | None:
-    """The level of a plain-text heading line: a short line (llm_platform.prose.is_heading_line) at the margin
-    that starts with a capital or a section number; 2, or one deeper for each part of its number ("2.3" is 3).
-    None when the line is no heading."""
-    number = _HEADING_NUMBER.match(line)
-    title = line[number.end() :] if number else line.strip()  # a numbered list's marker is a section's number
-    # A field ("Attendees: Grace Okafor, Dev Patel") is none, nor a table's header aligned in columns ("Rep
-    # Quota ($)   Closed ($)").
-    if line[:1].isspace() or not is_heading_line(title) or len(title.split()) > MAX_HEADING_WORDS:
-        return None
-    if ": " in title or "  " in title:
-        return None
-    if number:
-        return 2 + number.group(1).count(".")
-    return 2 if title[0].isupper() else None
 
 
 def _is_header_field(line: str) -> bool:

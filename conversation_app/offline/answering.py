@@ -170,7 +170,9 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         return []
     # Figures must occur as written (see below). A question with "did"/"does" puts its verb in the base form
     # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
-    # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package".
+    # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package";
+    # a verb it asks in the base form matches in any form still ("Who is allowed to drive a reach truck?" of
+    # "Reach trucks may only be driven by …").
     # The words that name the answer type ("long" of "how long") are answered by holding it (below).
     base = base_term if _DO_SUPPORT.search(question) else str
     flags = holds_flags(c.text for c in candidates)
@@ -185,8 +187,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # An initialism and its words are one term: "new ARR" is said by "New annual recurring revenue".
     forms = {
         id(c): _Forms(
-            frozenset(map(base, c.terms)) | agent_verbs(c.terms) | initialism_terms(question, c.text),
-            *(frozenset(map(base, t)) | agent_verbs(t) for t in (c.before, c.context, c.answers)),
+            _verb_forms(c.terms) | agent_verbs(c.terms) | initialism_terms(question, c.text),
+            *(_verb_forms(t) | agent_verbs(t) for t in (c.before, c.context, c.answers)),
         )
         for c in candidates
     }
@@ -237,6 +239,11 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
+
+
+def _verb_forms(terms: frozenset[str]) -> frozenset[str]:
+    """Terms as written and, for an irregular verb's past forms, its base form ("driven" → "drive")."""
+    return terms | frozenset(map(base_term, terms))
 
 
 def _rarity(terms: list[str], frequency: Counter, total: int) -> dict[str, float]:

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models.signals import post_save
 
 from bench.chat_quality import FIXTURES
+from bench.synthetic_pdf import build_pdf
 from config.asgi import application
 from conversation_app import services
 from conversation_app.artifacts import Artifact, question_passages
@@ -188,6 +189,38 @@ def test_a_json_files_plain_value_is_a_statement_of_its_passage_not_a_heading(ap
     assert not any("Ines Moreau" in p.title for p in passages), [p.title for p in passages]
     answered = say(api, sid, question)
     assert answered["status"] == "ok" and "Ines Moreau" in answered["message"]["content"], answered
+
+def test_a_pdf_pages_numbered_sections_are_spans_and_passages_of_their_own(api):
+    """An SOP exported to PDF was one span a page: a citation opened the whole page, and "What are the risks
+    at the gate?" read every sentence of the page as standing under "page 1"."""
+    sop = build_pdf(
+        [
+            [
+                "Standard operating procedure WH-04",
+                "1. Receiving",
+                "Deliveries are accepted between 06:00 and 14:00 on weekdays.",
+                "A delivery without a booking reference is refused at the gate.",
+                "2. Gate risks",
+                "Drivers sometimes arrive after the cut-off and block the yard.",
+                "Unbooked trailers queue on the public road outside the gate.",
+            ]
+        ]
+    )
+    sid = parsed_session(api, "How does receiving work?", {"sop.pdf": sop})
+    preview = api.get(f"/api/sessions/{sid}/context/files/{api.file_id(sid, 'sop.pdf')}/preview").json()
+    assert [(s["locator"], s["text"].split("\n")[0]) for s in preview["spans"]] == [
+        ("p. 1", "Standard operating procedure WH-04"),
+        ("p. 1", "1. Receiving"),
+        ("p. 1", "2. Gate risks"),
+    ]
+    question = "What are the gate risks?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert {p.key: p.title for p in passages}["passage:sop.pdf::S3"] == "sop.pdf › page 1 › 2. Gate risks"
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok", answered
+    content = answered["message"]["content"]
+    assert "block the yard" in content and "public road" in content and "06:00" not in content, content
+
 
 def test_a_card_never_offers_a_sentence_another_excerpt_already_says():
     """A report's summary line holds the passage's sentence it was made from: the card offered both."""

@@ -26,7 +26,7 @@ from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
 from llm_platform.task_envelope import evidence_chunks, task_text
-from llm_platform.terms import initialism_terms, question_terms
+from llm_platform.terms import base_term, initialism_terms, question_terms
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
@@ -919,3 +919,23 @@ def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
     # A question that asks for one kind of answer (a date) is answered by the sentence that holds it.
     answer = chat("When does Tomasz send the improvement plan from the ops meeting actions?", [*SESSION, actions])
     assert "Grace" not in answer["answer"] and "20 November" in answer["answer"], answer
+
+
+def test_a_verb_asked_in_its_base_form_is_said_in_any_form():
+    """ "Who is allowed to drive a reach truck?" was answered with a near miss's record ("A reach truck
+    reversed … a driver was walking behind it"): the rule's "may only be driven by" did not say "drive"."""
+    sop = passage(
+        "sop.pdf::S4",
+        "page 1 > 3. Put-away",
+        "Pallets are put away within four hours of receipt.",
+        "Reach trucks may only be driven by staff holding a current RTITB licence.",
+    )
+    log = passage(
+        "incidents.json::S3",
+        "incidents",
+        "incidents, item 1: type Near miss, description A reach truck reversed while a driver was walking behind it.",
+    )
+    answer = chat("Who is allowed to drive a reach truck?", [*SESSION, sop, log])
+    assert answer["answer"].startswith("Reach trucks may only be driven"), answer
+    # An irregular verb's past forms read in its base form.
+    assert base_term("driven") == "drive" and base_term("wrote") == "write"

@@ -600,3 +600,27 @@ def test_a_plain_text_files_headings_head_their_sections():
     assert [s.locator for s in extract_document(report.encode(), "q.txt", "text/plain", None).spans] == [
         "QUOTA ATTAINMENT"
     ]
+
+
+def test_a_pdf_pages_numbered_headings_open_sections_and_its_numbered_lists_do_not():
+    pages = [
+        [
+            "Inbound procedure",
+            "1. Receiving",
+            "Deliveries are accepted between 06:00 and 14:00.",
+            "To check a trailer:",
+            "1. Check seals",
+            "2. Count pallets",
+            "Then sign the delivery note.",
+            "2. Put-away",
+            "Pallets are put away within four hours.",
+        ]
+    ]
+    document = extract_document(build_pdf(pages), "sop.pdf", None)
+    assert_spans_consistent(document)
+    assert [(s.locator, s.text.partition("\n")[0]) for s in document.spans] == [
+        ("p. 1", "Inbound procedure"),
+        ("p. 1", "1. Receiving"),
+        ("p. 1", "2. Put-away"),
+    ]
+    assert "1. Check seals\n2. Count pallets\nThen sign" in document.spans[1].text
