@@ -22,7 +22,7 @@ from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
 from extraction import JSON_ROOT
-from extraction.blocks import HEADING_NUMBER, heading_level
+from extraction.blocks import heading_level, section_number
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -118,7 +118,7 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
         if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
             records = [alone]
         first_line, _, rest = span["text"].partition("\n")
-        if hit.page is not None and HEADING_NUMBER.match(first_line) and heading_level(first_line) and rest.strip():
+        if hit.page is not None and section_number(first_line) and heading_level(first_line) and rest.strip():
             parts.append((span["span_id"], [first_line.strip()], []))  # a page's numbered section
             said = sentences_by_line(said_as_records(rest))
         elif records is None:

@@ -8,7 +8,7 @@ import re
 from llm_platform.prose import NUMBER_WORDS
 
 from . import ocr
-from .blocks import HEADING_NUMBER, Block, _paragraphs, _path, heading_level
+from .blocks import Block, _paragraphs, _path, heading_level, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
 from .page_furniture import without_page_furniture
@@ -98,11 +98,11 @@ def _numbered_heading(lines: list[str], index: int) -> bool:
     headings, nor is its last item above the paragraph after the list."""
     line = lines[index]
     return (
-        bool(HEADING_NUMBER.match(line))
+        bool(section_number(line))
         and heading_level(line) is not None
         and index + 1 < len(lines)
-        and not HEADING_NUMBER.match(lines[index - 1])
-        and not HEADING_NUMBER.match(lines[index + 1])
+        and not section_number(lines[index - 1])
+        and not section_number(lines[index + 1])
     )
 
 

@@ -7,7 +7,7 @@ Each reader yields Blocks: a paragraph-sized piece of text with its locator.
 import re
 from dataclasses import dataclass
 
-from llm_platform.prose import is_heading_line
+from llm_platform.prose import LIST_MARK, is_heading_line
 
 
 @dataclass
@@ -30,23 +30,26 @@ def _path(headings: list[tuple[int, str]]) -> str:
     return SECTION_PATH_SEPARATOR.join(title for _level, title in headings)
 
 
-# A plain-text heading's section number ("1. Peak readiness", "2.3) Scope"): one level deeper per part.
-HEADING_NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2})*)[.)]\s+(?=[A-Z])")
 MAX_HEADING_WORDS = 8
 
 
+def section_number(line: str) -> str:
+    """The section number a line opens with, read as a numbered list's marker is (llm_platform.prose.LIST_MARK):
+    "1." of "1. Peak readiness", "2.3" of "2.3 Scope"; "" for another line."""
+    mark = LIST_MARK.match(line)
+    return mark.group().strip() if mark and mark.group().lstrip(" (")[:1].isdigit() else ""
+
+
 def heading_level(line: str) -> int | None:
-    """The level of a plain-text heading line: a short line (llm_platform.prose.is_heading_line) at the margin
-    that starts with a capital or a section number; 2, or one deeper for each part of its number ("2.3" is 3).
-    None when the line is no heading."""
-    number = HEADING_NUMBER.match(line)
-    title = line[number.end() :] if number else line.strip()  # a numbered list's marker is a section's number
+    """The level of a heading line of plain text or a PDF's page: a short line (llm_platform.prose.is_heading_line)
+    at the margin whose words start with a capital, after a section number or not; 2, or one deeper for each
+    part of its number ("2.3" is 3). None when the line is no heading."""
+    number = section_number(line)
+    title = line.strip()[len(number) :].strip()  # a numbered list's marker is a section's number
+    if line[:1].isspace() or not title[:1].isupper() or not is_heading_line(title):
+        return None
     # A field ("Attendees: Grace Okafor, Dev Patel") is none, nor a table's header aligned in columns ("Rep
     # Quota ($)   Closed ($)").
-    if line[:1].isspace() or not is_heading_line(title) or len(title.split()) > MAX_HEADING_WORDS:
+    if len(title.split()) > MAX_HEADING_WORDS or ": " in title or "  " in title:
         return None
-    if ": " in title or "  " in title:
-        return None
-    if number:
-        return 2 + number.group(1).count(".")
-    return 2 if title[0].isupper() else None
+    return 2 + number.strip("()").rstrip(".").count(".") if number else 2

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from llm_platform.prose import closes_fence, code_fence
 
-from .blocks import HEADING_NUMBER, Block, _paragraphs, _path, heading_level
+from .blocks import Block, _paragraphs, _path, heading_level, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
 
@@ -271,7 +271,7 @@ def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:
         if level is None or not heads or (rest.strip() and all(heading_level(line) for line in rest.splitlines())):
             blocks.append(Block(paragraph, _path(headings)))
             continue
-        level = 1 if index == 0 and not HEADING_NUMBER.match(first) else level
+        level = 1 if index == 0 and not section_number(first) else level
         headings = [h for h in headings if h[0] < level] + [(level, first.strip())]
         blocks.append(Block(first, _path(headings), new_section=True))
         if rest.strip():

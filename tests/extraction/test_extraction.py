@@ -578,7 +578,7 @@ def test_a_plain_text_files_headings_head_their_sections():
         "Attendees: Grace Okafor, Dev Patel\n\n"
         "1. Peak readiness\n"
         "Grace: The car park is still not agreed.\n\n"
-        "1.1 Not a heading, its number has no point\n\n"
+        "1.1 Safety walk\nMarta checked the fire exits.\n\n"
         "Actions\n"
         "- Grace to agree the car park by 18 November.\n\n"
         "Grace Okafor\nDev Patel\n\n"  # a list of names: no heading and its section
@@ -589,6 +589,7 @@ def test_a_plain_text_files_headings_head_their_sections():
     assert [(s.locator, s.text.partition("\n")[0]) for s in document.spans] == [
         ("Operations meeting, 12 November 2026", "Operations meeting, 12 November 2026"),
         ("Operations meeting, 12 November 2026 > 1. Peak readiness", "1. Peak readiness"),
+        ("Operations meeting, 12 November 2026 > 1. Peak readiness > 1.1 Safety walk", "1.1 Safety walk"),
         ("Operations meeting, 12 November 2026 > Actions", "Actions"),
     ]
     assert document.spans[-1].text.endswith("Grace Okafor\nDev Patel\n\nthanks all")
