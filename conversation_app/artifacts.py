@@ -118,22 +118,21 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
         if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
             records = [alone]
         first_line, _, rest = span["text"].partition("\n")
-        if hit.page is not None and section_number(first_line) and heading_level(first_line) and rest.strip():
-            parts.append((span["span_id"], [first_line.strip()], []))  # a page's numbered section
+        numbered = hit.page is not None and bool(section_number(first_line) and heading_level(first_line))
+        numbered = numbered and bool(rest.strip())
+        if numbered or not parts:  # a page's numbered section opens a passage of its own
+            parts.append((span["span_id"], [first_line.strip()] if numbered else [], []))
+        if numbered:
             said = sentences_by_line(said_as_records(rest))
         elif records is None:
             # A span's heading names what its sentences are about: the passage's title says it, and it
             # is no sentence of an answer (nor of a card's suggestion).
             heading, text = (alone, "") if alone else split_leading_heading(span["text"])
-            if not parts:
-                parts.append((span["span_id"], [], []))
             if heading and heading not in hit.section_path:
                 parts[-1][1].append(heading)
             said = sentences_by_line(said_as_records(text))  # a table's rows as records under its header
         else:
             said = [[record] for record in records]
-        if not parts:
-            parts.append((span["span_id"], [], []))
         # A sentence a line, and a blank line where the file's line ends: a question alone on its line may
         # head what follows (an FAQ's), one followed on its line is a request (conversation_app.offline).
         ref = f"{hit.filename}::{span['span_id']}"
