@@ -23,7 +23,7 @@ def test_member_receives_context_updated_after_an_upload():
 
     async def scenario():
         communicator = connect(sid, api.token)
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         assert connected
         response = await sync_to_async(api.upload)(sid, {"notes.txt": b"Pumps were replaced in May 2023."})
         assert response.status_code == 201
@@ -50,7 +50,7 @@ def test_statuses_stream_while_parsing(scripted_llm):
 
     async def scenario():
         communicator = connect(sid, api.token)
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         await sync_to_async(api.parse)(sid)
         seen = []
         while True:
@@ -74,7 +74,7 @@ def test_non_members_and_anonymous_are_refused():
 
     async def attempt(token: str):
         communicator = connect(sid, token)
-        connected, code = await communicator.connect()
+        connected, code = await communicator.connect(timeout=10)
         await communicator.disconnect()
         return connected, code
 
@@ -85,7 +85,7 @@ def test_non_members_and_anonymous_are_refused():
 def _handshake(path: str, headers: list) -> bool:
     async def scenario():
         communicator = WebsocketCommunicator(application, path, headers=headers)
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         # Disconnect even when refused, as a server does: a consumer left running is cancelled by the event
         # loop's shutdown instead, and a cancelled channel-layer receive could then hang it (seen under load).
         await communicator.disconnect()

@@ -364,7 +364,7 @@ def test_the_sla_reminds_then_answers_without_the_context(api, sid, settings):
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/conversation/?token={api.token}", headers=HEADERS
         )
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         asked = await sync_to_async(say)(api, sid, UNKNOWN)
         events = []
         while not events or events[-1]["type"] != "conversation:message" or events[-1]["message"]["role"] == "user":
@@ -448,7 +448,7 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
 
     async def scenario():
         communicator = connect(api.token)
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         asked = await sync_to_async(say)(api, sid, UNKNOWN)
         note = [{"slot": "s1", "kind": "note", "text": "Staff fell from 6 to 4 in 2022."}]
         await sync_to_async(supply)(api, sid, asked["request_id"], note)
@@ -475,7 +475,7 @@ def test_the_websocket_narrates_request_update_resolution_and_answer(api, sid):
     async def stranger_connects():
         stranger = await sync_to_async(lambda: ContextApi(make_member()[0]))()
         communicator = connect(stranger.token)
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         # Disconnect even when refused, or the consumer task outlives the event loop that must cancel it.
         await communicator.disconnect()
         return connected
@@ -488,7 +488,7 @@ def test_the_answer_is_streamed_as_deltas_then_the_final_message(api, sid):
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/conversation/?token={api.token}", headers=HEADERS
         )
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         asked = await sync_to_async(say)(api, sid, "What happened to water losses after the valve replacement?")
         events = []
         while not events or events[-1]["type"] != "conversation:message" or events[-1]["message"]["role"] == "user":

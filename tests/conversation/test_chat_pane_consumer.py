@@ -34,7 +34,7 @@ def test_an_answer_stored_before_its_deltas_reach_the_page_waits_for_its_own_eve
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/conversation/pane/?token={api.token}", headers=HEADERS
         )
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         on_connect = await communicator.receive_json_from(timeout=10)
         answer = await sync_to_async(conversation.messages.create)(
             role="assistant", content="It cost 1.2 million euros.", status="answered", reply_to=question

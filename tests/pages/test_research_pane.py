@@ -161,7 +161,7 @@ def test_the_pane_socket_sends_the_run_as_it_is(api, finished_run):
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/runs/pane/?run={run}&token={token}", headers=HEADERS
         )
-        connected, code = await communicator.connect()
+        connected, code = await communicator.connect(timeout=10)
         message = await communicator.receive_json_from(timeout=10) if connected else code
         await communicator.disconnect()
         return message
@@ -196,7 +196,7 @@ def test_a_watcher_of_the_pane_gets_every_stream_line_once_in_order(api):
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/runs/pane/?run=&token={api.token}", headers=HEADERS
         )
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         first = await communicator.receive_json_from(timeout=10)
         assert "No run selected." in first["html"] and '<select id="run-select" name="run"' in first["html"]
         rid = await sync_to_async(start)(api, sid)
@@ -219,7 +219,7 @@ def test_a_replaced_file_brings_the_shown_reports_sources_changed_live(api, fini
         communicator = WebsocketCommunicator(
             application, f"/ws/sessions/{sid}/runs/pane/?run={rid}&token={api.token}", headers=HEADERS
         )
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         assert "sources-changed" not in (await communicator.receive_json_from(timeout=10))["html"]
         file_id = await sync_to_async(api.file_id)(sid, "valves.md")
         await sync_to_async(api.replace)(sid, file_id, "valves.md", VALVES.replace("18", "19").encode())

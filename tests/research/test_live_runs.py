@@ -27,7 +27,7 @@ def test_a_teammate_watching_the_session_sees_a_run_start_and_change_status():
 
     async def watch():
         communicator = connect(sid, bob.token)
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         rid = await sync_to_async(start)(alice, sid, max_depth=1)
         received = []
         while not received or received[-1]["run"]["status"] != "completed":
@@ -59,7 +59,7 @@ def test_only_the_sessions_members_may_watch_its_runs():
 
     async def attempt(session_id, token):
         communicator = connect(session_id, token)
-        connected, code = await communicator.connect()
+        connected, code = await communicator.connect(timeout=10)
         await communicator.disconnect()
         return connected, code
 
@@ -85,7 +85,7 @@ def test_a_teammate_watching_the_session_is_offered_an_update_like_a_new_run():
 
     async def watch():
         communicator = connect(sid, bob.token)
-        assert (await communicator.connect())[0]
+        assert (await communicator.connect(timeout=10))[0]
         response = await sync_to_async(alice.post)(f"/api/runs/{rid}/update")
         assert response.status_code == 202, response.content
         received = []

@@ -103,7 +103,7 @@ def test_a_member_receives_every_event_of_a_run_live_over_the_websocket(api, mon
 
     async def watch():
         communicator = connect_run(rid, api.token)
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         assert connected
         await sync_to_async(tasks.bind_run.delay)(rid)
         received = []
@@ -158,7 +158,7 @@ def test_other_teams_and_anonymous_clients_cannot_watch_a_run(api):
 
     async def attempt(run_id: str, token: str | None):
         communicator = connect_run(run_id, token)
-        connected, code = await communicator.connect()
+        connected, code = await communicator.connect(timeout=10)
         await communicator.disconnect()
         return connected, code
 
