@@ -365,6 +365,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "queue_ord
 CELERY_BEAT_SCHEDULE = {
     "poll-llm-batches": {"task": "context.poll_llm_batches", "schedule": GROUNDWORK_LLM_BATCH_POLL_SECONDS},
 }
+# Where beat remembers when each entry last ran: the var dir, which exists (above) wherever the run starts.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The provider's limits, for every process together (Redis): calls in flight (0: no
 # limit), tokens a minute (input + output; 0: no limit), slots bulk work (an ingest's
 # digests) leaves to interactive calls, and how long a call may wait for the limits
