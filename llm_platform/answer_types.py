@@ -65,6 +65,16 @@ _DATE_TYPE = (
         rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|{_YEAR}|(?i:{_RELEASE})|\b\d{{1,2}}:\d\d\b|(?i:\b\d{{1,2}}\s?[ap]\.?m\b)"
     ),
 )
+# "How much did it cost", "what did it cost": an amount of money. The money word is answered by the amount too:
+# "How much does Fastline charge …" by "… price_per_pallet_gbp: 52.0", which says no "charge".
+_MONEY_TYPE = (
+    re.compile(
+        rf"\bhow (?P<ask>much)\b(?=.*\b(?P<ask_money>{_MONEY_WORDS})\b)"
+        r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost)\b",
+        re.I,
+    ),
+    re.compile(_MONEY, re.I),
+)
 # What the question asks for, and what a sentence that answers it must hold. A question of another kind
 # ("what", "which", "how do I") names no answer type: its terms decide alone. A pattern's "ask" group holds
 # the words that name the type ("long" of "how long"): a sentence answers them by holding the type.
@@ -84,21 +94,12 @@ _ANSWER_TYPES = (
         re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),
         re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
     ),
-    # "How much did it cost", "what did it cost": an amount of money; "how many", "how much": a count or
-    # quantity (not a year, nor an article: "a" is no amount), a share too ("how much did losses fall":
-    # "18 percent"; "how many households" is a count of them, see _HOW_MANY).
+    # An amount of money (_MONEY_TYPE); "how many", "how much": a count or quantity (not a year, nor an article:
+    # "a" is no amount), a share too ("how much did losses fall": "18 percent"; "how many households" is a count
+    # of them, see _HOW_MANY).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
     (re.compile(r"\bby how (?P<ask>much)\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
-    # The money word is answered by the amount too: "How much does Fastline charge …" by "… price_per_pallet_gbp:
-    # 52.0", which says no "charge".
-    (
-        re.compile(
-            rf"\bhow (?P<ask>much)\b(?=.*\b(?P<ask_money>{_MONEY_WORDS})\b)"
-            r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost)\b",
-            re.I,
-        ),
-        re.compile(_MONEY, re.I),
-    ),
+    _MONEY_TYPE,
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
     # A cause, or a statement read under a heading that asks or tells why ("What made it last longer: The page …",
     # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path; a
@@ -175,6 +176,13 @@ def can_answer(question: str, text: str) -> bool:
 def asks_answer_type(question: str) -> bool:
     """Whether the question asks for a kind of answer (a cause, a date, an amount, …), not for its terms alone."""
     return bool(_asked(_HOW_MANY, question)) or any(_asked(asks, question) for asks, _holds in _ANSWER_TYPES)
+
+
+def asks_for_money(question: str, *, flags: bool = True) -> bool:
+    """Whether the kind of answer the question asks for first is an amount of money ("How much is the grant
+    worth?"), which a sentence holds as a value of its own: "£2.4 million" answers it where a year or a count may
+    be any figure."""
+    return next((kind for kind in _types(flags) if _asked(kind[0], question)), None) is _MONEY_TYPE
 
 
 def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:

@@ -27,6 +27,7 @@ from llm_platform.answer_types import (
     WHY,
     answer_type_terms,
     asks_answer_type,
+    asks_for_money,
     dating_heading,
     holds_answer_type,
     holds_figures,
@@ -61,6 +62,10 @@ ANSWER_SIMILARITY = 0.4
 MEANING_WEIGHT = 0.5
 ANSWER_BLEND = 0.0
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
+# … unless the sentence holds the amount of money the question asks for: "The total award is £2.4 million" under
+# "Grant summary … > Budget" answers "How much is the grant worth?", its subject said by its heading, as the
+# sentences of a section leave it unsaid. (Not a date or a count, which a sentence under such a heading holds
+# whatever it says: answer_types.asks_for_money.)
 # Added to a sentence's score for the share of the question's neighbouring term pairs it says side by side
 # ("counts matching lines" of "a count of matching lines", not of "--invert-match …, count non-matching
 # lines"): of two sentences that hold the same terms, the one that says them as the question does ranks first.
@@ -177,6 +182,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     base = base_term if _DO_SUPPORT.search(question) else str
     flags = holds_flags(c.text for c in candidates)
     typed = answer_type_terms(question, flags=flags)
+    money_asked = asks_for_money(question, flags=flags)
     terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in typed))
     if not terms:
         return []
@@ -212,16 +218,19 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         if not holds_figures(figures - set(FIGURE.findall(section)), REF_GROUP.sub(" ", candidate.text)):
             continue
         form = forms[id(candidate)]
+        context_weight = CONTEXT_WEIGHT
         if not holds_answer_type(question, candidate.text, asked, flags=flags):
             dated = dating_heading(question, section)
             if not dated:
                 continue
             candidate = replace(candidate, text=f"{dated}: {candidate.text}")  # the date the answer gives
+        elif money_asked:
+            context_weight = 1.0
         if not names <= form.terms | form.context | form.answers:
             continue
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
         held = sum(weight[t] for t in terms if doing[t] & own)
-        held += CONTEXT_WEIGHT * sum(weight[t] for t in terms if not doing[t] & own and doing[t] & form.context)
+        held += context_weight * sum(weight[t] for t in terms if not doing[t] & own and doing[t] & form.context)
         said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
         proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
         could.append((candidate, held / whole, proximity))

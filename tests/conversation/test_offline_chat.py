@@ -921,6 +921,40 @@ def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
     assert "Grace" not in answer["answer"] and "20 November" in answer["answer"], answer
 
 
+def test_an_amount_asked_of_what_its_heading_names_is_answered_by_the_sentence_that_holds_it():
+    """ "How much is the grant worth?" was asked back: "The total award is £2.4 million" says no "grant", which
+    only the document's title says. An amount of money asked for is a value of its own: the heading's terms count
+    in full for the sentence that holds one."""
+    budget = passage(
+        "grant_summary.docx::S3",
+        "Grant summary: Regeneration Atlas > Budget",
+        "The total award is £2.4 million.",
+        "Staff costs take the largest share.",
+    )
+    answer = chat("How much is the grant worth?", [*SESSION, budget])
+    assert answer["citations"] == ["grant_summary.docx::S3"] and "£2.4 million" in answer["answer"], answer
+    # Not a date: a sentence under such a heading holds one whatever it says.
+    timeline = passage(
+        "grant_summary.docx::S4",
+        "Grant summary: Regeneration Atlas > Timeline",
+        "The first postdoc starts in May 2026.",
+    )
+    assert chat("When will the grant be renewed?", [*SESSION, timeline])["needs"]
+
+
+def test_still_says_when_not_what():
+    """ "What training do I still have to do?" is about training: the checklist headed "Training checklist"."""
+    checklist = passage(
+        "onboarding.md::S5",
+        "Joining the lab > Training checklist",
+        "Done: Read the laboratory safety manual.",
+        "To do: Online fire safety course.",
+        "To do: COSHH course.",
+    )
+    answer = chat("What training do I still have to do?", [*SESSION, checklist])
+    assert answer["citations"] == ["onboarding.md::S5"] and "COSHH course" in answer["answer"], answer
+
+
 def test_a_verb_asked_in_its_base_form_is_said_in_any_form():
     """ "Who is allowed to drive a reach truck?" was answered with a near miss's record ("A reach truck
     reversed … a driver was walking behind it"): the rule's "may only be driven by" did not say "drive"."""
