@@ -32,9 +32,12 @@ _RELEASE = (
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
-# An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000" or "price_gbp: 52.0"),
-# or before its currency.
-_MONEY = rf"[€$£]\s?\d|(?:\b|_)(?:eur|usd|gbp):?\s?\d|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+# An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000" or "price_gbp: 52.0", a
+# table's column "Amount (£): 520,000"), or before its currency.
+_MONEY = (
+    rf"(?:[€$£]|(?:\b|_)(?:eur|usd|gbp))\)?:?\s?\d"
+    rf"|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+)
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 # "since" before a time ("since April 2024", "since then") says when, not why.
 _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"

@@ -103,6 +103,11 @@ from llm_platform.terms import question_terms
             "carrier: Fastline; service: Next day; zone: 1; price_per_pallet_gbp: 52.0",
             "carrier: Fastline; service: Next day; zone: 1; transit_days: 1",
         ),
+        (  # … or in a table's column named with its currency's symbol
+            "How much is spent on sequencing?",
+            "Item: Sequencing; Amount (£): 520,000",
+            "Item: Sequencing; Runs: 12",
+        ),
         (
             "How long did the checkout outage last?",
             "Between 09:12 and 10:47 UTC, checkout requests failed.",  # two clock times give its length
