@@ -84,12 +84,21 @@ def answering_candidates(candidates: list[Candidate], terms: list[str], question
     """The sentences that answer `question` on their own, best first (at most MAX_ANSWERING, each scoring at
     least SECOND_RATIO of the best), or those of the section it asks about (`section_answer`); [] when none
     does. A sentence that one chosen before holds, or that holds it (a record's description and the record),
-    is not said twice."""
+    is not said twice. Nor is a sentence that holds none of the question's terms beside the first under the
+    same heading: it says another thing the heading is about ("Item: Sequencing; Amount (£): 520,000" beside
+    "The total award is £2.4 million" under "Grant summary > Budget", for "How much is the grant worth?")."""
     distinct: dict[str, Candidate] = {}
     scored = answer_scores(candidates, terms, question)
+    first_heading = scored[0][1].heading if scored else ""
     for score, candidate in scored:
         key = sentence_key(candidate.text)
-        if score >= SECOND_RATIO * scored[0][0] and not any(key in said or said in key for said in distinct):
+        own = candidate.terms | candidate.answers  # what it says, and the question its FAQ heading asks
+        sibling = distinct and first_heading and candidate.heading == first_heading and not own & set(terms)
+        if (
+            score >= SECOND_RATIO * scored[0][0]
+            and not sibling
+            and not any(key in said or said in key for said in distinct)
+        ):
             distinct[key] = candidate
     answering = list(distinct.values())[:MAX_ANSWERING]
     return section_answer(candidates, terms, question, answering) or answering

@@ -930,9 +930,12 @@ def test_an_amount_asked_of_what_its_heading_names_is_answered_by_the_sentence_t
         "Grant summary: Regeneration Atlas > Budget",
         "The total award is £2.4 million.",
         "Staff costs take the largest share.",
+        "Item: Sequencing; Amount (£): 520,000.",
     )
     answer = chat("How much is the grant worth?", [*SESSION, budget])
     assert answer["citations"] == ["grant_summary.docx::S3"] and "£2.4 million" in answer["answer"], answer
+    # The heading's other amount says another thing it is about: not glued on.
+    assert "520,000" not in answer["answer"], answer
     # Not a date: a sentence under such a heading holds one whatever it says.
     timeline = passage(
         "grant_summary.docx::S4",
