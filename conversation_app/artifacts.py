@@ -22,7 +22,7 @@ from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
 from extraction import JSON_ROOT
-from extraction.blocks import heading_level, section_number
+from extraction.blocks import is_numbered_heading
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -118,8 +118,7 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
         if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
             records = [alone]
         first_line, _, rest = span["text"].partition("\n")
-        numbered = hit.page is not None and bool(section_number(first_line) and heading_level(first_line))
-        numbered = numbered and bool(rest.strip())
+        numbered = hit.page is not None and is_numbered_heading(first_line) and bool(rest.strip())
         if numbered or not parts:  # a page's numbered section opens a passage of its own
             parts.append((span["span_id"], [first_line.strip()] if numbered else [], []))
         if numbered:

@@ -8,7 +8,7 @@ import re
 from llm_platform.prose import NUMBER_WORDS
 
 from . import ocr
-from .blocks import Block, _paragraphs, _path, heading_level, section_number
+from .blocks import Block, _paragraphs, _path, is_numbered_heading, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
 from .page_furniture import without_page_furniture
@@ -93,13 +93,12 @@ def _numbered_sections(paragraph: str) -> list[tuple[str, bool]]:
 
 
 def _numbered_heading(lines: list[str], index: int) -> bool:
-    """Whether a page's line is a numbered section heading ("2. Receiving", extraction.blocks.heading_level)
+    """Whether a page's line is a numbered section heading ("2. Receiving", extraction.blocks.is_numbered_heading)
     with its text below it: a numbered list's short items ("1. Check seals" over "2. Count pallets") are no
     headings, nor is its last item above the paragraph after the list."""
     line = lines[index]
     return (
-        bool(section_number(line))
-        and heading_level(line) is not None
+        is_numbered_heading(line)
         and index + 1 < len(lines)
         and not section_number(lines[index - 1])
         and not section_number(lines[index + 1])

@@ -40,6 +40,11 @@ def section_number(line: str) -> str:
     return mark.group().strip() if mark and mark.group().lstrip(" (")[:1].isdigit() else ""
 
 
+def is_numbered_heading(line: str) -> bool:
+    """Whether the line is a heading with a section number ("2. Receiving"), not a numbered list's long item."""
+    return bool(section_number(line)) and heading_level(line) is not None
+
+
 def heading_level(line: str) -> int | None:
     """The level of a heading line of plain text or a PDF's page: a short line (llm_platform.prose.is_heading_line)
     at the margin whose words start with a capital, after a section number or not; 2, or one deeper for each

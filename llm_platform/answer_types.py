@@ -171,6 +171,15 @@ def _types(flags: bool) -> tuple:
     return _ANSWER_TYPES if flags else tuple(kind for kind in _ANSWER_TYPES if kind is not _FLAG_TYPE)
 
 
+def _first_asked(question: str, flags: bool) -> tuple[tuple, re.Match] | tuple[None, None]:
+    """The first kind of answer the question asks for (of _ANSWER_TYPES: what asks for it, what holds it) and its
+    match in the question; (None, None) when it asks for none. That kind is the one a sentence must hold."""
+    for kind in _types(flags):
+        if match := _asked(kind[0], question):
+            return kind, match
+    return None, None
+
+
 def can_answer(question: str, text: str) -> bool:
     """Whether `text` holds what the question asks for (any text, for a question that asks for no kind)."""
     return not asks_answer_type(question) or holds_answer_type(question, text, set(question_terms(question)))
@@ -185,7 +194,7 @@ def asks_for_money(question: str, *, flags: bool = True) -> bool:
     """Whether the kind of answer the question asks for first is an amount of money ("How much is the grant
     worth?"), which a sentence holds as a value of its own: "£2.4 million" answers it where a year or a count may
     be any figure."""
-    return next((kind for kind in _types(flags) if _asked(kind[0], question)), None) is _MONEY_TYPE
+    return _first_asked(question, flags)[0] is _MONEY_TYPE
 
 
 def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
@@ -194,7 +203,7 @@ def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
     repeating them."""
     # The first kind the question asks for is the one a sentence must hold (holds_answer_type): "By how much did
     # the water price rise?" asks for a change, and its "price" stays a term a sentence must say.
-    match = next((match for asks, _holds in _types(flags) if (match := _asked(asks, question))), None)
+    _kind, match = _first_asked(question, flags)
     return {
         stem(word.lower())
         for name, words in (match.groupdict().items() if match else ())
@@ -253,10 +262,11 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
             for line in text.splitlines()
             for column, value in csv_row_fields(line)
         )
-    for asks, holds in _types(flags):
-        if _asked(asks, question):
-            return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
-    return True
+    kind, _match = _first_asked(question, flags)
+    if kind is None:
+        return True
+    holds = kind[1]
+    return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
 
 
 def _counted(words_after: str) -> set[str]:
