@@ -114,14 +114,18 @@ def test_the_chat_is_on_the_page_and_answers_its_forms_with_javascript_disabled(
     assert answer.locator('.source-link[data-source="valves.md::S2"]').count() >= 1
 
     page.fill("#chat-input", "How did maintenance staffing change in the workshop?")
-    page.click("#chat-send")  # a real form post: 303 back to the page
+    with page.expect_navigation():  # a real form post: 303 back to the page
+        page.click("#chat-send")
     question = page.locator("#chat-log li.user", has_text="maintenance staffing")
     assert question.is_visible()
     wait_until(lambda: ContextRequest.objects.filter(conversation__session_id=sid).exists(), message="a request")
     page.reload()
     card = page.locator(".request-card")
     card.locator("textarea").fill("The workshop went from 6 to 4 maintenance staff in 2022.")
-    card.locator("button", has_text="Attach note").click()
+    # A form post too: the reload below must not start while its navigation is under way ("Not attached to
+    # an active page").
+    with page.expect_navigation():
+        card.locator("button", has_text="Attach note").click()
     resumed = ChatMessage.objects.filter(content__contains="6 to 4 maintenance staff", role="assistant")
     wait_until(resumed.exists, message="the resumed answer")
     page.reload()
