@@ -22,7 +22,7 @@ from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
 from extraction import JSON_ROOT
-from extraction.blocks import is_numbered_heading
+from extraction.blocks import heading_level
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -107,7 +107,8 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
 
 def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
     """A search hit's spans as passages: one, titled with its section's path or page and the headings its spans
-    open with; a page's numbered sections one each ("report.pdf › page 1 › 2. Receiving"), whose sentences
+    open with; a page's sections one each ("report.pdf › page 1 › 2. Receiving", "… › page 1 › Root cause":
+    the PDF reader opens a span at a numbered heading or a line set larger than the text), whose sentences
     stand under that heading, not under the page's others."""
     parts: list[tuple[str, list[str], list[str]]] = []  # (first span, headings, lines) of each passage
     for span in spans:
@@ -118,10 +119,10 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
         if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
             records = [alone]
         first_line, _, rest = span["text"].partition("\n")
-        numbered = hit.page is not None and is_numbered_heading(first_line) and bool(rest.strip())
-        if numbered or not parts:  # a page's numbered section opens a passage of its own
-            parts.append((span["span_id"], [first_line.strip()] if numbered else [], []))
-        if numbered:
+        section = hit.page is not None and heading_level(first_line) is not None and bool(rest.strip())
+        if section or not parts:  # a page's section opens a passage of its own
+            parts.append((span["span_id"], [first_line.strip()] if section else [], []))
+        if section:
             said = sentences_by_line(said_as_records(rest))
         elif records is None:
             # A span's heading names what its sentences are about: the passage's title says it, and it

@@ -4,6 +4,8 @@ its scanned pages for OCR), images (Pillow, then OCR) and DOCX (python-docx)."""
 import io
 import itertools
 import re
+from collections import Counter
+from typing import NamedTuple
 
 from llm_platform.prose import NUMBER_WORDS
 
@@ -14,6 +16,11 @@ from .limits import ExtractionError, _Budget, _guard_zip, _short
 from .page_furniture import without_page_furniture
 
 Read = tuple[list[Block], int, list[str]]  # a paginated reader's blocks, page count and notes
+
+
+class _Line(NamedTuple):
+    text: str
+    size: float  # the font size of its first letter, in the page's units
 
 
 def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = None) -> Read:
@@ -34,9 +41,12 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
         raise ExtractionError("corrupt", f"not a valid PDF: {_short(exc)}") from None
     page_count = len(document)
     texts: list[str] = []
+    lines: list[list[_Line]] = []  # each page's lines with their font size
     for number in range(min(page_count, budget.limits.max_pages)):
         budget.check_time()
-        texts.append(normalise_text(_page_text(document, number)))
+        text, sized = _page_text(document, number)
+        texts.append(normalise_text(text))
+        lines.append(sized)
     if page_count > budget.limits.max_pages:
         budget.truncated = True
     texts = without_page_furniture(texts)  # running headers and footers would glue onto the sentences they cut
@@ -59,11 +69,12 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
             notes = ocr.notes_of(read) + notes
     blocks: list[Block] = []
     silent: list[int] = []  # pages with no text that no note names yet
+    headings = _display_lines(lines)
     for number, text in enumerate(texts, start=1):
         if number in read and read[number].paragraphs:
             page_blocks = ocr.blocks_of(read[number])
         else:  # its text layer (a page read by OCR that failed keeps the little it had)
-            page_blocks = _page_blocks(text, number)
+            page_blocks = _page_blocks(text, number, headings[number - 1])
         if not page_blocks and not (number in read and read[number].failure) and number not in unread:
             silent.append(number)
         blocks.extend(page_blocks)
@@ -73,22 +84,32 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
     return blocks, page_count, notes
 
 
-def _page_blocks(text: str, number: int) -> list[Block]:
-    """A page's text layer as blocks located "p. N": its paragraphs, each numbered heading in them ("2.
-    Receiving") opening a section of its own, so that a citation opens the section its sentence stands in
-    rather than the whole page. The page stays the locator: a PDF's place is its page."""
-    sections = [section for paragraph in _paragraphs(text) for section in _numbered_sections(paragraph)]
+def _page_blocks(text: str, number: int, headings: frozenset[str] = frozenset()) -> list[Block]:
+    """A page's text layer as blocks located "p. N": its paragraphs, each heading in them opening a section
+    of its own, so that a citation opens the section its sentence stands in rather than the whole page: a
+    numbered one ("2. Receiving") or one of the page's `headings`, its lines set larger than the text
+    (`_display_lines`). The page stays the locator: a PDF's place is its page."""
+    sections = [section for paragraph in _paragraphs(text) for section in _sections(paragraph, headings)]
     return [
         Block(section, f"p. {number}", new_section=index == 0 or heads)
         for index, (section, heads) in enumerate(sections)
     ]
 
 
-def _numbered_sections(paragraph: str) -> list[tuple[str, bool]]:
-    """A paragraph of a page, cut before each numbered heading line (`_numbered_heading`); each piece with
-    whether a heading opens it."""
+def _sections(paragraph: str, headings: frozenset[str]) -> list[tuple[str, bool]]:
+    """A paragraph of a page, cut before each heading line (`_numbered_heading`, or the first line of one of
+    `headings`: a title set over two lines is one); each piece with whether a heading opens it."""
     lines = paragraph.split("\n")
-    cuts = [0, *(index for index in range(1, len(lines)) if _numbered_heading(lines, index)), len(lines)]
+    display = [line.strip() in headings for line in lines]
+    cuts = [
+        0,
+        *(
+            index
+            for index in range(1, len(lines))
+            if _numbered_heading(lines, index) or (display[index] and not display[index - 1])
+        ),
+        len(lines),
+    ]
     return [("\n".join(lines[start:end]), start > 0) for start, end in itertools.pairwise(cuts)]
 
 
@@ -105,6 +126,31 @@ def _numbered_heading(lines: list[str], index: int) -> bool:
     )
 
 
+# A line set this much larger than the document's text is a heading (groff sets its section headings 1.09 times
+# the text, WeasyPrint and word processors an <h2> 1.2 times or more) when it is short.
+DISPLAY_SIZE_RATIO = 1.05
+MAX_DISPLAY_WORDS = 12
+
+
+def _display_lines(pages: list[list[_Line]]) -> list[frozenset[str]]:
+    """Each page's heading lines, as normalised text: lines of at most MAX_DISPLAY_WORDS words set at least
+    DISPLAY_SIZE_RATIO times the size most of the document's letters are set in (its text's)."""
+    letters: Counter[float] = Counter()
+    for line in itertools.chain.from_iterable(pages):
+        letters[round(line.size, 1)] += len(line.text)
+    if not letters:
+        return [frozenset() for _ in pages]
+    text_size = letters.most_common(1)[0][0]
+    return [
+        frozenset(
+            normalise_text(line.text).strip()
+            for line in lines
+            if line.size >= DISPLAY_SIZE_RATIO * text_size and len(line.text.split()) <= MAX_DISPLAY_WORDS
+        )
+        for lines in pages
+    ]
+
+
 # A page whose text layer has fewer visible characters than this (a stamp, a page number
 # over a scan) and that holds an image is read by OCR.
 NEARLY_EMPTY_CHARS = 20
@@ -119,16 +165,30 @@ SCAN_COVERAGE = 0.5
 LINE_END_HYPHEN = "\u00ad\n"
 
 
-def _page_text(document, index: int) -> str:
-    """A page's text layer in reading order. PDFium places words by their glyphs' positions, where
-    pypdf's reading of a TJ array's kerning split groff's and TeX's words ("cop y the public k ey")."""
+def _page_text(document, index: int) -> tuple[str, list[_Line]]:
+    """A page's text layer in reading order, and its lines with their font size. PDFium places words by their
+    glyphs' positions, where pypdf's reading of a TJ array's kerning split groff's and TeX's words ("cop y
+    the public k ey")."""
+    import pypdfium2.raw as pdfium_c
+
     page = document[index]
     try:
         text_page = page.get_textpage()
         try:
-            text = text_page.get_text_range().replace("\ufffe", LINE_END_HYPHEN)
+            text = text_page.get_text_range()
+            lines: list[_Line] = []
+            # PDFium counts a character for each UTF-16 unit: positions line up unless the page writes beyond
+            # the Basic Multilingual Plane (an emoji), whose lines go without their size.
+            if len(text) == text_page.count_chars():
+                start = 0
+                for line in text.split("\r\n"):
+                    first = next((start + i for i, char in enumerate(line) if char.isalnum()), None)
+                    if first is not None:
+                        lines.append(_Line(line, pdfium_c.FPDFText_GetFontSize(text_page.raw, first)))
+                    start += len(line) + 2
+            text = text.replace("\ufffe", LINE_END_HYPHEN)
             # A hyphen a layout engine put at a line's end (WeasyPrint's and Chrome's are U+2010) is one too.
-            return text.replace("\u2010\r\n", LINE_END_HYPHEN)
+            return text.replace("\u2010\r\n", LINE_END_HYPHEN), lines
         except MemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the document

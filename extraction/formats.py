@@ -16,7 +16,8 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # files it read before are read again on their session's next parse (context_app.pipeline.extraction_queue). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
-    "pdf": "pdf.4",  # hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
+    "pdf": "pdf.5",  # lines set larger than the text are headings that open spans (binary_readers._display_lines,
+    # stop 60); pdf.4: hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers
     # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55); a
     # scan's sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr), a page's
     # numbered headings open spans of their own (binary_readers._page_blocks, stop 58)

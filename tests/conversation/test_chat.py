@@ -172,7 +172,7 @@ def test_a_json_files_passage_is_its_records_in_words_not_its_keys_and_braces(ap
 
 
 def test_a_json_files_plain_value_is_a_statement_of_its_passage_not_a_heading(api):
-    """"prepared_by: Ines Moreau", a top-level value of a campaign report, read as a heading: it stood in the
+    """ "prepared_by: Ines Moreau", a top-level value of a campaign report, read as a heading: it stood in the
     passage's title, no sentence of it, and "Who prepared the campaign report?" quoted a campaign's record."""
     report = {
         "report": "Q3 2026 marketing campaigns",
@@ -189,6 +189,7 @@ def test_a_json_files_plain_value_is_a_statement_of_its_passage_not_a_heading(ap
     assert not any("Ines Moreau" in p.title for p in passages), [p.title for p in passages]
     answered = say(api, sid, question)
     assert answered["status"] == "ok" and "Ines Moreau" in answered["message"]["content"], answered
+
 
 def test_a_pdf_pages_numbered_sections_are_spans_and_passages_of_their_own(api):
     """An SOP exported to PDF was one span a page: a citation opened the whole page, and "What are the risks
@@ -220,6 +221,30 @@ def test_a_pdf_pages_numbered_sections_are_spans_and_passages_of_their_own(api):
     assert answered["status"] == "ok", answered
     content = answered["message"]["content"]
     assert "block the yard" in content and "public road" in content and "06:00" not in content, content
+
+
+def test_a_pdf_pages_sections_under_headings_set_larger_are_passages_of_their_own(api):
+    """A grant summary printed to PDF heads its sections in a larger font, unnumbered: the page was one
+    passage under its title, so "What are the risks to the grant?" found no section about risks."""
+    import weasyprint
+
+    html = (
+        '<html><head><meta charset="utf-8"><style>body {font-family: DejaVu Sans; font-size: 10.5pt}</style>'
+        "</head><body><h1>Regeneration Atlas: grant summary</h1>"
+        "<p>The award runs for five years from 1 April 2026 and is worth 2.4 million pounds.</p>"
+        "<h2>Timeline</h2><p>Year one builds the sequencing pipeline. Years two and three sample the tissue.</p>"
+        "<h2>Risks</h2><p>Recruiting a second postdoc may take longer than planned.</p>"
+        "<p>The mouse work depends on a licence amendment that is not yet approved.</p></body></html>"
+    )
+    sid = parsed_session(api, "What does the grant fund?", {"grant.pdf": weasyprint.HTML(string=html).write_pdf()})
+    question = "What are the risks to the grant?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert "grant.pdf › page 1 › Risks" in [p.title for p in passages], [p.title for p in passages]
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok", answered
+    content = answered["message"]["content"]
+    assert "second postdoc" in content and "licence amendment" in content, content
+    assert "sequencing pipeline" not in content and "2.4 million" not in content, content
 
 
 def test_a_card_never_offers_a_sentence_another_excerpt_already_says():

@@ -746,8 +746,8 @@ def test_no_digest_card_of_a_real_manual_is_a_header_footer_synopsis_or_licence_
     printed = [page.get_textpage().get_text_range().strip().splitlines() for page in pypdfium2.PdfDocument(path)]
     header = " ".join(printed[0][0].split())  # "GREP(1) User Commands GREP(1)", on every page
     footer = " ".join(printed[-1][-1].split())  # "GNU grep 3.8 2019-12-29 6"
-    page_one = spans[0]["text"].split("\n")
-    synopsis = page_one[page_one.index("SYNOPSIS") + 1]  # its first usage line
+    lines = [line for span in spans for line in span["text"].split("\n")]
+    synopsis = lines[lines.index("SYNOPSIS") + 1]  # its first usage line
     assert len(header) > 10 and len(footer) > 10 and synopsis
     said = [fact["claim"] for fact in digest["facts"]] + [digest["summary"]]
     for text in said + [span["text"] for span in spans]:  # extraction cut the running lines

@@ -470,6 +470,33 @@ def test_a_hyphen_after_a_number_at_a_lines_end_is_the_compounds():
     assert "with a one-year cliff" in text, text
 
 
+def test_a_pdfs_headings_set_larger_than_its_text_open_spans_of_their_own():
+    """A postmortem exported from a wiki sets its headings larger, unnumbered: the page was one span, so a
+    citation of its root cause opened the whole page and every sentence stood under the page's title. A title
+    set over two lines heads one span; a bold line at the text's size (a definition's term) cuts nothing."""
+    import weasyprint
+
+    html = (
+        '<html><head><meta charset="utf-8"><style>body {font-family: DejaVu Sans; font-size: 10.5pt} '
+        "h1 {font-size: 16pt; width: 9cm}</style></head><body>"
+        "<h1>Postmortem: checkout API outage of 17 September 2026</h1><p>Author: Dana Whitfield.</p>"
+        "<h2>Root cause</h2><p>Nobody multiplied the new pool size by the number of pods.</p>"
+        "<p><b>Pool size</b></p><p>The connections one pod holds open.</p>"
+        "<h2>Action items</h2><p>1. Put PgBouncer in front of the primary database.</p></body></html>"
+    )
+    document = extract_document(weasyprint.HTML(string=html).write_pdf(), "postmortem.pdf")
+    spans = [(span.locator, " ".join(span.text.split())) for span in document.spans]
+    assert spans == [
+        ("p. 1", "Postmortem: checkout API outage of 17 September 2026 Author: Dana Whitfield."),
+        (
+            "p. 1",
+            "Root cause Nobody multiplied the new pool size by the number of pods. Pool size The connections "
+            "one pod holds open.",
+        ),
+        ("p. 1", "Action items 1. Put PgBouncer in front of the primary database."),
+    ], spans
+
+
 def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     data = (
         b'id,description,status,hours\nT-1,"We were charged twice.\nThe second charge should be refunded.",open,\n'

@@ -155,6 +155,22 @@ def test_a_finding_is_weighed_with_its_sections_heading_and_quoted_without_it():
     assert out["summary"].startswith("A setting lowered the pool.")
 
 
+def test_a_pdf_pages_statements_are_weighed_under_their_own_sections_heading():
+    """A PDF's page holds several sections (the reader opens a span at each heading it sets larger): each
+    statement was read under the page's title, so the second item of "Follow-up work" bore on nothing."""
+    page = (
+        "Checkout outage postmortem\nAuthor: Dana Whitfield.\n\nTimeline\nAt 13:55 a setting raised the pool "
+        "of every pod.\n\nFollow-up work\nPgBouncer goes in front of the primary database.\nA check in CI "
+        "rejects a pool larger than the database allows."
+    )
+    findings = ask(
+        "NODE_FINDINGS", {"question": "What follow-up work is planned?"}, [(1, "postmortem.pdf, Page 1", page)]
+    )
+    texts = [finding["text"] for finding in findings["findings"]]
+    assert "A check in CI rejects a pool larger than the database allows." in texts, texts
+    assert not any("13:55" in text for text in texts), texts
+
+
 def test_a_finding_is_weighed_after_its_pages_title_which_names_what_its_options_are_of():
     """A manual's OPTIONS section says "-o" without the command's name: its section's path
     ("killall(1) > OPTIONS") says it."""

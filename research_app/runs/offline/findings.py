@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from context_app.library import SECTION_LOCATION
+from extraction.blocks import SECTION_PATH_SEPARATOR, heading_level
 from llm_platform.extractive import chunk_text
 from llm_platform.relevance import ANSWERS, relevance
 from llm_platform.statements import statements
@@ -27,6 +28,20 @@ def result_number(chunk: EvidenceChunk) -> int | None:
     """The [n] a search result's chunk title starts with ("[3] report.pdf, Page 4" → 3), or None."""
     match = _RESULT_NUMBER.match(chunk.title)
     return int(match.group(1)) if match else None
+
+
+def page_sections(heading: str, text: str) -> list[tuple[str, str]]:
+    """(heading, text) of each section of a result's text under `heading`: a paragraph that opens with a
+    heading line starts one ("Root cause" of a PDF's page: its reader opens a span at a numbered heading or a
+    line set larger than the text), whose statements stand under `heading > Root cause`; the text before the
+    first stands under `heading`."""
+    sections = [(heading, [])]
+    for paragraph in text.split("\n\n"):
+        first, _, rest = paragraph.partition("\n")
+        if heading_level(first) is not None and rest.strip() and sections[-1][1]:
+            sections.append((SECTION_PATH_SEPARATOR.join(filter(None, [heading, first.strip()])), []))
+        sections[-1][1].append(paragraph)
+    return [(under, "\n\n".join(paragraphs)) for under, paragraphs in sections]
 
 
 def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
@@ -84,10 +99,13 @@ def node_findings(prompt: str) -> dict:
         # A title that reads as a statement ("Retro call: invoice export outage of 18 November", a label and its
         # date) heads the result and states nothing.
         title = split_leading_heading(text)[0]
-        said[number] = [sentence for sentence in statements(text) if sentence != title]
-        for position, sentence in enumerate(said[number]):
-            candidates.append((number, position, sentence))
-            headings.append(heading)
+        said[number] = []
+        for under, section in page_sections(heading, text):
+            for sentence in statements(section):
+                if sentence != title:
+                    candidates.append((number, len(said[number]), sentence))
+                    headings.append(under)
+                    said[number].append(sentence)
     by_result: dict[int, list[tuple[float, int, str]]] = {}
     scores = relevance(question, [sentence for _number, _position, sentence in candidates], headings)
     for (number, position, sentence), score in zip(candidates, scores, strict=True):
