@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from conversation_app.artifacts import report_text
 from conversation_app.offline.candidates import source_refs
+from conversation_app.offline.message import message_terms
 from conversation_app.offline.turn import GREETING
 from conversation_app.turn_text import is_bare_follow_up
 from llm_platform import embeddings
@@ -284,6 +285,20 @@ def test_a_questions_agent_noun_is_said_by_its_verb():
     )
     output = chat("Which funder supported the study?", [*SESSION, grant])
     assert output["citations"] == ["preprint.pdf::S7"], output
+
+
+def test_a_light_verb_names_nothing_the_answer_must_say():
+    """ "went" of "went down" is no term a sentence must hold: the rarest of the question's words, never said by
+    the files, it outweighed the ones the answer shares (one of them in its passage's heading) and the chat
+    asked instead."""
+    outage = note_source(
+        "[passage:outage.txt::S2] outage.txt › Checkout outage of 17 September",
+        "At 14:09 the on-call engineer, Marcus Lee, was paged by the error-rate alert (outage.txt::S2).",
+    )
+    output = chat("Who was on call when checkout went down?", [*SESSION, outage])
+    assert output["citations"] == ["outage.txt::S2"], output
+    assert message_terms("How much of the budget goes on sequencing?") == ["budget", "sequenc"]
+    assert message_terms("Which services are written in Go?") == ["servic", "written", "go"]
 
 
 def test_a_rare_term_the_session_never_uses_outweighs_common_ones_it_shares():
@@ -856,14 +871,14 @@ def test_a_passage_line_is_one_sentence_as_its_file_gave_it():
 
 
 def test_a_sources_name_holds_no_figure_of_its_sentence():
-    """"Target: $220,000 new ARR (board-update-q3.pdf::S4)" held the "3" of "in Q3" by its file's name."""
+    """ "Target: $220,000 new ARR (board-update-q3.pdf::S4)" held the "3" of "in Q3" by its file's name."""
     plan = passage("board-update-q3.pdf::S4", "page 4", "Target: $220,000 in new bookings.")
     assert chat("What were the new bookings in Q3?", [*SESSION, plan])["answer"] == ""
     assert question_terms("What do I say when they say we're too expensive?") == ["say", "expens"]
 
 
 def test_a_figure_within_a_range_the_sentence_states_is_held():
-    """"Who approves a 20% discount?" was asked back: "Discounts from 10% to 25% need approval from the sales
+    """ "Who approves a 20% discount?" was asked back: "Discounts from 10% to 25% need approval from the sales
     director" does not write "20"."""
     playbook = passage(
         "playbook.md::S6",

@@ -1124,6 +1124,26 @@ def test_the_report_leads_with_the_best_answer_and_tells_each_sentence_once():
     assert out["summary"].startswith(threat), out["summary"]
 
 
+def test_a_context_item_that_says_a_finding_under_a_label_is_not_told_again():
+    """A release note's item came twice in a report: as a finding from the page, and under "From your files" as
+    its digest's fact, which puts the release before it."""
+    retry = "The checkout service now retries a failed card authorisation once, after 300 ms."
+    question = "How does the checkout service handle a failed card authorisation?"
+    findings = [{"node": "1", "question": question, "text": retry, "citations": [3]}]
+    items = [
+        {"kind": "fact", "text": f"2026.11 (released 12 November 2026): {retry}", "sources": ["notes.html::S3"]},
+        {
+            "kind": "fact",
+            "text": "A failed card authorisation is logged by the checkout service.",
+            "sources": ["a.md::S2"],
+        },
+    ]
+    inputs = report_inputs(question=question, findings=findings, context_items=items, file_summaries=[])
+    told = [p["text"] for p in paragraphs(ask("REPORT", inputs, REPORT_RESULTS))]
+    assert sum("now retries a failed card" in text for text in told) == 1, told
+    assert "A failed card authorisation is logged by the checkout service." in told, told
+
+
 @pytest.mark.parametrize(
     ("question", "gaps", "children"),
     [

@@ -48,7 +48,7 @@ def report(prompt: str) -> dict:
         if item is not None:
             finding["sources"] = _source_refs(item)
     told = {comparison_key(f["text"]) for f in findings}
-    items = _relevant_items([item for item in distinct if comparison_key(item["text"]) not in told], question)
+    items = _relevant_items([item for item in distinct if not _told(comparison_key(item["text"]), told)], question)
     stats = inputs.get("search_stats") if isinstance(inputs.get("search_stats"), dict) else {}
 
     from_files = [{"heading": FROM_FILES_HEADING, "paragraphs": [_item_paragraph(i) for i in items]}] if items else []
@@ -98,6 +98,13 @@ def _distinct_items(value: object) -> list[dict]:
         else:
             items[key] = {**item, "sources": list(item["sources"])}
     return list(items.values())
+
+
+def _told(key: str, told: set[str]) -> bool:
+    """Whether a sentence is told already: said by a finding, with or without the label a digest or a page puts
+    before it ("2026.11 (released 12 November 2026): The checkout service now retries …" of the finding "The
+    checkout service now retries …", a release note's item under its heading)."""
+    return any(key.endswith(said) or said.endswith(key) for said in told if said and key)
 
 
 def _relevant_items(items: list[dict], question: str) -> list[dict]:
