@@ -55,14 +55,13 @@ def session_artifacts(session: ResearchSession) -> list[Artifact]:
         artifacts.append(Artifact(f"digest:{file.filename}", f"Digest of {file.filename}", "\n".join(lines)))
     run = ResearchRun.objects.filter(session=session, status=ResearchRun.Status.COMPLETED).first()  # the newest
     if run is not None:
-        artifacts.append(Artifact(f"report:{run.pk}", f"Report: {run.question}", report_text(run.report)))
         nodes = list(run.nodes.exclude(findings=[]).order_by("depth", "path"))
+        cited = provenance.versions_in([run.report.get("references", []), *(n.findings for n in nodes)])
+        replaced = {c["version"] for c in provenance.sources_changed(cited)}
+        artifacts.append(Artifact(f"report:{run.pk}", f"Report: {run.question}", report_text(run.report, replaced)))
         # A finding that cites a version since replaced or deleted is no longer told: an update run keeps its
         # nodes' findings as they were found while its report says the new text ("three consultants", not
         # "two"), and the chat quoted both.
-        replaced = {
-            c["version"] for c in provenance.sources_changed(provenance.versions_in([n.findings for n in nodes]))
-        }
         for node in nodes:
             current = [f for f in node.findings if replaced.isdisjoint(provenance.versions_in(f))]
             if not current:
@@ -154,14 +153,26 @@ def cited_sentence(sentence: str, sourceref: str) -> str:
     return f"{body} ({sourceref}){end}"
 
 
-def report_text(report: dict) -> str:
+def report_text(report: dict, replaced: set[str] = frozenset()) -> str:
     """The report as lines of sentences, each paragraph's sources inside every one of its sentences: a
     paragraph's "(refs)" after its last sentence joined it to the next paragraph (a line ending in ")"
-    reads as wrapped), and a chat answer quoted three paragraphs as one sentence."""
+    reads as wrapped), and a chat answer quoted three paragraphs as one sentence.
+
+    A paragraph's sources are its SourceRefs and the spans of the session's own files its [n] citations
+    open, while their version is current (not in `replaced`): a sentence the chat quotes from the report
+    then cites the span it came from, which opens in one click, not the report."""
+    opened = {
+        reference.get("n"): reference["sourceref"]
+        for reference in report.get("references", [])
+        if reference.get("sourceref")
+        and not reference.get("from_library")  # another session's file: this session's links do not open it
+        and str(reference.get("version")) not in replaced
+    }
     lines = [report["summary"]]
     for section in report["sections"]:
         for paragraph in section["paragraphs"]:
-            refs = ", ".join(paragraph.get("sources", []))
+            spans = [opened[n] for n in paragraph.get("citations", []) if n in opened]
+            refs = ", ".join(dict.fromkeys([*paragraph.get("sources", []), *spans]))
             sentences = split_sentences(paragraph["text"])
             lines.append(" ".join(cited_sentence(s, refs) for s in sentences) if refs else paragraph["text"])
     return "\n".join(lines)

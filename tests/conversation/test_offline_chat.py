@@ -118,6 +118,35 @@ def test_a_reports_paragraphs_are_quoted_one_sentence_at_a_time():
     assert output["citations"] == ["pm.md::S2"]  # the file's span the report stands on, which opens in one click
 
 
+def test_a_report_sentence_found_by_search_is_quoted_with_the_span_its_citation_opens():
+    """A report's findings cite search results ([2]), not SourceRefs: the chat quoted them citing the report, and
+    its reply opened no span. A result of the session's own file opens its span while its version is current;
+    one since replaced, or another session's file, leaves the report's key."""
+    report = {
+        "summary": "The checkout outage lasted 47 minutes.",
+        "sections": [
+            {
+                "paragraphs": [
+                    {"text": "The checkout outage was caused by a pool size change.", "citations": [2], "sources": []}
+                ]
+            }
+        ],
+        "references": [
+            {"n": 1, "sourceref": "pm.pdf::S2", "version": "v-old", "source_url": "/api/sources/v-old/S2"},
+            {"n": 2, "sourceref": "pm.pdf::S4", "version": "v-now", "source_url": "/api/sources/v-now/S4"},
+        ],
+    }
+
+    def asked(report, replaced=frozenset()):
+        sources = [note_source(f"[report:{RUN}] Report: The outage", report_text(report, replaced))]
+        return chat("What caused the checkout outage?", sources)["citations"]
+
+    assert asked(report) == ["pm.pdf::S4"]
+    assert asked(report, {"v-now"}) == [f"report:{RUN}"]
+    report["references"][1]["from_library"] = True
+    assert asked(report) == [f"report:{RUN}"]
+
+
 def test_an_answer_quotes_only_the_sentences_that_answer_best_first():
     facts = "\n".join(
         [
