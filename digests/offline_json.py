@@ -100,7 +100,7 @@ def json_summary(values: list[JsonValue]) -> str:
     if _is_list_of_records(values):
         return f"A list of {_records(len(values))} with the fields {listed(_fields(item.value for item in values))}."
     lead = next((text for item in values for text in _strings(item.value) if is_statement(text)), "")
-    return cut_text(f"{lead} {_shape(values)}".strip(), MAX_CLAIM_CHARS)
+    return cut_text(f"{lead} {_shape(values, lead)}".strip(), MAX_CLAIM_CHARS)
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -112,16 +112,21 @@ def _strings(value: object) -> Iterable[str]:
             yield from _strings(inner)
 
 
-def _shape(values: list[JsonValue]) -> str:
+def _shape(values: list[JsonValue], lead: str = "") -> str:
+    """The top-level labels and what each holds; a plain value the summary leads with (`lead`) is not said
+    twice ("A flag at 100% … must be removed from the code. flags: 3 records …; policy: A flag at 100% …")."""
     parts = []
     for item in values:
         if _are_records(item.value):
             parts.append(f"{item.label}: {_records(len(item.value))} with the fields {listed(_fields(item.value))}")
         elif isinstance(item.value, dict) and item.value:
             parts.append(f"{item.label}: a record with the fields {listed(_described_fields(item.value))}")
-        elif isinstance(item.value, PLAIN):
+        elif isinstance(item.value, PLAIN) and plain(item.value) != lead:
             parts.append(f"{item.label}: {plain(item.value)}")
-    return f"{'; '.join(parts)}." if parts else "A JSON document of nested values."
+    if not parts:
+        return "" if lead else "A JSON document of nested values."
+    said = "; ".join(parts)
+    return said if said.endswith((".", "!", "?")) else f"{said}."
 
 
 def _records_facts(label: str, records: list[tuple[dict, str]], name_of: Callable[[int], str]) -> list[dict]:

@@ -1008,6 +1008,7 @@ def test_a_speakers_question_that_the_next_turn_answers_is_no_open_question():
     assert "Dana: That's useful." in claims and "Lucy: A fixed go-live date in the contract." in claims, claims
     assert check_file(digest, "call-notes.txt", spans, "text").valid
 
+
 def test_a_title_is_no_fact_when_a_pdf_wraps_it_or_it_closes_with_a_date_in_parentheses():
     pdf_page = (
         "Pilot report: three laptops in six\nclassrooms\nFrom March to May 2026, six classrooms tested three laptops."
@@ -1367,6 +1368,22 @@ def test_a_json_files_summary_leads_with_the_first_value_that_states_something()
     }
     summary = file_digest("api.json", _json_spans("api.json", spec), "json")["summary"]
     assert summary.startswith("Create, list and export invoices for a customer account. openapi: 3.0.3;"), summary
+
+
+def test_a_json_files_summary_says_the_value_it_leads_with_once():
+    """A feature-flag file's policy led its summary and was said again in its shape, closed by two full stops."""
+    flags = {
+        "flags": [
+            {"key": "new_checkout_flow", "rollout_percent": 25},
+            {"key": "email_digest_v2", "rollout_percent": 0},
+        ],
+        "policy": "A flag at 100% for more than 60 days must be removed from the code.",
+    }
+    summary = file_digest("flags.json", _json_spans("flags.json", flags), "json")["summary"]
+    assert summary == (
+        "A flag at 100% for more than 60 days must be removed from the code. "
+        "flags: 2 records with the fields key, rollout_percent."
+    ), summary
 
 
 def test_code_is_no_fact():
