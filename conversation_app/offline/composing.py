@@ -5,6 +5,7 @@ cited by their SourceRefs, or else by their chunk's key.
 
 from __future__ import annotations
 
+from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import cut_text, quote_list
 
 from ..turn_text import sentence_key
@@ -42,6 +43,14 @@ def compose_answer(used: list[Candidate], uncovered: list[str]) -> dict:
 
 
 def _closed(sentence: str) -> str:
+    """The sentence with its SourceRefs inside its end, as a passage's come ("… instead of 24
+    (release_notes.html::S4)."): a digest's fact has them after its full stop, which left them a sentence of
+    their own, cited by nothing."""
+    last = next((ref for ref in REF_GROUP.finditer(sentence) if ref.end() == len(sentence)), None)
+    if last is not None:
+        body = sentence[: last.start()].rstrip()
+        if body.endswith((".", "!", "?")) and not body.endswith(".."):
+            return f"{body[:-1]} {last.group()}{body[-1]}"
     return sentence if sentence.endswith(_CLOSED) else f"{sentence}."
 
 

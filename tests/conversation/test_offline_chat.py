@@ -77,7 +77,8 @@ def chat(message: str, sources=SESSION, **kwargs) -> dict:
 
 def test_an_answer_from_a_digest_cites_its_sourcerefs_without_the_kind_marker():
     output = chat("When was the pilot?")
-    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022.")
+    # The fact's SourceRefs inside its end, as a passage's sentence has them.
+    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022 (a.txt::S1, b.pdf::S3).")
     assert "[fact]" not in output["answer"]
     assert output["citations"] == ["a.txt::S1", "b.pdf::S3"]
     assert output["needs"] == []
@@ -163,8 +164,8 @@ def test_an_answer_quotes_only_the_sentences_that_answer_best_first():
     # S2 and S5 hold every term; S1 lacks the rarest ("programme"), S3 and S4 more: an answer is concise.
     assert output["citations"] == ["x.txt::S2", "x.txt::S5"]
     assert output["answer"] == (
-        "Valve programme losses decreased sharply in Lyon in 2020. (x.txt::S2) "
-        "The Lyon valve programme losses decreased. (x.txt::S5)"
+        "Valve programme losses decreased sharply in Lyon in 2020 (x.txt::S2). "
+        "The Lyon valve programme losses decreased (x.txt::S5)."
     )
 
 
@@ -428,7 +429,7 @@ def test_all_slots_skipped_on_a_forced_turn_answers_saying_what_is_not_covered()
     assert output["answer"].startswith(
         "This session's files and reports say nothing about “audits”, “contractors”; the closest they hold:"
     )
-    assert "Water losses fell from 24 % to 19 % after the valve programme." in output["answer"]
+    assert "Water losses fell from 24 % to 19 % after the valve programme (report.pdf::S4)." in output["answer"]
     assert output["citations"][0] == "report.pdf::S4"
     nothing = chat("Who audits the tunnels?", supplied=skipped, may_request=False)
     assert nothing == {
@@ -465,7 +466,7 @@ def test_a_bare_follow_up_borrows_the_previous_user_message():
         {"role": "assistant", "content": "Water losses fell from 24 % to 19 %."},
     ]
     output = chat("And at night?", history=history)
-    assert "Night-time losses may be underestimated." in output["answer"]
+    assert "Night-time losses may be underestimated (report.pdf::S9)." in output["answer"]
     assert "Water losses fell" in output["answer"]  # "water", "losses" come from the previous question
     assert output["citations"] == ["report.pdf::S4", "report.pdf::S9"]
     assert "Water losses fell" not in chat("And at night?")["answer"]
@@ -480,7 +481,7 @@ def test_a_whole_question_of_one_term_borrows_nothing_from_the_one_before():
     made it a follow-up. A question with a verb of its own and no pronoun pointing back stands alone."""
     history = [{"role": "user", "content": "How long did the valve programme take?"}]
     output = chat("When was the pilot?", history=history)
-    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022.")
+    assert output["answer"].startswith("The pilot ran from March 2021 to June 2022 (a.txt::S1, b.pdf::S3).")
     assert "valve" not in output["answer"]
     assert is_bare_follow_up("And in 2023?", 0) and is_bare_follow_up("What about the roof?", 1)
     assert is_bare_follow_up("How much did it cost?", 1)  # "it" points back
