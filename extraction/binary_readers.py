@@ -10,7 +10,7 @@ from typing import NamedTuple
 from llm_platform.prose import NUMBER_WORDS
 
 from . import ocr
-from .blocks import Block, _paragraphs, _path, is_numbered_heading, section_number
+from .blocks import Block, _paragraphs, _path, heading_level, is_numbered_heading, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _guard_zip, _short
 from .page_furniture import without_page_furniture
@@ -365,6 +365,7 @@ def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:
     except Exception as exc:
         raise ExtractionError("corrupt", f"not a valid DOCX: {_short(exc)}") from None
     headings: list[tuple[int, str]] = []
+    styled = 1  # the level of the last heading set in one of Word's heading styles
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         budget.check_time()
@@ -373,6 +374,12 @@ def _docx_blocks(data: bytes, budget: _Budget) -> list[Block]:
             if not text:
                 continue
             level = _heading_level(item.style.name if item.style is not None else "")
+            if level is not None:
+                styled = level
+            elif _bold_heading(item, text):
+                # One below the styled heading it stands under: a memo's bold "Risks" and "Budget" are sections
+                # of its "Heading 1" title, side by side.
+                level = styled + 1
             if level is not None:
                 headings = [h for h in headings if h[0] < level] + [(level, text)]
                 blocks.append(Block(text, _path(headings), new_section=True))
@@ -409,6 +416,20 @@ def _paragraph_text(element) -> str:
         elif child.tag not in _NOT_SHOWN:
             parts.append(_paragraph_text(child))
     return "".join(parts)
+
+
+def _bold_heading(paragraph, text: str) -> bool:
+    """Whether a paragraph of the body style heads what follows as a heading does: a line set bold throughout
+    that reads as a heading (extraction.blocks.heading_level: a few words, capitalised, not closed by
+    punctuation), as many a memo heads its sections without Word's heading styles."""
+    runs = [run for run in paragraph.runs if run.text.strip()]
+    style_bold = bool(paragraph.style is not None and paragraph.style.font.bold)
+    return (
+        bool(runs)
+        and "\n" not in text
+        and all(run.bold or (run.bold is None and style_bold) for run in runs)
+        and heading_level(text) is not None
+    )
 
 
 def _heading_level(style_name: str) -> int | None:

@@ -21,7 +21,8 @@ READER_VERSIONS = {
     # and the running header both its pages close with, a hyphen after a number at a line's end (stop 55); a
     # scan's sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr), a page's
     # numbered headings open spans of their own (binary_readers._page_blocks, stop 58)
-    "docx": "docx.2",  # a tracked change's insertions are text (binary_readers._paragraph_text)
+    "docx": "docx.3",  # a paragraph set bold throughout that reads as a heading is one (binary_readers._bold_heading,
+    # stop 60); docx.2: a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
     # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)
     "html": "html.3",  # a <br> is a line of its block, a <dt> heads its <dd>'s; html.2: a page's <main> alone

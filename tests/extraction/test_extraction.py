@@ -80,6 +80,40 @@ def test_docx_heading_paths_and_table_in_body_order():
     assert by_text["Risks"].locator == "Procurement Brief > Requirements > Risks"
 
 
+def test_a_docx_paragraph_set_bold_that_reads_as_a_heading_heads_a_section():
+    """A memo written without Word's heading styles heads its sections with bold lines: its "Risks" and
+    "Budget" were sentences of the title's section, and a citation of a risk opened the whole memo. A bold
+    label before its text, or a bold sentence, heads nothing."""
+    import docx
+
+    memo = docx.Document()
+    memo.add_heading("Regeneration Atlas: grant summary", 1)
+    memo.add_paragraph("The award runs for five years from 1 April 2026.")
+    for bold, plain in [
+        ("Risks", ""),
+        ("", "Recruiting a second postdoc may take longer than planned."),
+        ("Note: ", "amounts exclude VAT."),
+        ("Do not share the budget.", ""),
+        ("Budget", ""),
+        ("", "The total award is 2.4 million pounds."),
+    ]:
+        paragraph = memo.add_paragraph()
+        if bold:
+            paragraph.add_run(bold).bold = True
+        if plain:
+            paragraph.add_run(plain)
+    buffer = io.BytesIO()
+    memo.save(buffer)
+    spans = [
+        (span.locator, span.text.split("\n")[0]) for span in extract_document(buffer.getvalue(), "memo.docx").spans
+    ]
+    assert spans == [
+        ("Regeneration Atlas: grant summary", "Regeneration Atlas: grant summary"),
+        ("Regeneration Atlas: grant summary > Risks", "Risks"),
+        ("Regeneration Atlas: grant summary > Budget", "Budget"),
+    ], spans
+
+
 def test_html_drops_scripts_styles_and_keeps_headings():
     document = extract("page.html")
     for hidden in ("alert(1)", "tracking", "font-family", "never shown", "Enable JavaScript"):
