@@ -2,7 +2,7 @@
 
 import re
 
-from .blocks import Block, _path
+from .blocks import Block, _path, heading_level
 from .limits import ExtractionError, _Budget, _short
 
 # A line break inside a block (<br>, a <dt>'s end), kept through the collapsing of the markup's whitespace: a
@@ -41,6 +41,10 @@ class _HTMLText:
         "body",
     }
     HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+    BOLD = {"b", "strong"}
+    # A paragraph all in bold that reads as a heading is one (`flush`), as many a page exported from a word
+    # processor or a wiki heads its sections; not a list's item or a table's cell, a term of its own.
+    BOLD_HEADS = {"p", "div"}
 
     def __init__(self, budget: "_Budget") -> None:
         self.budget = budget
@@ -49,6 +53,10 @@ class _HTMLText:
         self.skip_depth = 0
         self.heading_level: int | None = None
         self.headings: list[tuple[int, str]] = []
+        self.tagged = 1  # the level of the last heading in an <h1>–<h6>
+        self.block_tag = ""  # the block element the buffer's text stands in
+        self.bold_depth = 0
+        self.plain_chars = 0  # the buffer's characters outside <b> and <strong>
         self.title: list[str] = []
         self.in_title = False
         self.opened_main: list[bool] = []  # per open element, whether it is the page's main content
@@ -69,12 +77,15 @@ class _HTMLText:
         elif tag in self.HEADINGS:
             self.flush()
             self.heading_level = self.HEADINGS[tag]
+        elif tag in self.BOLD:
+            self.bold_depth += 1
         elif tag == "dt":  # a term starts a block, and its definition (<dd>) goes on in it, a line below
             self.flush()
         elif tag == "dd" and self.buffer:
             self.buffer.append(LINE_BREAK)
         elif tag in self.BLOCK:
             self.flush()
+            self.block_tag = tag
         elif tag in ("td", "th"):
             self.buffer.append(" | ")
         elif tag == "br":  # a line of its block: an address's, a poem's
@@ -95,10 +106,11 @@ class _HTMLText:
         elif tag in self.HEADINGS:
             text = self._take()
             if text:
-                level = self.heading_level or self.HEADINGS[tag]
-                self.headings = [h for h in self.headings if h[0] < level] + [(level, text)]
-                self._add(Block(text, _path(self.headings), new_section=True))
+                level = self.tagged = self.heading_level or self.HEADINGS[tag]
+                self._add_heading(text, level)
             self.heading_level = None
+        elif tag in self.BOLD:
+            self.bold_depth = max(0, self.bold_depth - 1)
         elif tag in self.BLOCK:
             self.flush()
 
@@ -107,20 +119,29 @@ class _HTMLText:
             self.title.append(data)
         elif not self.skip_depth:
             self.buffer.append(data)
+            if not self.bold_depth:
+                self.plain_chars += len(data.strip())
 
     def _take(self) -> str:
         text = re.sub(r"\s+", " ", "".join(self.buffer)).strip(" |")
-        self.buffer = []
+        self.buffer, self.plain_chars = [], 0
         lines = (line.strip() for line in text.split(LINE_BREAK))
         return "\n".join(line for line in lines if line).strip()
 
     def flush(self) -> None:
         if self.heading_level is not None:
             return
+        bold = not self.plain_chars and self.block_tag in self.BOLD_HEADS
         text = self._take()
-        if text:
+        if text and bold and "\n" not in text and heading_level(text) is not None:
+            self._add_heading(text, self.tagged + 1)  # one below the <h1>–<h6> it stands under
+        elif text:
             self._add(Block(text, _path(self.headings)))
             self.budget.check_time()
+
+    def _add_heading(self, text: str, level: int) -> None:
+        self.headings = [h for h in self.headings if h[0] < level] + [(level, text)]
+        self._add(Block(text, _path(self.headings), new_section=True))
 
     def _add(self, block: Block) -> None:
         self.blocks.append(block)

@@ -123,6 +123,25 @@ def test_html_drops_scripts_styles_and_keeps_headings():
     assert "Metro Water | 24%" in document.text
 
 
+def test_a_web_pages_paragraph_all_in_bold_that_reads_as_a_heading_heads_a_section():
+    """A page exported from a wiki heads its sections with <p><strong>…</strong></p>: its "Budget" was a
+    sentence of the "Risks" section above it. A bold label before its text, a bold sentence or a list's bold
+    item heads nothing."""
+    page = (
+        b"<html><body><h1>Grant summary</h1><p>The award runs for five years.</p>"
+        b"<p><strong>Risks</strong></p><p>Recruiting a second postdoc may take longer.</p>"
+        b"<p><b>Note:</b> amounts exclude VAT.</p><ul><li><strong>Fast</strong></li><li>Slow</li></ul>"
+        b"<p><strong>Do not share the budget.</strong></p>"
+        b"<div><b>Budget</b></div><p>The total award is 2.4 million pounds.</p></body></html>"
+    )
+    spans = [(span.locator, span.text.split("\n")[0]) for span in extract_document(page, "grant.html").spans]
+    assert spans == [
+        ("Grant summary", "Grant summary"),
+        ("Grant summary > Risks", "Risks"),
+        ("Grant summary > Budget", "Budget"),
+    ], spans
+
+
 def test_a_line_break_keeps_its_block_and_a_definition_list_term_heads_its_definition():
     """A glossary's <dt>CAC payback</dt><dd>The months it takes …</dd> were two paragraphs: the definition lost
     what it defines ("What does CAC payback mean?" was asked back). An address's <br> lines were a paragraph
