@@ -20,7 +20,7 @@ Read = tuple[list[Block], int, list[str]]  # a paginated reader's blocks, page c
 
 class _Line(NamedTuple):
     text: str
-    size: float  # the font size of its first letter, in the page's units
+    size: float  # the font size of its first character, in the page's units
 
 
 def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = None) -> Read:
@@ -182,8 +182,8 @@ def _page_text(document, index: int) -> tuple[str, list[_Line]]:
             if len(text) == text_page.count_chars():
                 start = 0
                 for line in text.split("\r\n"):
-                    first = next((start + i for i, char in enumerate(line) if char.isalnum()), None)
-                    if first is not None:
+                    if written := line.lstrip():
+                        first = start + len(line) - len(written)  # its first character that is not a space
                         lines.append(_Line(line, pdfium_c.FPDFText_GetFontSize(text_page.raw, first)))
                     start += len(line) + 2
             text = text.replace("\ufffe", LINE_END_HYPHEN)
