@@ -22,7 +22,7 @@ from context_app import library, provenance
 from context_app.models import ContextFile, ContextSet, DigestStatus, FileText
 from digests.items import digest_items, item_line
 from extraction import JSON_ROOT
-from extraction.blocks import heading_level
+from extraction.blocks import opening_heading
 from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
@@ -117,12 +117,11 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
         # A JSON file's plain value ("prepared_by: Ines Moreau") reads as a heading, yet states what it holds.
         if records is None and alone and span.get("locator", "").startswith(JSON_ROOT):
             records = [alone]
-        first_line, _, rest = span["text"].partition("\n")
-        section = hit.page is not None and heading_level(first_line) is not None and bool(rest.strip())
+        section = opening_heading(span["text"]) if hit.page is not None else ""
         if section or not parts:  # a page's section opens a passage of its own
-            parts.append((span["span_id"], [first_line.strip()] if section else [], []))
+            parts.append((span["span_id"], [section] if section else [], []))
         if section:
-            said = sentences_by_line(said_as_records(rest))
+            said = sentences_by_line(said_as_records(span["text"].partition("\n")[2]))
         elif records is None:
             # A span's heading names what its sentences are about: the passage's title says it, and it
             # is no sentence of an answer (nor of a card's suggestion).

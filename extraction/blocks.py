@@ -40,6 +40,13 @@ def section_number(line: str) -> str:
     return mark.group().strip() if mark and mark.group().lstrip(" (")[:1].isdigit() else ""
 
 
+def opening_heading(text: str) -> str:
+    """The heading a span or paragraph of a page opens with (`heading_level`: "2. Receiving", "Root cause"),
+    with text below it; "" when it opens with none."""
+    first, _, rest = text.partition("\n")
+    return first.strip() if heading_level(first) is not None and rest.strip() else ""
+
+
 def is_numbered_heading(line: str) -> bool:
     """Whether the line is a heading with a section number ("2. Receiving"), not a numbered list's long item."""
     return bool(section_number(line)) and heading_level(line) is not None

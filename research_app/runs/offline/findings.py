@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from context_app.library import SECTION_LOCATION
-from extraction.blocks import SECTION_PATH_SEPARATOR, heading_level
+from extraction.blocks import SECTION_PATH_SEPARATOR, opening_heading
 from llm_platform.extractive import chunk_text
 from llm_platform.relevance import ANSWERS, relevance
 from llm_platform.statements import statements
@@ -37,9 +37,9 @@ def page_sections(heading: str, text: str) -> list[tuple[str, str]]:
     first stands under `heading`."""
     sections = [(heading, [])]
     for paragraph in text.split("\n\n"):
-        first, _, rest = paragraph.partition("\n")
-        if heading_level(first) is not None and rest.strip() and sections[-1][1]:
-            sections.append((SECTION_PATH_SEPARATOR.join(filter(None, [heading, first.strip()])), []))
+        opens = opening_heading(paragraph)
+        if opens and sections[-1][1]:
+            sections.append((SECTION_PATH_SEPARATOR.join(filter(None, [heading, opens])), []))
         sections[-1][1].append(paragraph)
     return [(under, "\n\n".join(paragraphs)) for under, paragraphs in sections]
 
