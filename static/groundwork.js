@@ -47,11 +47,7 @@ export function liveSocket(path, { onMessage, onState }) {
     socket = new WebSocket(`${location.protocol.replace("http", "ws")}//${location.host}${typeof path === "function" ? path() : path}`);
     socket.onopen = () => { delay = 500; onState("connected"); };
     socket.onmessage = (event) => onMessage(JSON.parse(event.data));
-    socket.onclose = () => {
-      onState("disconnected");
-      if (!closed) setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 10000);
-    };
+    socket.onclose = () => { onState("disconnected"); if (!closed) setTimeout(connect, delay); delay = Math.min(delay * 2, 10000); };
   }
   connect();
   return { close() { closed = true; socket.close(); } };
@@ -151,12 +147,16 @@ document.addEventListener("change", (event) => {
   const form = event.target.form;
   if (form && event.target.closest("[data-submit-on-change]") && event.target.value) form.requestSubmit();
 });
-
 // A citation opens its exact version in the source dialog, never a file by name (a newer upload is other text).
+// Closed, the dialog gives focus back to it, or to its twin in its place when a push re-rendered it meanwhile.
+let opener;  // {chip, at}: the citation and its place among those with its href
+const twins = (chip) => document.querySelectorAll(`a[href="${CSS.escape(chip.getAttribute("href"))}"]`);
+$("source-dialog")?.addEventListener("close", () => opener && !opener.chip.isConnected && twins(opener.chip)[opener.at]?.focus());
 document.addEventListener("click", (event) => {
   const chip = event.target.closest("a.source-link, a.citation[data-version]");
   if (!chip || event.defaultPrevented) return;
   event.preventDefault();
+  opener = { chip, at: [...twins(chip)].indexOf(chip) };
   const { source, version, span } = chip.dataset;
   const query = new URLSearchParams({ fragment: "", session: sessionId || "" });
   const path = `/sources/${encodeURIComponent(version)}/${encodeURIComponent(span)}/?${query}`;
