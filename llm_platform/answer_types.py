@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
-from .terms import AUXILIARIES, NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem
+from .terms import AUXILIARIES, NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem, word_term
 
 # A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
 _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
@@ -53,14 +53,14 @@ WHY = re.compile(
 # options at all (`holds_flags`): "which search option does the RFC recommend?" asks for one of its alternatives.
 _FLAG = re.compile(r"(?<![\w-])--?[^\W\d_]")
 _FLAG_TYPE = (re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|switch)\b", re.I), _FLAG)
-# "When did/was/will …", "which months", "what year" ask for a date, or a software's release ("removed in
+# "When did/was/will/is …", "which months", "what year" ask for a date, or a software's release ("removed in
 # 3.0.0", "since version 2.4"); "when does the else clause run" for a condition.
 # So does "when does …" or "what time …" of a start or an end ("When does peak season end?", "What time do we
 # stop accepting deliveries?"): its verb, and the "time" of "what time", are answered by the date or the clock
 # time a sentence holds ("Peak runs from 16 November 2026 to 4 January 2027", "between 06:00 and 14:00").
 _DATE_TYPE = (
     re.compile(
-        r"\bwhen (?:did|was|were|will)\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b"
+        r"\bwhen (?:did|was|were|(?P<ahead>will|is|are))\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b"
         r"|\b(?:when|what (?P<ask_time>time))\b.*?\b(?P<ask_end>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b",
         re.I,
     ),
@@ -139,12 +139,12 @@ def question_names(question: str) -> set[str]:
     a hyphen or a digit ("KX-7", "S-009") gives its words as a sentence's terms hold them ("kx"; a single
     letter or digit is no term)."""
     return {
-        stem(part)
+        word_term(part)
         for match in _CAPITALISED.finditer(question)
         if match.start() > 0
-        and (word := match.group().lower()) not in STOP_WORDS | QUESTION_WORDS
+        and match.group().lower() not in STOP_WORDS | QUESTION_WORDS
         and not _NOT_NAMES.match(match.group())
-        for part in WORD.findall(word)
+        for part in WORD.findall(match.group())
         if len(part) > 1
     }
 
@@ -281,8 +281,11 @@ def _counted(words_after: str) -> set[str]:
 def dating_heading(question: str, section: str) -> str:
     """The innermost heading of a section path that holds the date a "when" question asks for ("Changelog >
     [2.3.0] - 2026-09-30 > Changed" → "[2.3.0] - 2026-09-30"): a changelog's release, a diary's day or a
-    minutes' meeting dates every statement under it. "" for another question."""
-    if not _asked(_DATE_TYPE[0], question):
+    minutes' meeting dates every statement under it, as what happened then: a question of what is to come
+    ("When is Ferrocast's next audit?") is not answered by the date of the minutes that mention it. "" for
+    another question."""
+    asked = _asked(_DATE_TYPE[0], question)
+    if not asked or asked.group("ahead"):
         return ""
     parts = [part.strip() for level in section.split(" › ") for part in level.split(" > ")]
     return next((part for part in reversed(parts) if holds_date(part)), "")

@@ -192,12 +192,13 @@ MAX_INITIALISM_WORDS = 5
 
 def _initialisms(text: str) -> set[str]:
     """The initialisms `text` writes, in lower case ("New ARR for the AEs" → {"arr", "ae"})."""
-    found = set()
-    for word in WORD.findall(text):
-        letters = word[:-1] if word.endswith("s") else word
-        if 2 <= len(letters) <= MAX_INITIALISM_WORDS and letters.isalpha() and letters.isupper():
-            found.add(letters.lower())
-    return found
+    return {initialism.lower() for word in WORD.findall(text) if (initialism := _initialism(word))}
+
+
+def _initialism(word: str) -> str:
+    """The initialism `word` writes, its plural's "s" aside ("NCRs" → "NCR"); "" when it writes none."""
+    letters = word[:-1] if word.endswith("s") else word
+    return letters if 2 <= len(letters) <= MAX_INITIALISM_WORDS and letters.isalpha() and letters.isupper() else ""
 
 
 def _phrases(text: str) -> list[list[str]]:
@@ -293,7 +294,13 @@ def is_content_word(word: str, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> 
 def term_sequence(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:
     """The stemmed content words of `text` as they run, repeats included (which stand side by side)."""
     words = [*WORD.findall(text), *iso_month_names(text)]
-    return [stem(word.lower()) for word in words if is_content_word(word, ignored)]
+    return [word_term(word) for word in words if is_content_word(word, ignored)]
+
+
+def word_term(word: str) -> str:
+    """A word's term: its stem, and an initialism's plural its singular's ("Which NCRs are open?" of "NCR-2026-044
+    … status: open"), as the stemmer keeps the "s" of a word with no vowel before it."""
+    return stem((_initialism(word) or word).lower())
 
 
 def content_terms(text: str, *, ignored: frozenset[str] = OVERLAP_STOP_WORDS) -> list[str]:

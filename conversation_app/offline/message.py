@@ -19,12 +19,13 @@ COURTESY_WORDS = frozenset(
     fine sure yes yeah yep no nope bye goodbye morning afternoon evening please welcome got lot""".split()
 )
 # Words about the conversation or the session's artifacts, not about the topic asked: they never count as terms.
-# Nor do the forms of "go" as a light verb ("Who was on call when checkout went down?", "How much goes on
-# sequencing?"): the rarest words of such a question, never said by the files, they outweighed the ones the
-# answer shares. "go" and "going" (whose stem is "go") stay: "Which services are written in Go?".
+# Nor do the light verbs that frame a question ("Who was on call when checkout went down?", "What score did
+# Ferrocast get?", "Which suppliers don't need their parts sampled?", "must the board make a call"): the rarest
+# words of such a question, never said by the files, they outweighed the ones the answer shares. "go" and
+# "going" (whose stem is "go") stay: "Which services are written in Go?".
 _TALK_WORDS = """hi hello hey thanks thank thx please ok okay say says said tell told explain describe show give
     mention mentions mentioned summarise summarize summary session sessions digest digests report reports finding
-    findings note notes source sources goes gone went""".split()
+    findings note notes source sources goes gone went get gets got getting need needs make makes""".split()
 DOCUMENT_WORD = re.compile(r"\b(spreadsheet|attachment|attached|file|document)s?\b", re.I)
 DOCUMENT_NOUNS = ("spreadsheet", "document", "file", "attachment")  # the most specific the message uses names it
 _EXTENSIONS = ("pdf", "docx", "xlsx", "csv", "md", "txt")

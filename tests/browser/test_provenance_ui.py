@@ -138,7 +138,9 @@ def test_a_library_citation_opens_the_other_sessions_text_even_after_a_same_name
     page.screenshot(path=str(artifacts / "provenance-library.png"))
     # A push re-renders the report while the dialog is open (a swap puts the server's fresh nodes in): the
     # citation it was opened from is gone, and focus goes back to the one shown in its place.
-    page.evaluate("(list) => list.replaceWith(list.cloneNode(true))", page.locator("#report-view .references").element_handle())
+    page.evaluate(
+        "(list) => list.replaceWith(list.cloneNode(true))", page.locator("#report-view .references").element_handle()
+    )
     close_dialog(page)
     assert page.evaluate("document.activeElement.dataset.source") == ref, "focus goes back to the citation"
 

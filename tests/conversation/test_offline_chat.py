@@ -328,6 +328,35 @@ def test_a_light_verb_names_nothing_the_answer_must_say():
     output = chat("Who was on call when checkout went down?", [*SESSION, outage])
     assert output["citations"] == ["outage.txt::S2"], output
     assert message_terms("How much of the budget goes on sequencing?") == ["budget", "sequenc"]
+    # Nor "get" of "What score did Ferrocast get?", "need" of "Which suppliers don't need …?", "make" of "make a call".
+    audit = note_source(
+        "[passage:audit.docx::S2] audit.docx › Supplier audit report: Ferrocast GmbH > Overall result",
+        "Ferrocast scored 68 out of 100 and is rated conditionally approved (audit.docx::S2).",
+    )
+    output = chat("What score did Ferrocast get in the audit?", [*SESSION, outage, audit])
+    assert output["citations"] == ["audit.docx::S2"], output
+    assert message_terms("Which suppliers don't need their parts sampled?") == ["supplier", "part", "sampl"]
+    assert message_terms("How fast must the board make a call?") == ["fast", "board", "call"]
+
+
+def test_what_is_to_come_is_dated_by_its_own_sentence_not_by_the_minutes_that_mention_it():
+    """A minutes' date dates what happened at the meeting ("When was …?"), not an event it looks ahead to: "When
+    is Ferrocast's follow-up audit?" is not answered by the decision that mentions the audit, dated by its
+    meeting, but by the sentence that gives the audit's date; without one, the chat asks."""
+    minutes = note_source(
+        "[passage:weekly.md::S4] weekly.md › QA weekly meeting, 6 October 2026 > Decisions",
+        "Decision: Ferrocast is moved back to full incoming inspection until its follow-up audit (weekly.md::S4).",
+    )
+    audit = note_source(
+        "[passage:audit.docx::S2] audit.docx › Supplier audit report > Overall result",
+        "A follow-up audit of Ferrocast is due by 31 March 2027 (audit.docx::S2).",
+    )
+    question = "When is Ferrocast's follow-up audit?"
+    assert chat(question, [*SESSION, minutes, audit])["citations"] == ["audit.docx::S2"]
+    assert chat(question, [*SESSION, minutes])["answer"] == ""
+    # What was decided is dated by its meeting.
+    output = chat("When was Ferrocast moved back to full incoming inspection?", [*SESSION, minutes])
+    assert output["citations"] == ["weekly.md::S4"] and "6 October 2026" in output["answer"], output
     assert message_terms("Which services are written in Go?") == ["servic", "written", "go"]
 
 
@@ -868,6 +897,18 @@ def test_an_initialism_and_the_words_it_stands_for_are_one_term():
         "revenu",
     }
     assert not initialism_terms("How much new ARR?", "An annual report: read it."), "no run across punctuation"
+
+
+def test_an_initialisms_plural_is_its_singular():
+    """"Which NCRs are still open?" was asked back: the stemmer keeps the "s" of "ncrs" (no vowel before it), so
+    no row of the NCR log held the question's term."""
+    log = note_source(
+        "[passage:ncr_log.csv::S2] ncr_log.csv",
+        "ncr_id: NCR-2026-044; supplier: Boltwerk AG; defect: wrong thread pitch; status: open (ncr_log.csv::S2).",
+    )
+    assert question_terms("Which NCRs are still open?") == ["ncr", "open"]
+    assert question_terms("Which KPIs did the AEs miss?") == ["kpi", "ae", "miss"]
+    assert chat("Which NCRs are still open?", [*SESSION, log])["citations"] == ["ncr_log.csv::S2"]
 
 
 @pytest.mark.usefixtures("local_embeddings")
