@@ -15,7 +15,17 @@ from collections.abc import Iterable
 
 from .prose import csv_row_fields
 from .sourcerefs import REF_GROUP
-from .terms import AUXILIARIES, NUMBER_WORDS, QUESTION_WORDS, STOP_WORDS, WORD, question_terms, stem, word_term
+from .terms import (
+    AUXILIARIES,
+    NUMBER_WORDS,
+    QUESTION_WORDS,
+    STOP_WORDS,
+    WORD,
+    question_terms,
+    stem,
+    word_term,
+    written_numbers,
+)
 
 # A count in words: the numbers written as words, their scales, and the vague ones ("a few weeks").
 _NUMBER_WORDS = (*NUMBER_WORDS, "hundred", "thousand", "million", "billion", "dozen", "few", "several")
@@ -216,11 +226,26 @@ def answer_type_terms(question: str, *, flags: bool = True) -> set[str]:
 _RANGE_WORDS = frozenset({"to", "-", "–", "—", "and", "through"})
 
 
+# The terms of the numbers written as words (written_numbers: not "one"): figures, not words a sentence must say.
+_NUMBER_TERMS = frozenset(stem(word) for word in NUMBER_WORDS if word != "one")
+
+
+def written_figures(text: str) -> set[str]:
+    """The figures `text` writes, in digits or in words ("every six months" → {"6"})."""
+    return set(FIGURE.findall(text)) | {str(number) for number in written_numbers(text)}
+
+
+def is_figure_term(term: str) -> bool:
+    """Whether a term is a figure ("2026", "six"), which a sentence holds as a figure (`holds_figures`)."""
+    return term.isdigit() or term in _NUMBER_TERMS
+
+
 def holds_figures(figures: set[str], text: str) -> bool:
-    """Whether `text` holds each of a question's `figures` as written, or a range that holds it: "Discounts from
-    10% to 25% need approval from the sales director" answers "Who approves a 20% discount?". A figure written
+    """Whether `text` holds each of a question's `figures` (`written_figures`), in digits or in words, or a range
+    that holds it: "Discounts from 10% to 25% need approval from the sales director" answers "Who approves a 20%
+    discount?"; "interval_months 6" answers "Which gauges are calibrated every six months?". A figure written
     with leading zeros holds the one without: the "03" of a date "2026-12-03" is the "3" of "3 December"."""
-    written = set(FIGURE.findall(text))
+    written = written_figures(text)
     missing = figures - written - {figure.lstrip("0") for figure in written}
     if not missing:
         return True

@@ -23,7 +23,6 @@ import numpy as np
 from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform import embeddings
 from llm_platform.answer_types import (
-    FIGURE,
     WHY,
     answer_type_terms,
     asks_answer_type,
@@ -32,7 +31,9 @@ from llm_platform.answer_types import (
     holds_answer_type,
     holds_figures,
     holds_flags,
+    is_figure_term,
     question_names,
+    written_figures,
 )
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import (
@@ -182,9 +183,9 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     """
     if not candidates or not terms:
         return []
-    # Figures must occur as written (see below). A question with "did"/"does" puts its verb in the base form
-    # ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question keeps
-    # the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package";
+    # Figures must occur, in digits or in words (see below). A question with "did"/"does" puts its verb in the
+    # base form ("did costs rise?" of "costs rose"): then a verb matches in any form. Without one, the question
+    # keeps the statement's form ("who wrote …" of "… wrote …"), and "wrote" is no match for "written a package";
     # a verb it asks in the base form matches in any form still ("Who is allowed to drive a reach truck?" of
     # "Reach trucks may only be driven by …").
     # The words that name the answer type ("long" of "how long") are answered by holding it (below).
@@ -192,7 +193,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     flags = holds_flags(c.text for c in candidates)
     typed = answer_type_terms(question, flags=flags)
     money_asked = asks_for_money(question, flags=flags)
-    terms = list(dict.fromkeys(base(term) for term in terms if not term.isdigit() and term not in typed))
+    terms = list(dict.fromkeys(base(term) for term in terms if not is_figure_term(term) and term not in typed))
     if not terms:
         return []
     total = len(candidates)
@@ -210,7 +211,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     weight = _rarity(terms, Counter(term for f in forms.values() for term in terms if doing[term] & f.terms), total)
     whole = sum(weight.values())
     asked = set(terms)
-    figures = set(FIGURE.findall(question))
+    figures = written_figures(question)
     # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
     # advantage is that the file is properly closed …"): for a why question, the sentence before a sentence
     # that gives a cause is that claim, and its terms count in full.
@@ -224,7 +225,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     for candidate in candidates:
         section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
-        if not holds_figures(figures - set(FIGURE.findall(section)), REF_GROUP.sub(" ", candidate.text)):
+        if not holds_figures(figures - written_figures(section), REF_GROUP.sub(" ", candidate.text)):
             continue
         form = forms[id(candidate)]
         context_weight = CONTEXT_WEIGHT

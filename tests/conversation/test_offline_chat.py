@@ -965,6 +965,26 @@ def test_a_figure_within_a_range_the_sentence_states_is_held():
     assert holds_figures({"3"}, "date: 2026-12-03; room: Surgery 2") and not holds_figures({"3"}, "date: 2026-12-13")
 
 
+def test_a_figure_asked_in_words_is_held_in_digits_and_the_other_way():
+    """"Which gauges are calibrated every six months?" was asked back: "six" was a term no record said, the rarest
+    of the question, and the record says "interval_months 6". A figure is a figure however it is written."""
+    schedule = note_source(
+        "[passage:calibration.json::S3] calibration.json",
+        "\n".join(
+            [
+                "instruments, item 2: id HT-03, type hardness tester, last_calibrated 2025-11-20, interval_months 12 "
+                "(calibration.json::S3)",
+                "instruments, item 3: id TG-112, type thread gauge set, last_calibrated 2026-06-01, interval_months 6 "
+                "(calibration.json::S3)",
+            ]
+        ),
+    )
+    output = chat("Which gauges are calibrated every six months?", [*SESSION, schedule])
+    assert "TG-112" in output["answer"] and "HT-03" not in output["answer"], output
+    assert chat("Which gauges are calibrated every seven months?", [*SESSION, schedule])["answer"] == ""
+    assert holds_figures({"6"}, "The gauges are checked every six months.")
+
+
 def test_a_question_about_a_section_as_a_whole_is_answered_by_its_sentences():
     """ "What are the action items …?" is answered by the section headed "Actions": its items hold none of the
     question's words, and one of them alone is not the list asked for."""
