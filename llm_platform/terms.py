@@ -169,16 +169,27 @@ AGENT_SUFFIXES = ("er", "or", "e")
 MIN_AGENT_NOUN_CHARS = 4  # "user", "owner": shorter words ending so ("her", "or") name no doer
 
 
-def agent_verbs(terms: Iterable[str]) -> frozenset[str]:
-    """The verbs that agent nouns among `terms` name, as stems: "owner" → "own", "user" → "use", "editor" →
-    "edit", "attendee" → "attend". The stemmer leaves a short word's "-er" on ("owner" stays "owner"), so "who
-    owns …?" shared no term with "owner: Tomás"."""
-    return frozenset(
+# The stem a noun in "-sion" of a verb in "-de" keeps ("decision" → "decis", "conclusion" → "conclus", "erosion" →
+# "eros"): the verb's stem ends in "d" instead ("decid", "conclud", "erod").
+ACTION_NOUN_SUFFIXES = ("is", "us", "as", "os")
+MIN_ACTION_NOUN_CHARS = 4  # "eros": shorter stems ending so ("bus", "gas") are no such nouns
+
+
+def noun_verbs(terms: Iterable[str]) -> frozenset[str]:
+    """The verbs that nouns among `terms` name, as stems. An agent noun's: "owner" → "own", "user" → "use",
+    "editor" → "edit", "attendee" → "attend" (the stemmer leaves a short word's "-er" on: "who owns …?" shared
+    no term with "owner: Tomás"). An action noun's in "-sion": "decision" → "decid", "conclusion" → "conclud"
+    ("What did the team decide?" of "Decision: Ferrocast is moved back to full inspection")."""
+    agents = (
         stem(word)
         for term in terms
         if len(term) >= MIN_AGENT_NOUN_CHARS and term.endswith(AGENT_SUFFIXES)
         for word in (term[:-2], term[:-1])
     )
+    actions = (
+        f"{term[:-1]}d" for term in terms if len(term) >= MIN_ACTION_NOUN_CHARS and term.endswith(ACTION_NOUN_SUFFIXES)
+    )
+    return frozenset((*agents, *actions))
 
 
 def base_term(term: str) -> str:

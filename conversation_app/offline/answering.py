@@ -39,10 +39,10 @@ from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import (
     DEMONSTRATIVE_NOUN,
     QUOTATION,
-    agent_verbs,
     base_term,
     content_terms,
     initialism_terms,
+    noun_verbs,
     stem,
     term_sequence,
 )
@@ -199,12 +199,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     total = len(candidates)
     # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?"), and a question's are
     # said by theirs ("Which funder paid …?" of "… was funded by …").
-    doing = {term: agent_verbs([term]) | {term} for term in terms}
+    doing = {term: noun_verbs([term]) | {term} for term in terms}
     # An initialism and its words are one term: "new ARR" is said by "New annual recurring revenue".
     forms = {
         id(c): _Forms(
-            _verb_forms(c.terms) | agent_verbs(c.terms) | initialism_terms(question, c.text),
-            *(_verb_forms(t) | agent_verbs(t) for t in (c.before, c.context, c.answers)),
+            _verb_forms(c.terms) | noun_verbs(c.terms) | initialism_terms(question, c.text),
+            *(_verb_forms(t) | noun_verbs(t) for t in (c.before, c.context, c.answers)),
         )
         for c in candidates
     }

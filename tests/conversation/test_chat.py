@@ -17,7 +17,7 @@ from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from conversation_app.turn_text import plain_sentence
 from llm_platform.models import LLMCall
 from llm_platform.statements import is_statement
-from llm_platform.terms import agent_verbs
+from llm_platform.terms import noun_verbs
 from tests.context.test_context_websocket import HEADERS
 from tests.factories import ContextApi, make_member, wait_until
 from tests.research.test_research_runs import SURVEY, VALVES, finished, start
@@ -147,7 +147,7 @@ def test_an_agent_noun_answers_its_verb(api):
     answered = say(api, sid, "Who owns the payments service?")
     assert answered["status"] == "ok", answered
     assert "owner Tomás Ruiz" in answered["message"]["content"], answered
-    assert {"own", "use", "edit"} <= agent_verbs(["owner", "user", "editor"]) and not agent_verbs(["her", "or"])
+    assert {"own", "use", "edit"} <= noun_verbs(["owner", "user", "editor"]) and not noun_verbs(["her", "or"])
 
 
 def test_a_json_files_passage_is_its_records_in_words_not_its_keys_and_braces(api):

@@ -27,7 +27,7 @@ from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
 from llm_platform.task_envelope import evidence_chunks, task_text
-from llm_platform.terms import base_term, initialism_terms, question_terms
+from llm_platform.terms import base_term, initialism_terms, noun_verbs, question_terms
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
@@ -315,6 +315,18 @@ def test_a_questions_agent_noun_is_said_by_its_verb():
     )
     output = chat("Which funder supported the study?", [*SESSION, grant])
     assert output["citations"] == ["preprint.pdf::S7"], output
+
+
+def test_an_action_noun_in_sion_answers_its_verb():
+    """ "What did the team decide about Ferrocast?" was asked back: the minutes say "Decision: …", whose stem
+    ("decis") the stemmer does not share with "decide" ("decid")."""
+    minutes = note_source(
+        "[passage:weekly.md::S4] weekly.md › QA weekly meeting > Decisions",
+        "Decision: Ferrocast is moved back to full incoming inspection (weekly.md::S4).",
+    )
+    assert chat("What did we decide about Ferrocast?", [*SESSION, minutes])["citations"] == ["weekly.md::S4"]
+    assert {"decid", "conclud", "divid", "erod"} <= noun_verbs(["decis", "conclus", "divis", "eros"])
+    assert not noun_verbs(["bus", "gas", "analysi"]), "short stems, and stems of no noun in -sion"
 
 
 def test_a_light_verb_names_nothing_the_answer_must_say():
@@ -900,7 +912,7 @@ def test_an_initialism_and_the_words_it_stands_for_are_one_term():
 
 
 def test_an_initialisms_plural_is_its_singular():
-    """"Which NCRs are still open?" was asked back: the stemmer keeps the "s" of "ncrs" (no vowel before it), so
+    """ "Which NCRs are still open?" was asked back: the stemmer keeps the "s" of "ncrs" (no vowel before it), so
     no row of the NCR log held the question's term."""
     log = note_source(
         "[passage:ncr_log.csv::S2] ncr_log.csv",
@@ -966,7 +978,7 @@ def test_a_figure_within_a_range_the_sentence_states_is_held():
 
 
 def test_a_figure_asked_in_words_is_held_in_digits_and_the_other_way():
-    """"Which gauges are calibrated every six months?" was asked back: "six" was a term no record said, the rarest
+    """ "Which gauges are calibrated every six months?" was asked back: "six" was a term no record said, the rarest
     of the question, and the record says "interval_months 6". A figure is a figure however it is written."""
     schedule = note_source(
         "[passage:calibration.json::S3] calibration.json",
