@@ -229,7 +229,9 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
             continue
         form = forms[id(candidate)]
         context_weight = CONTEXT_WEIGHT
-        if not holds_answer_type(question, candidate.text, asked, flags=flags):
+        # A cause is told by the heading it stands under too ("Postmortem › Root cause: The pool change was …").
+        caused = why and section and holds_answer_type(question, f"{section}: {candidate.text}", asked, flags=flags)
+        if not caused and not holds_answer_type(question, candidate.text, asked, flags=flags):
             dated = dating_heading(question, section)
             if not dated:
                 continue

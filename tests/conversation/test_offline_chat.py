@@ -1094,3 +1094,18 @@ def test_a_verb_asked_in_its_base_form_is_said_in_any_form():
     assert answer["answer"].startswith("Reach trucks may only be driven"), answer
     # An irregular verb's past forms read in its base form.
     assert base_term("driven") == "drive" and base_term("wrote") == "write"
+
+
+def test_a_cause_is_told_by_the_heading_it_stands_under():
+    """A postmortem's "Root cause" section says the cause with no "because": "The connection pool change was
+    reviewed as a routine tuning change …". For "What caused the checkout outage?" it could not answer: a why
+    question's answer had to say a cause word itself."""
+    cause = passage(
+        "postmortem.pdf::S5",
+        "page 1 › Checkout outage of 17 September > Root cause",
+        "The checkout pool change was reviewed as a routine tuning change, but nobody multiplied the pool size by "
+        "the number of pods.",
+    )
+    timeline = passage("postmortem.pdf::S3", "page 1 › Timeline", "At 14:44 the checkout change was rolled back.")
+    output = chat("What caused the checkout outage?", [*SESSION, timeline, cause])
+    assert output["citations"] == ["postmortem.pdf::S5"], output
