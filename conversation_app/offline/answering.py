@@ -197,8 +197,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     if not terms:
         return []
     total = len(candidates)
-    # A sentence's agent nouns also say their verbs ("owner: Tomás" answers "who owns …?"), and a question's are
-    # said by theirs ("Which funder paid …?" of "… was funded by …").
+    # A sentence's agent and action nouns also say their verbs ("owner: Tomás" answers "who owns …?", "Decision: …"
+    # "what did we decide …?"), and a question's are said by theirs ("Which funder paid …?" of "… was funded by …").
     doing = {term: noun_verbs([term]) | {term} for term in terms}
     # An initialism and its words are one term: "new ARR" is said by "New annual recurring revenue".
     forms = {
