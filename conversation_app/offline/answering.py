@@ -230,8 +230,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         form = forms[id(candidate)]
         context_weight = CONTEXT_WEIGHT
         # A cause is told by the heading it stands under too ("Postmortem › Root cause: The pool change was …").
-        caused = why and section and holds_answer_type(question, f"{section}: {candidate.text}", asked, flags=flags)
-        if not caused and not holds_answer_type(question, candidate.text, asked, flags=flags):
+        told = f"{section}: {candidate.text}" if why and section else candidate.text
+        if not holds_answer_type(question, told, asked, flags=flags):
             dated = dating_heading(question, section)
             if not dated:
                 continue
