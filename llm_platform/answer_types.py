@@ -70,13 +70,22 @@ _FLAG_TYPE = (re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|swit
 # time a sentence holds ("Peak runs from 16 November 2026 to 4 January 2027", "between 06:00 and 14:00").
 _DATE_TYPE = (
     re.compile(
-        r"\bwhen (?:did|was|were|(?P<ahead>will|is|are))\b|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b"
+        r"\bwhen (?:(?P<past>did|was|were)|(?P<ahead>will|is|are))\b"
+        r"|\b(?:which|what|in what) (?P<ask>months?|years?|date)\b"
         r"|\b(?:when|what (?P<ask_time>time))\b.*?\b(?P<ask_end>start|begin|end|finish|open|close|stop)(?:s|ed|ped)?\b",
         re.I,
     ),
     re.compile(
         rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|{_YEAR}|(?i:{_RELEASE})|\b\d{{1,2}}:\d\d\b|(?i:\b\d{{1,2}}\s?[ap]\.?m\b)"
     ),
+)
+# A plan or a rule dates what is to come by its offset from a start ("check-ins at 30, 60 and 90 days", "no
+# earlier than week 8", "from the fourth day", "by the end of the first week"); what happened, by its date.
+_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|next|end of the|start of the|\d+(?:st|nd|rd|th))"
+_OFFSET = re.compile(
+    rf"\b(?:at|after|before|within|by|from|on|in|until|than)(?: the)?(?: {_ORDINAL}){{0,2}}"
+    rf"(?: {_NUMBER},?(?: (?:and|or) {_NUMBER})?)* {_UNIT}\b",
+    re.I,
 )
 # "How much did it cost", "what did it cost": an amount of money. The money word is answered by the amount too:
 # "How much does Fastline charge …" by "… price_per_pallet_gbp: 52.0", which says no "charge".
@@ -282,15 +291,17 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
             nouns & {stem(word.lower()) for word in WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN]}
             or nouns & {stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]}
             for match in _COUNT_RE.finditer(text)
-        ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts
-            _COUNT_RE.fullmatch(value.strip()) and any(stem(word.lower()) in asked for word in WORD.findall(column))
+        ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts, the row's full stop aside
+            _COUNT_RE.fullmatch(value.strip(" .")) and any(stem(word.lower()) in asked for word in WORD.findall(column))
             for line in text.splitlines()
             for column, value in csv_row_fields(line)
         )
-    kind, _match = _first_asked(question, flags)
+    kind, match = _first_asked(question, flags)
     if kind is None:
         return True
     holds = kind[1]
+    if kind is _DATE_TYPE and not match.group("past") and _OFFSET.search(text):
+        return True
     return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
 
 

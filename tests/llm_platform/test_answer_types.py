@@ -56,6 +56,11 @@ from llm_platform.terms import question_terms
             "month: 2024-03; booked: 805; missed: 93",  # a table's row: its column names what it counts
             "month: 2024-03; booked: 805",
         ),
+        (  # … as the chat quotes it, its source and full stop after the count
+            "How many candidates are in the pipeline?",
+            "role: Support Specialist; candidates_in_pipeline: 14 (roles.csv::S2).",
+            "role: Support Specialist; level: L2 (roles.csv::S2).",
+        ),
         (
             "How many workbooks did we order?",
             "Reading Steps workbooks, 300 copies at $12.50: $3,750.00",
@@ -73,6 +78,14 @@ from llm_platform.terms import question_terms
             "It ran between March 2021 and June 2022.",
             "The valves are checked every six months.",  # months counted are no months named
         ),
+        # A plan dates what is to come by its offset from a start; what happened has a date.
+        (
+            "When are the new hire check-ins?",
+            "The manager holds check-ins at 30, 60 and 90 days.",
+            "The manager holds check-ins with every new hire.",
+        ),
+        ("When does on-call start?", "On-call starts no earlier than week 8.", "On-call starts with shadowing."),
+        ("When did the pump fail?", "The pump failed on 3 May 2026.", "The pump failed after 3 days of frost."),
         ("In what year was the plant built?", "The plant opened in 1998.", "The plant was built quickly."),
         ("Who chaired the meeting?", "The meeting was chaired by Ana Ruiz.", "The meeting was chaired well."),
         (
