@@ -202,20 +202,22 @@ def _page_text(document, index: int) -> tuple[str, list[_Line]]:
 def _joined_across_hyphens(texts: list[str]) -> list[str]:
     """The pages' texts with each word hyphenated at a line's end one word again ("pretreat-" "ment"), unless
     the document writes it with its hyphen elsewhere ("low-" "salt" where it says "low-salt buffer": PDFium
-    marks every hyphen that ends a line alike) or a number comes before the hyphen ("12-" "month", "one-"
-    "year": no typesetter breaks a word after a figure or a number's name, so the hyphen is the compound's);
-    at the page's end a word keeps its hyphen."""
+    marks every hyphen that ends a line alike), or ends another compound with the word after the break
+    ("Part-" "time" where it says "Full-time": a syllable is no compound's last word), or a number comes
+    before the hyphen ("12-" "month", "one-" "year": no typesetter breaks a word after a figure or a number's
+    name, so the hyphen is the compound's); at the page's end a word keeps its hyphen."""
     written = {
         word.strip(_PUNCTUATION).lower() for text in texts for word in text.split() if "-" in word.strip(_PUNCTUATION)
     }
+    last_words = {compound.rpartition("-")[2] for compound in written} - {""}
     joined = []
     for text in texts:
         pieces = text.split(LINE_END_HYPHEN)
         for index in range(1, len(pieces)):
             before, after = pieces[index - 1].split(), pieces[index].split()
             compound = f"{before[-1] if before else ''}-{after[0] if after else ''}".strip(_PUNCTUATION).lower()
-            counted = compound.split("-")[0]
-            kept = compound in written or counted.isdigit() or counted in NUMBER_WORDS
+            counted, last = compound.split("-")[0], compound.rpartition("-")[2]
+            kept = compound in written or last in last_words or counted.isdigit() or counted in NUMBER_WORDS
             pieces[index] = ("-" if kept else "") + pieces[index]
         joined.append("".join(pieces).replace(LINE_END_HYPHEN[0], "-"))
     return joined

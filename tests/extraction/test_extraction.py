@@ -515,6 +515,14 @@ def test_a_word_hyphenated_at_a_lines_end_is_one_word_and_a_compound_keeps_its_h
     assert "lowsalt" not in text and "\u2010" not in text, text
 
 
+def test_a_compound_broken_at_its_hyphen_keeps_it_when_the_document_ends_another_with_its_last_word():
+    """A handbook read "Parttime employees receive leave pro rata": it writes "Full-time" elsewhere, never
+    "part-time" whole, and a syllable after a break is no compound's last word."""
+    paragraphs = ["Full-time staff get 27 days.", "Those who work part-time receive leave pro rata."]
+    text = extract_document(typeset_pdf(paragraphs, "DejaVu Sans", "3.0cm"), "handbook.pdf").text
+    assert "work part-time receive" in text, text
+
+
 def test_a_hyphen_after_a_number_at_a_lines_end_is_the_compounds():
     """An offer letter read "vesting over four years with a oneyear cliff": no typesetter breaks a word after a
     number's name or a figure, so the hyphen there is the author's, though the document says "one-year" once."""
