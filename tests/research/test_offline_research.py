@@ -467,6 +467,10 @@ def test_when_the_asker_is_the_subject_a_later_clauses_it_is_what_they_would_do(
     assert question_clauses("Can we stop the pumps at night, and what would it save?")[1] == (
         "what would stopping the pumps at night save"
     )
+    # … unless the question word is what they do something to: then "it" is that thing.
+    assert question_clauses("What do we offer new parents, and how does it compare with our leave policy?")[1] == (
+        "how does what we offer new parents compare with our leave policy"
+    )
 
 
 def test_a_later_clauses_that_key_is_said_as_the_first_clause_says_it():

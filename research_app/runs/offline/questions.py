@@ -53,6 +53,9 @@ _PREPOSITIONS = frozenset(
 )
 # Who asks ("Should *we* build offline mode, and what would it cost?"): "it" is then what they would do.
 _PERSONAL_PRONOUNS = frozenset("i we you they".split())
+# … unless the question word is what they do something to ("What do we offer new parents, and how does it
+# compare …?"): "it" is then that thing.
+_OBJECT_WH_WORDS = frozenset({"what", "which"})
 _PRONOUN_IT = re.compile(r"\bit\b", re.I)
 _PRONOUN_ITS = re.compile(r"\bits\b", re.I)
 _PRONOUN_THEY = re.compile(r"\b(they|them|their)\b", re.I)
@@ -181,11 +184,14 @@ def _is_verb_form(word: str) -> bool:
 def _doing(clause: str) -> str:
     """What the asker would do, when a personal pronoun is the clause's subject: "Should we build offline
     mode" → "building offline mode". A later clause's "it" ("what would it cost", "how long would it take")
-    stands for that doing, never for the asker; "" when no personal pronoun leads a verb."""
+    stands for that doing, never for the asker; "" when no personal pronoun leads a verb. Where the question
+    word is what is done ("What do we offer new parents"), "it" is that thing: "what we offer new parents"."""
     words = clause.split()
     at = next((i for i, word in enumerate(words) if word.lower() in _PERSONAL_PRONOUNS), None)
     if at is None or at + 2 >= len(words):
         return ""
+    if at >= 2 and words[0].lower() in _OBJECT_WH_WORDS and words[at - 1].lower() in AUXILIARIES:
+        return " ".join([words[0].lower(), *words[1 : at - 1], *words[at:]])
     return " ".join([_gerund(words[at + 1].lower()), *words[at + 2 :]])
 
 
