@@ -136,6 +136,18 @@ def test_the_same_sentence_in_several_results_is_one_finding_citing_all():
     assert sum(f["text"] == shared for f in findings) == 1
 
 
+def test_a_result_that_bears_on_the_question_by_one_word_gives_no_finding():
+    """A report on new parents quoted an onboarding plan's "the new engineer meets their buddy": each result gave
+    its best two statements, however far from the question the best of them came."""
+    results = [
+        (1, "handbook.pdf, Page 2", "Birth parents receive 20 weeks of paid leave. Other parents receive 8 weeks."),
+        (2, "onboarding.docx", "On day one the new engineer meets their buddy. Laptops arrive before day one."),
+    ]
+    findings = ask("NODE_FINDINGS", {"question": "How much paid leave do new parents get?"}, results)["findings"]
+    assert findings[0] == {"text": "Birth parents receive 20 weeks of paid leave.", "citations": [1]}
+    assert {n for finding in findings for n in finding["citations"]} == {1}, findings
+
+
 def test_a_finding_is_weighed_with_its_sections_heading_and_quoted_without_it():
     results = [
         (1, "postmortem.md, Section: Checkout outage > Summary", "The checkout outage lasted 47 minutes."),

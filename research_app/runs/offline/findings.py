@@ -20,6 +20,14 @@ from .inputs import required_question
 MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2
 MAX_FINDING_CHARS = 600
+# A result gives findings only when its nearest statement comes at least this near the question, as a share of
+# the nearest statement of all (relevance.nearness), or holds what the question asks for: a result that bears on
+# the question by one word ("new" of "new parents", in an onboarding plan) gave its best two statements, however
+# far from what was asked. The statements of a result that does are weighed as before: a section's second item
+# bears on the question by its heading alone. On bench/research_quality_bench.py's tune split 0.65 put the
+# answering page among the first three citations more often than no floor (0.812 against 0.792), citing it
+# as often; 0.5 changed nothing, 0.8 cited it less (0.75).
+FINDING_FLOOR = 0.65
 _RESULT_NUMBER = re.compile(r"^\s*\[(\d+)\]")
 _TITLE_SECTION = f", {SECTION_LOCATION}"  # a result's title: "[3] notes.md, Section: Causes > Housing" (evidence.py)
 
@@ -79,13 +87,18 @@ def whole_statements(text: str) -> list[str]:
     return said
 
 
+def _nearness(score: float) -> float:
+    """How near a statement is to the question (relevance.nearness), whether or not it holds the answer's type."""
+    return score - ANSWERS if score > ANSWERS else score
+
+
 def node_findings(prompt: str) -> dict:
     """Extractive findings: per result, its statements that best answer the question; equal ones merged.
 
     Every statement of every result is scored for the question by terms (BM25, the
     statements as the collection: a rare shared term weighs more than one every result
-    repeats) and meaning (relevance.py); each result gives its best two that score at all, and its next best
-    while MAX_FINDINGS leaves room (the highest first, whatever result they come from).
+    repeats) and meaning (relevance.py); each result near enough (FINDING_FLOOR) gives its best two that score at
+    all, and its next best while MAX_FINDINGS leaves room (the highest first, whatever result they come from).
     A statement that opens by referring back ("Its roadmap …") is quoted with the one before it.
     Headings, labels and other lines that state nothing are never findings. Ranked by score,
     then the lowest result number citing them, then position; at most MAX_FINDINGS.
@@ -111,6 +124,14 @@ def node_findings(prompt: str) -> dict:
     for (number, position, sentence), score in zip(candidates, scores, strict=True):
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))
+    floor = FINDING_FLOOR * max(
+        (_nearness(score) for scored in by_result.values() for score, _p, _s in scored), default=0
+    )
+    by_result = {
+        number: scored
+        for number, scored in by_result.items()
+        if any(score > ANSWERS or _nearness(score) >= floor for score, _p, _s in scored)
+    }
     merged: dict[str, dict] = {}  # normalised statement → {"text", "citations", "rank"}
     ranked_by_result = {number: sorted(scored, key=lambda s: (-s[0], s[1])) for number, scored in by_result.items()}
     # Each result gives its best two, or every one that holds what the question asks for where more do (a cause
