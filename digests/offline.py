@@ -411,7 +411,12 @@ def _located_statements(filename: str, file_format: str, spans: list[dict]) -> t
         in_references = list_line is not None
         if list_line is not None:
             text = "\n".join(text.split("\n")[: max(list_line - 1, 0)])
-        statements = [s for s in split_sentences(text) if is_prose(s) or csv_row_fields(s) or labelled_people(s)]
+        # A line that ends on a comma is an e-mail's greeting or closing ("Hi People team,", "Best regards,").
+        statements = [
+            s
+            for s in split_sentences(text)
+            if not s.endswith(",") and (is_prose(s) or csv_row_fields(s) or labelled_people(s))
+        ]
         runs_on = file_format in PAGED_FORMATS and after is not None and statements
         if runs_on and _runs_on(statements[-1], after["text"]):
             statements.pop()  # half a sentence: a page's last, going on over the page

@@ -226,6 +226,15 @@ def test_offline_digest_reads_hard_wrapped_prose_as_whole_sentences():
     assert not any(claim.startswith("Overview") for claim in claims), "a short heading line is not glued on"
 
 
+def test_an_e_mails_greeting_and_closing_are_no_facts():
+    """An e-mail's digest led with "My partner got a job offer … Hi People team,." and listed the greeting."""
+    text = "Hi People team,\n\nI plan to move to Lisbon in March.\nMy manager supports the move.\n\nBest regards,\nDan"
+    digest = file_digest("email.txt", spans_of(text))
+    claims = [fact["claim"] for fact in digest["facts"]]
+    assert claims == ["I plan to move to Lisbon in March.", "My manager supports the move."], claims
+    assert "Hi People" not in digest["summary"] and "regards" not in digest["summary"], digest["summary"]
+
+
 def test_offline_digest_of_an_empty_file_is_valid_and_says_so():
     digest = file_digest("empty.txt", [])
     assert digest["facts"] == [] and "no readable text" in digest["summary"]
