@@ -94,10 +94,23 @@ def text_with_citations(context, text, links):
     # Longest first, so "a.md::S12" is never read as "a.md::S1" followed by "2".
     refs = sorted(resolved, key=len, reverse=True)
     pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, refs)) + r")(?![0-9])")
+
+    def chipped(piece: str) -> str:
+        pieces, last = [], 0
+        for match in pattern.finditer(piece):
+            pieces.append(conditional_escape(piece[last : match.start()]))
+            pieces.append(citation_chip(resolved[match.group(1)], context.get("session_id"), ref=match.group(1)))
+            last = match.end()
+        pieces.append(conditional_escape(piece[last:]))
+        return "".join(pieces)
+
+    # A group of chips goes without its brackets, after the mark that ends its clause ("… on 31 March (a.pdf::S3)."
+    # → "… on 31 March. [chip]"): in the chat the chip wrapped, leaving "(" and ")." on lines of their own.
     pieces, last = [], 0
-    for match in pattern.finditer(text):
-        pieces.append(conditional_escape(text[last : match.start()]))
-        pieces.append(citation_chip(resolved[match.group(1)], context.get("session_id"), ref=match.group(1)))
-        last = match.end()
-    pieces.append(conditional_escape(text[last:]))
+    for group in sourcerefs.REF_GROUP.finditer(text):
+        if not pattern.sub("", group.group(1)).strip(" ,;"):
+            mark = text[group.end() : group.end() + 1] if text[group.end() : group.end() + 1] in ".,;:!?" else ""
+            pieces += [chipped(text[last : group.start()].rstrip() + mark + " "), chipped(group.group(1))]
+            last = group.end() + len(mark)
+    pieces.append(chipped(text[last:]))
     return mark_safe("".join(pieces))

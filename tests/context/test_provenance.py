@@ -432,3 +432,23 @@ def test_run_detail_and_report_read_the_changed_sources_in_one_query(api):
     assert ResearchNode.objects.filter(run_id=large).count() > ResearchNode.objects.filter(run_id=small).count()
     # The token with its user, the run, its nodes with their slices and its usage (detail only), the changed sources.
     assert counts[(small, False)] == counts[(large, False)] == 5 and counts[(small, True)] == counts[(large, True)] == 3
+
+
+def test_inline_sourcerefs_become_chips_and_a_group_of_chips_loses_its_brackets():
+    """A chat answer ended "… expire on 31 March (", its chip, and ")." on lines of their own: the chip wrapped."""
+    from django.template import Context, Template
+
+    links = [
+        {"sourceref": f"handbook.pdf::{span}", "version": "v1", "span": span, "source_url": f"/api/sources/v1/{span}"}
+        for span in ("S3", "S5")
+    ]
+    text = (
+        "Unused days expire on 31 March (handbook.pdf::S3). Parents get 20 weeks "
+        "(handbook.pdf::S3; handbook.pdf::S5), as p. 4 says (p. 4, handbook.pdf::S5) <b>"
+    )
+    html = Template("{% load citations %}{% text_with_citations text links %}").render(
+        Context({"text": text, "links": links, "session_id": "s1"})
+    )
+    assert 'expire on 31 March. <a class="source-link"' in html and "S3</a> Parents" in html, html
+    assert 'weeks, <a class="source-link"' in html and "S3</a>; <a" in html and "S5</a> as" in html, html
+    assert '(p. 4, <a class="source-link"' in html and "S5</a>) &lt;b&gt;" in html, html  # words keep them
