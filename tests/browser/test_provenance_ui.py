@@ -238,7 +238,7 @@ def test_a_chat_answers_inline_sourceref_opens_the_span_it_was_made_from(browser
     assert "1.2 million euros" in answer.inner_text()
     inline = answer.locator('.content .source-link[data-source^="valves.md::"]').first
     ref, version = inline.get_attribute("data-source"), inline.get_attribute("data-version")
-    assert f"({ref})" in answer.locator(".content").inner_text(), "the reference stays where the answer put it"
+    assert f". {ref}" in answer.locator(".content").inner_text(), "the chip stays where the answer put it"
     cited = span_text(version, ref.split("::")[1])
     assert "1.2 million euros" in cited
 

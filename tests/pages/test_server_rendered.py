@@ -57,7 +57,7 @@ def session_with_chat(member):
 def test_the_session_page_arrives_with_its_chat_rendered_and_escaped(browser_client, session_with_chat):
     sid, text, span, request = session_with_chat
     html = browser_client.get(f"/sessions/{sid}/").content.decode()
-    assert "It cost 1.2 million euros (" in html
+    assert 'It cost 1.2 million euros. <a class="source-link"' in html  # the chip after its sentence's full stop
     assert f'href="/sources/{text.version}/{span}/?session={sid}"' in html  # the chip opens the exact span
     assert HOSTILE not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert f'id="request-{request.pk}"' in html and "Who runs it" in html
