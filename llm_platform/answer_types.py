@@ -68,6 +68,10 @@ _FLAG_TYPE = (re.compile(r"\b(?:which|what)(?: [\w-]+)? (?P<ask>option|flag|swit
 # So does "when does …" or "what time …" of a start or an end ("When does peak season end?", "What time do we
 # stop accepting deliveries?"): its verb, and the "time" of "what time", are answered by the date or the clock
 # time a sentence holds ("Peak runs from 16 November 2026 to 4 January 2027", "between 06:00 and 14:00").
+# A plan or a rule dates what is to come by its offset from a start (the group "offset": "check-ins at 30, 60 and
+# 90 days", "no earlier than week 8", "from the fourth day", "by the end of the first week"); what happened (the
+# question's group "past"), by its date.
+_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|next|end of the|start of the|\d+(?:st|nd|rd|th))"
 _DATE_TYPE = (
     re.compile(
         r"\bwhen (?:(?P<past>did|was|were)|(?P<ahead>will|is|are))\b"
@@ -77,15 +81,9 @@ _DATE_TYPE = (
     ),
     re.compile(
         rf"\b{_MONTH}\b|\b{_WEEKDAY}\b|{_YEAR}|(?i:{_RELEASE})|\b\d{{1,2}}:\d\d\b|(?i:\b\d{{1,2}}\s?[ap]\.?m\b)"
+        rf"|(?i:(?P<offset>\b(?:at|after|before|within|by|from|on|in|until|than)(?: the)?(?: {_ORDINAL}){{0,2}}"
+        rf"(?: {_NUMBER},?(?: (?:and|or) {_NUMBER})?)* {_UNIT}\b))"
     ),
-)
-# A plan or a rule dates what is to come by its offset from a start ("check-ins at 30, 60 and 90 days", "no
-# earlier than week 8", "from the fourth day", "by the end of the first week"); what happened, by its date.
-_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|next|end of the|start of the|\d+(?:st|nd|rd|th))"
-_OFFSET = re.compile(
-    rf"\b(?:at|after|before|within|by|from|on|in|until|than)(?: the)?(?: {_ORDINAL}){{0,2}}"
-    rf"(?: {_NUMBER},?(?: (?:and|or) {_NUMBER})?)* {_UNIT}\b",
-    re.I,
 )
 # "How much did it cost", "what did it cost": an amount of money. The money word is answered by the amount too:
 # "How much does Fastline charge …" by "… price_per_pallet_gbp: 52.0", which says no "charge".
@@ -300,8 +298,8 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
     if kind is None:
         return True
     holds = kind[1]
-    if kind is _DATE_TYPE and not match.group("past") and _OFFSET.search(text):
-        return True
+    if kind is _DATE_TYPE:
+        return any(_dates(said, offsets=not match.group("past")) for said in (text, _said(text)))
     return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
 
 
@@ -328,8 +326,13 @@ def dating_heading(question: str, section: str) -> str:
 
 
 def holds_date(text: str) -> bool:
-    """Whether `text` holds what a "when" question asks for: a month, a year or a software's release."""
-    return bool(_DATE_TYPE[1].search(text))
+    """Whether `text` holds what a "when" question of the past asks for: a month, a year or a software's release."""
+    return _dates(text, offsets=False)
+
+
+def _dates(text: str, *, offsets: bool) -> bool:
+    """Whether `text` holds a date, a clock time or, with `offsets`, an offset from a start ("at 30 days")."""
+    return any(offsets or match.group("offset") is None for match in _DATE_TYPE[1].finditer(text))
 
 
 def _clause_after(text: str, match: re.Match) -> str:
