@@ -109,7 +109,8 @@ def text_with_citations(context, text, links):
     pieces, last = [], 0
     for group in sourcerefs.REF_GROUP.finditer(text):
         if not pattern.sub("", group.group(1)).strip(" ,;"):
-            mark = text[group.end() : group.end() + 1] if text[group.end() : group.end() + 1] in ".,;:!?" else ""
+            after = text[group.end() : group.end() + 1]
+            mark = after if after and after in ".,;:!?" else ""
             pieces += [chipped(text[last : group.start()].rstrip() + mark + " "), chipped(group.group(1))]
             last = group.end() + len(mark)
     pieces.append(chipped(text[last:]))
