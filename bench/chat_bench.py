@@ -40,6 +40,7 @@ THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6)  # ANSWER_SCORE (embeddings off)
 MEANING_VALUES = {
     "MEANING_SCORE": (0.35, 0.4, 0.45, 0.5, 0.55),
     "ANSWER_SIMILARITY": (0.35, 0.4, 0.45, 0.5, 0.55),
+    "MEANING_ALONE": (0.5, 0.55, 0.6, 0.65, 1.0),
     "MEANING_WEIGHT": (0.2, 0.3, 0.5, 0.7),
     "ANSWER_BLEND": (0.0, 0.5, 0.52, 0.54, 0.56),
     "SECOND_RATIO": (0.0, 0.8, 0.9, 0.95),

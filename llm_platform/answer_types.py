@@ -104,8 +104,9 @@ _ANSWER_TYPES = (
     (
         re.compile(r"\bhow (?P<ask>long|much time)\b(?:.*\b(?P<ask_verb>last(?:s|ed)?|takes?|took)\b)?", re.I),
         re.compile(
-            # a word may stand between the figure and its unit: "10 business days", "two full weeks"
-            rf"\b{_NUMBER} (?:[a-z]+ )?{_UNIT}\b"
+            # a word may stand between the figure and its unit: "10 business days", "two full weeks"; a record's
+            # field may name the unit of its figure ("max_booking_hours 8")
+            rf"\b{_NUMBER} (?:[a-z]+ )?{_UNIT}\b|_{_UNIT}:? \d"
             rf"|\b(?:from|between) \d\d?[:.]\d\d\b.{{,40}}?\b(?:to|and|until) \d\d?[:.]\d\d",
             re.I,
         ),

@@ -1,6 +1,6 @@
 """Which candidates answer the question: those that could (llm_platform.answer_types), that hold enough of the
-question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning, the
-two blended into one score that ranks them (`answer_scores`); the best of them are quoted
+question's terms, each weighted by its rarity, and, with embeddings, that are close to it in meaning (or
+closer still, saying the rest of its terms in other words), the two blended into one score that ranks them (`answer_scores`); the best of them are quoted
 (`answering_candidates`). When none does and the turn may not ask, the best candidates by shared terms are
 used instead (`best_candidates`).
 
@@ -60,6 +60,12 @@ ANSWER_SCORE = 0.5  # without embeddings: the weighted share of the question's t
 # threshold on it: no blend tried beat them there (docs/decisions.md, 2026-11-27).
 MEANING_SCORE = 0.5
 ANSWER_SIMILARITY = 0.4
+# … or it holds fewer of them, at least one, the others being words no candidate uses, and its cosine alone
+# (not under its heading, which every sentence of a section shares) reaches MEANING_ALONE: the files say it in
+# other words ("The council announces decisions in June" for "When will we hear back from the council?"). A word
+# the files do use, for another thing, is no rewording ("day" of "the day crew?" beside "the night crew …").
+# The tuning part was the same for 0.5 to 0.6 (docs/decisions.md, 2026-12-01).
+MEANING_ALONE = 0.55
 MEANING_WEIGHT = 0.5
 ANSWER_BLEND = 0.0
 CONTEXT_WEIGHT = 0.4  # a term only in the sentence's section heading or the sentence before counts this much
@@ -175,9 +181,10 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     when it also holds enough of the question's terms, each weighted by its rarity among the
     candidates (inverse document frequency: a rare term the files never use, "mayor", weighs
     more than the common ones a near miss shares): ANSWER_SCORE of them without embeddings.
-    With embeddings it holds MEANING_SCORE of them, its cosine with the question is
-    ANSWER_SIMILARITY, and the blend of the two (MEANING_WEIGHT × cosine + the rest × share)
-    reaches ANSWER_BLEND. Its score
+    With embeddings it holds MEANING_SCORE of them and its cosine with the question is
+    ANSWER_SIMILARITY, or it holds fewer, the rest being words no candidate uses, and its
+    cosine is MEANING_ALONE; and the blend of the two (MEANING_WEIGHT × cosine + the rest ×
+    share) reaches ANSWER_BLEND. Its score
     is the share, or with embeddings the blend, plus PROXIMITY_WEIGHT × the share of the
     question's neighbouring term pairs it says side by side.
     """
@@ -208,7 +215,8 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         )
         for c in candidates
     }
-    weight = _rarity(terms, Counter(term for f in forms.values() for term in terms if doing[term] & f.terms), total)
+    said_by = Counter(term for f in forms.values() for term in terms if doing[term] & f.terms)
+    weight = _rarity(terms, said_by, total)
     whole = sum(weight.values())
     asked = set(terms)
     figures = written_figures(question)
@@ -245,16 +253,21 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         held += context_weight * sum(weight[t] for t in terms if not doing[t] & own and doing[t] & form.context)
         said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
         proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
-        could.append((candidate, held / whole, proximity))
-    # Only a sentence that holds enough of the terms is weighed in meaning: the others are not embedded (most of
-    # a turn's time, the first time a session's sentences are seen).
-    similarity = _similarities(question, [c for c, share, _ in could if share >= MEANING_SCORE])
+        share = held / whole
+        # Too few of the terms, but those it lacks no candidate says: it may say them in other words.
+        reworded = 0 < share < MEANING_SCORE and not any(said_by[t] for t in terms if not doing[t] & own)
+        could.append((candidate, share, proximity, reworded))
+    # Only a sentence that holds enough of the terms, or may say them in other words, is weighed in meaning: the
+    # others are not embedded (most of a turn's time, the first time a session's sentences are seen).
+    similarity = _similarities(question, [c for c, share, _, reworded in could if share >= MEANING_SCORE or reworded])
     scored = []
-    for candidate, share, proximity in could:
+    for candidate, share, proximity, reworded in could:
         if similarity is None:
             if share >= ANSWER_SCORE:
                 scored.append((share + proximity, candidate))
-        elif share >= MEANING_SCORE and similarity[id(candidate)][0] >= ANSWER_SIMILARITY:
+        elif (share >= MEANING_SCORE and similarity[id(candidate)][0] >= ANSWER_SIMILARITY) or (
+            reworded and similarity[id(candidate)][1] >= MEANING_ALONE
+        ):
             score = MEANING_WEIGHT * similarity[id(candidate)][1] + (1 - MEANING_WEIGHT) * share
             if score >= ANSWER_BLEND:
                 scored.append((score + proximity, candidate))

@@ -817,6 +817,30 @@ def test_a_time_said_relative_to_the_question_is_no_term_a_sentence_must_share()
 
 
 @pytest.mark.usefixtures("local_embeddings")
+def test_a_sentence_close_in_meaning_answers_in_other_words_unless_the_files_use_the_missing_word():
+    """A grant summary says the council "announces decisions", never that we "hear back": "When will we hear
+    back from the council?" was asked back, the sentence holding too few of its terms. Meaning answers for it.
+    A near miss stays asked back: the night crew's sentence is close to "… the day crew?", but "day" is a word
+    the files use, for another thing."""
+    summary = passage(
+        "grant_summary.docx::S3",
+        "Grant renewal > Timeline",
+        "The full proposal is due on 15 January 2027.",
+        "The council announces decisions in June 2027.",
+    )
+    answer = chat("When will we hear back from the council?", [*SESSION, summary])
+    assert answer["citations"] == ["grant_summary.docx::S3"], answer
+    assert answer["answer"].startswith("The council announces decisions in June 2027"), answer
+    memo = passage(
+        "ops_memo.md::S2",
+        "Operations memo > Staffing",
+        "The night crew has five operators and one electrician.",
+        "Day shifts start at seven in the morning.",
+    )
+    assert chat("How many operators work on the day crew?", [*SESSION, memo])["answer"] == ""
+
+
+@pytest.mark.usefixtures("local_embeddings")
 def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning():
     """The treasurer's note said two things in one sentence; the clause that answers was too diluted by the
     other (cosine under ANSWER_SIMILARITY) for the question it answers word for word."""

@@ -131,6 +131,11 @@ from llm_platform.terms import question_terms
             "Card refunds take 5 to 10 business days to appear on the customer's statement.",  # a word between
             "Card refunds go back to the original payment method.",
         ),
+        (  # … or in a record's field that names its unit
+            "How long can the glovebox be booked?",
+            "instruments, item 5: name Glovebox, hourly_rate_eur 12, max_booking_hours 8",
+            "instruments, item 5: name Glovebox, hourly_rate_eur 12, room A0.11",
+        ),
         (
             "Why are patients missing appointments?",
             "Patients miss them since the bus route was cut.",
