@@ -561,9 +561,35 @@ def test_what_sets_a_question_before_its_question_word_is_no_clause():
     ]
 
 
-def test_a_list_of_nouns_is_not_split_into_clauses():
-    question = "Did the programme reduce losses, costs and complaints?"
-    assert split_clauses(question) == ["Did the programme reduce losses, costs and complaints"]
+def test_a_list_of_three_things_is_asked_of_each_and_two_things_stay_one_part():
+    """A lab's "What does a new lab member need to know about safety, waste and booking equipment?" ran as one
+    node, whose search found the best-said of the three: the report had one sentence on booking."""
+    assert split_clauses("What does a new lab member need to know about safety, waste and booking equipment?") == [
+        "What does a new lab member need to know about safety",
+        "What does a new lab member need to know about waste",
+        "What does a new lab member need to know about booking equipment",
+    ]
+    assert split_clauses("What are the risks, costs and timeline of the project?") == [
+        "What are the risks of the project",
+        "What are the costs of the project",
+        "What are the timeline of the project",
+    ]
+    assert split_clauses("Did the programme reduce costs and complaints?") == [
+        "Did the programme reduce costs and complaints"
+    ]
+    # A clause that asks no question wants the things together.
+    assert split_clauses("Compare Postgres, MySQL and SQLite for our workload") == [
+        "Compare Postgres, MySQL and SQLite for our workload"
+    ]
+    out = ask(
+        "NODE_DECOMPOSE",
+        {"question": "Did the programme reduce losses, costs and complaints?", "gaps": [], "max_children": 4},
+    )
+    assert [child["question"] for child in out["children"]] == [
+        "Did the programme reduce losses?",
+        "Did the programme reduce costs?",
+        "Did the programme reduce complaints?",
+    ]
 
 
 def test_gap_terms_are_partitioned_among_children():
@@ -886,6 +912,26 @@ def test_the_summary_answers_each_part_of_a_split_question():
     out = ask("REPORT", report_inputs(findings=findings, context_items=[], file_summaries=[]), REPORT_RESULTS)
     assert out["summary"] == f"{findings[1]['text']} {findings[3]['text']}", "one answer a part, and no more"
     assert [s["heading"] for s in out["sections"]] == [losses, cost, "Further findings"]
+
+
+def test_each_part_of_a_list_is_summarised_by_its_own_nodes_answer():
+    """A lab's "What does a new lab member need to know about safety, waste and booking equipment?": the
+    summary's three sentences were all on safety, which shares the most words with the frame every part has
+    ("a new lab member need to know about"); each part now gives its own node's best answer."""
+    question = "What does a new lab member need to know about safety, waste and booking equipment?"
+    frame = "What does a new lab member need to know about"
+    safety = "New lab members complete the safety course and a lab induction before their first experiment."
+    waste = "Sharps go into the yellow bin under the fume hood."
+    booking = "The confocal microscope is booked through the facility calendar in slots of at most 4 hours."
+    findings = [
+        {"node": "1.1", "question": f"{frame} safety?", "text": safety, "citations": [1]},
+        {"node": "1.1", "question": f"{frame} safety?", "text": "A new lab member wears a lab coat.", "citations": [1]},
+        {"node": "1.2", "question": f"{frame} waste?", "text": waste, "citations": [2]},
+        {"node": "1.3", "question": f"{frame} booking equipment?", "text": booking, "citations": [3]},
+    ]
+    inputs = report_inputs(question=question, findings=findings, context_items=[], file_summaries=[])
+    out = ask("REPORT", inputs, REPORT_RESULTS)
+    assert out["summary"] == f"{safety} {waste} {booking}", out["summary"]
 
 
 def test_a_summary_sentence_that_refers_back_is_told_with_the_one_before_it():

@@ -23,6 +23,7 @@ from llm_platform.terms import (
 )
 
 MAX_SUBJECT_WORDS = 5
+MAX_LISTED_WORDS = 3  # the words of one thing of a list a question asks about ("booking equipment")
 # How NODE_DECOMPOSE words a narrowed sub-question. The frame is ours, not the user's: its words
 # ("known") are no subject a finding must mention.
 NARROWED_FRAME = "What is known about "
@@ -82,7 +83,37 @@ def split_clauses(question: str) -> list[str]:
             clauses.append(body[position : match.start()].strip())
             position = match.end()
     clauses.append(body[position:].strip())
-    return [clause for clause in clauses if clause]
+    return [part for clause in clauses if clause for part in _listed_parts(clause)]
+
+
+def _listed_parts(clause: str) -> list[str]:
+    """A clause that lists three or more things, asked of each ("… need to know about safety, waste and booking
+    equipment" → "… about safety", "… about waste", "… about booking equipment"; "What are the risks, costs and
+    timeline of the project" → "What are the risks of the project", …): the files answer each apart, and one
+    search for all of them finds the best-said one. Two things ("costs and savings") stay one part, and so does
+    a list in a clause that asks no question ("Compare Postgres, MySQL and SQLite": the three together)."""
+    pieces = [piece.split() for piece in _CLAUSE_SEPARATOR.split(clause)]
+    if len(pieces) < 3 or not all(pieces) or not _opens_question(clause):
+        return [clause]
+    first, *middle, last = pieces
+    end = 0
+    while end < min(len(last), MAX_LISTED_WORDS) and not _is_stop_word(last[end]):
+        end += 1
+    # The things of a list are alike: the first is no longer than the longest of the others ("reduce losses,
+    # costs and complaints" lists "losses", not "reduce losses").
+    longest = max(map(len, [*middle, last[:end]]))
+    start = len(first)
+    while start > 0 and len(first) - start < longest and not _is_stop_word(first[start - 1]):
+        start -= 1
+    listed = [first[start:], *middle, last[:end]]
+    if start == 0 or any(not 0 < len(thing) <= MAX_LISTED_WORDS or any(map(_is_stop_word, thing)) for thing in listed):
+        return [clause]
+    lead, tail = first[:start], last[end:]
+    return [" ".join([*lead, *thing, *tail]) for thing in listed]
+
+
+def _is_stop_word(word: str) -> bool:
+    return word.lower().strip(",.;:?!") in OVERLAP_STOP_WORDS | QUESTION_WORDS
 
 
 def question_ask(question: str) -> str:

@@ -247,17 +247,24 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
     the best three of every statement of the findings and items (terms and meaning; more citations, then
     order, break ties)."""
     candidates = [
-        (sentence, len(f["citations"]), f["heading"]) for f in findings for sentence in whole_statements(f["text"])
-    ] + [(sentence, 0, "") for item in items for sentence in whole_statements(item["text"])]
-    texts = [sentence for sentence, _, _ in candidates]
-    headings = [heading for _, _, heading in candidates]
+        (sentence, len(f["citations"]), f["heading"], comparison_key(f["question"]))
+        for f in findings
+        for sentence in whole_statements(f["text"])
+    ] + [(sentence, 0, "", "") for item in items for sentence in whole_statements(item["text"])]
+    texts = [sentence for sentence, _, _, _ in candidates]
+    headings = [heading for _, _, heading, _ in candidates]
     clauses = question_clauses(question)
     ranked: list[int] = []
     for part in clauses if len(clauses) > 1 else []:
-        scores = relevance(part, texts, headings)
-        best = max(range(len(texts)), key=lambda i: (scores[i], candidates[i][1], -i), default=None)
-        if best is not None and scores[best] > 0:
-            ranked.append(best)
+        # A part's own node answers it (its findings were found for it, whatever words they share with it): the
+        # words the parts share ("What does a new lab member need to know about safety, waste and …") would
+        # lead each part to the best-said one's sentences.
+        own = [i for i, candidate in enumerate(candidates) if candidate[3] == comparison_key(part)]
+        pool = own or list(range(len(candidates)))
+        scores = relevance(part, [texts[i] for i in pool], [headings[i] for i in pool])
+        best = max(range(len(pool)), key=lambda k: (scores[k], candidates[pool[k]][1], -pool[k]), default=None)
+        if best is not None and (own or scores[best] > 0):
+            ranked.append(pool[best])
     # A question of several clauses is answered by one sentence a clause; the whole question's best fill
     # in only for a clause nothing answers (the whole "…, and what did it cost?" also asks for money, and
     # would add the costs of something else).
