@@ -856,6 +856,20 @@ def test_each_clause_of_a_sentence_joined_by_semicolons_is_weighed_in_meaning():
 
 
 @pytest.mark.usefixtures("local_embeddings")
+def test_each_clause_of_a_sentence_joined_by_a_comma_and_and_is_weighed_in_meaning():
+    """A support retro said two things in one sentence: "What was our CSAT in November?" was asked back, the
+    sentence's second clause keeping its cosine under ANSWER_SIMILARITY."""
+    retro = passage(
+        "retro_2026-11-20.md::S2",
+        "Support retro, 20 November 2026 > What went well",
+        "CSAT for November so far is 3.6 out of 5, and every urgent phone ticket got a human within 45 minutes.",
+        "The new chat macros cut the average first response on chat from 2 hours to 70 minutes.",
+    )
+    answer = chat("What was our CSAT in November?", [*SESSION, retro])
+    assert answer["citations"] == ["retro_2026-11-20.md::S2"] and "3.6 out of 5" in answer["answer"], answer
+
+
+@pytest.mark.usefixtures("local_embeddings")
 def test_which_option_asks_for_a_command_line_option_only_where_the_files_spell_them():
     """ "Which option …" asked for an option spelled "-c" or "--count", which a team's design document holds none
     of: its recommendation was never quoted. Where a manual's options are in the passages, it still asks for one."""
