@@ -259,7 +259,7 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
         # A part's own node answers it (its findings were found for it, whatever words they share with it): the
         # words the parts share ("What does a new lab member need to know about safety, waste and …") would
         # lead each part to the best-said one's sentences.
-        own = [i for i, candidate in enumerate(candidates) if candidate[3] == comparison_key(part)]
+        own = [i for i, (_sentence, _cited, _heading, asked) in enumerate(candidates) if asked == comparison_key(part)]
         pool = own or list(range(len(candidates)))
         scores = relevance(part, [texts[i] for i in pool], [headings[i] for i in pool])
         best = max(range(len(pool)), key=lambda k: (scores[k], candidates[pool[k]][1], -pool[k]), default=None)
