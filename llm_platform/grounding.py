@@ -99,9 +99,13 @@ def _figures(text: str) -> set[str]:
 def supporting(statement: str, cited: dict) -> tuple[list, list]:
     """(kept, dropped) keys of `cited` ({key: cited text}): a key is kept when its text supports the
     statement or one of its sentences or clauses, so a paragraph that weaves two sources keeps both. A
-    table's row is one record: only the whole row is supported ("model: ProBook Fortis 14" is no support
-    of the row whose price changed)."""
-    clauses = [] if csv_row_fields(_CITATION_MARK.sub(" ", statement).strip()) else _clauses(statement)
+    table's row is one record, also beside another source's sentence: only the whole row is supported
+    ("model: ProBook Fortis 14" is no support of the row whose price changed)."""
+    clauses = [
+        part
+        for sentence in sentences(statement)
+        for part in ([sentence] if csv_row_fields(_CITATION_MARK.sub(" ", sentence).strip()) else _clauses(sentence))
+    ]
     parts = [statement] + [part for part in clauses if _content_terms(part) >= MIN_CONTENT_TERMS]
     kept, dropped = [], []
     for key, text in cited.items():

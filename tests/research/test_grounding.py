@@ -48,6 +48,11 @@ def test_a_tables_row_is_supported_only_by_a_text_that_holds_it_whole():
     assert grounding.supporting(f"{row.format(689)} [4]", {"S2": now}) == (["S2"], [])
     # One of its fields ("model: ProBook Fortis 14") is no support of the row whose price changed.
     assert grounding.supporting(f"{row.format(715)} [4]", {"S2": now}) == ([], ["S2"])
+    # Beside a sentence of another source, the row is still checked whole, and each keeps its own citation.
+    award = "The board approved a grant of 180,000 pounds to Tyneside Food Network."
+    beside = f"{row.format(689)} (sheet.csv::S2). {award} (minutes.docx::S5)."
+    assert grounding.supporting(beside, {"S2": now, "S5": award}) == (["S2", "S5"], [])
+    assert grounding.supporting(beside.replace("689", "715", 1), {"S2": now, "S5": award}) == (["S5"], ["S2"])
     # A sentence's clauses still vouch for the two sources it weaves.
     woven = "Losses fell by 18 percent; the valves were replaced in May."
     assert grounding.supporting(woven, {"a": LOSSES, "b": "The valves were replaced in May."})[0] == ["a", "b"]
