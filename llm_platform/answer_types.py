@@ -41,7 +41,7 @@ _RELEASE = (
 )
 _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below, a percentage)
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
-_CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|eur|usd|gbp)\b)"
+_CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|pence|cents?|eur|usd|gbp)\b)"
 # An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000" or "price_gbp: 52.0", a
 # table's column "Amount (£): 520,000"), or before its currency.
 _MONEY = (
@@ -113,13 +113,17 @@ _ANSWER_TYPES = (
     ),
     (
         re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),
-        re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice)\b", re.I),
+        re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice|times an?)\b", re.I),
     ),
     # An amount of money (_MONEY_TYPE); "how many", "how much": a count or quantity (not a year, nor an article:
     # "a" is no amount), a share too ("how much did losses fall": "18 percent"; "how many households" is a count
     # of them, see _HOW_MANY).
-    # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count.
-    (re.compile(r"\bby how (?P<ask>much)\b", re.I), re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I)),
+    # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count; so is "how much
+    # of" a whole, its part ("How much of the grant is paid on signing?": "50 percent on signing").
+    (
+        re.compile(r"\b(?:by how|how(?= much of\b)) (?P<ask>much)\b", re.I),
+        re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I),
+    ),
     _MONEY_TYPE,
     (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
     # A cause, or a statement read under a heading that asks or tells why ("What made it last longer: The page …",

@@ -136,6 +136,21 @@ from llm_platform.terms import question_terms
             "instruments, item 5: name Glovebox, hourly_rate_eur 12, max_booking_hours 8",
             "instruments, item 5: name Glovebox, hourly_rate_eur 12, room A0.11",
         ),
+        (  # "N times a year" is how often
+            "How often does the Grants Committee meet?",
+            "Applications go to the Grants Committee, which meets four times a year.",
+            "The Grants Committee met in the Quayside office.",
+        ),
+        (  # an amount in pence or cents is money
+            "How much do we pay per mile?",
+            "Mileage in your own car is paid at 45 pence per mile.",
+            "We pay mileage for the first 10,000 miles.",
+        ),
+        (  # "how much of" a whole asks for its part
+            "How much of the grant is paid when the agreement is signed?",
+            "Grants are paid in instalments: 50 percent on signing the grant agreement.",
+            "Grants are paid in instalments after the grant agreement is signed.",
+        ),
         (
             "Why are patients missing appointments?",
             "Patients miss them since the bus route was cut.",
