@@ -265,8 +265,12 @@ def _explore(node: ResearchNode, run: ResearchRun) -> None:
         errors=errors,
     )
 
+    asked = {"question": node.question}
+    if node.parent_id:  # what the sibling nodes ask is theirs to answer
+        siblings = ResearchNode.objects.filter(parent_id=node.parent_id).exclude(pk=node.pk).order_by("path")
+        asked["other_parts"] = list(siblings.values_list("question", flat=True))
     findings = model_tasks.run_task(
-        model_tasks.NODE_FINDINGS, {"question": node.question}, evidence(results), run=run, subject=subject
+        model_tasks.NODE_FINDINGS, asked, evidence(results), run=run, subject=subject
     ).output["findings"]
     node.findings = cited_findings(findings, results)
     emit(run.pk, "node_findings", while_status=Status.RUNNING, node=node.path, findings=len(node.findings))

@@ -22,7 +22,7 @@ from llm_platform.statements import is_statement, statements
 from llm_platform.task_envelope import evidence_chunks, task_text
 from research_app.runs.offline import sufficiency
 from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
-from research_app.runs.offline.questions import question_clauses, question_parts, split_clauses
+from research_app.runs.offline.questions import own_part, question_clauses, question_parts, split_clauses
 from research_app.runs.split import split_by_token_overlap
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "prompts" / "schemas"
@@ -146,6 +146,36 @@ def test_a_result_that_bears_on_the_question_by_one_word_gives_no_finding():
     findings = ask("NODE_FINDINGS", {"question": "How much paid leave do new parents get?"}, results)["findings"]
     assert findings[0] == {"text": "Birth parents receive 20 weeks of paid leave.", "citations": [1]}
     assert {n for finding in findings for n in finding["citations"]} == {1}, findings
+
+
+def test_a_part_of_a_list_finds_what_answers_it_not_what_answers_the_frame_its_siblings_share():
+    """A grant team's "What does a new programme officer need to know about payments, reporting and expenses?":
+    the payments node's findings were the register's rows ("programme_officer: Leah Morgan") and "Every
+    application is read by two programme officers …", which bear on the words every part shares."""
+    frame = "What does a new programme officer need to know about"
+    results = [
+        (1, "handbook.pdf, Page 1", "A new programme officer gets to know each grantee in the first month."),
+        (2, "policy.pdf, Page 1", "Every application is read by two programme officers, who score it."),
+        (3, "email.txt", "Payment requests reach finance by noon on the Monday before a run."),
+    ]
+    question = {"question": f"{frame} payments?"}
+    others = [f"{frame} reporting?", f"{frame} expenses?"]
+    alone = ask("NODE_FINDINGS", question, results)["findings"]
+    assert alone[0]["citations"] == [1], "the frame's words found it"
+    apart = ask("NODE_FINDINGS", {**question, "other_parts": others}, results)["findings"]
+    assert apart == [{"text": results[2][2], "citations": [3]}], apart
+    # What no statement says apart from the frame leaves the findings as they were.
+    nothing = ask("NODE_FINDINGS", {"question": f"{frame} parking?", "other_parts": others}, results)["findings"]
+    assert nothing == ask("NODE_FINDINGS", {"question": f"{frame} parking?"}, results)["findings"]
+
+
+def test_a_parts_own_words_are_those_its_siblings_do_not_all_share():
+    frame = "What does a new programme officer need to know about"
+    siblings = [f"{frame} reporting?", f"{frame} expenses?"]
+    assert own_part(f"{frame} payments?", siblings) == "payments"
+    assert own_part("What did the valves cost?", ["Did the valves reduce water losses?"]) == "cost"
+    assert own_part(f"{frame} payments?", []) == ""
+    assert own_part(f"{frame} payments?", [f"{frame} payments?"]) == "", "no word of its own"
 
 
 def test_a_finding_is_weighed_with_its_sections_heading_and_quoted_without_it():

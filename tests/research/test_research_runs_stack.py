@@ -226,6 +226,20 @@ def test_a_whole_run_goes_through_the_anthropic_sdk_to_the_fake_api(api, fake_an
     assert all(r["body"]["model"] == "claude-test-model" for r in requests)
 
     assert len(run["nodes"]) >= 3 and run["nodes"][0]["status"] == "decomposed"
+    # A sub-question's findings are asked knowing what its siblings ask (theirs to answer), the root's alone.
+    findings_inputs = [
+        read_task(text_of(r["body"]["messages"][0]["content"]))[1]
+        for r, task in zip(requests, asked, strict=True)
+        if task == "NODE_FINDINGS"
+    ]
+    other_parts = {inputs["question"]: inputs.get("other_parts") for inputs in findings_inputs}
+    children = list(
+        ResearchNode.objects.filter(run_id=rid, depth=1).order_by("path").values_list("question", flat=True)
+    )
+    assert other_parts == {
+        QUESTION: None,
+        **{question: [other for other in children if other != question] for question in children},
+    }
     assert run["report"]["provider"] == "anthropic" and run["report"]["model"] == "claude-test-model"
     assert run["report"]["sections"] and run["report"]["references"]
     assert run["tokens_used"] == sum(c.input_tokens + c.output_tokens for c in run_calls(rid))

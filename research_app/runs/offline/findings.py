@@ -15,7 +15,8 @@ from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
 from llm_platform.terms import comparison_key, cut_text, split_leading_heading
 
-from .inputs import required_question
+from .inputs import required_question, strings_of
+from .questions import own_part
 
 MAX_FINDINGS = 8
 MAX_SENTENCES_PER_RESULT = 2
@@ -120,7 +121,16 @@ def node_findings(prompt: str) -> dict:
                     headings.append(under)
                     said[number].append(sentence)
     by_result: dict[int, list[tuple[float, int, str]]] = {}
-    scores = relevance(question, [sentence for _number, _position, sentence in candidates], headings)
+    texts = [sentence for _number, _position, sentence in candidates]
+    scores = relevance(question, texts, headings)
+    part = own_part(question, strings_of(inputs.get("other_parts")))
+    if part:
+        # A statement that bears on the frame every part shares alone answers a sibling's part as well as this
+        # one: "programme_officer: Leah Morgan" for "… need to know about payments?" beside "… about expenses?".
+        focused = [
+            score if near > 0 else 0.0 for score, near in zip(scores, relevance(part, texts, headings), strict=True)
+        ]
+        scores = focused if any(focused) else scores
     for (number, position, sentence), score in zip(candidates, scores, strict=True):
         if score > 0:
             by_result.setdefault(number, []).append((score, position, sentence))

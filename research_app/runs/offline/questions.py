@@ -20,7 +20,10 @@ from llm_platform.terms import (
     question_terms,
     split_sentences,
     stem,
+    surface_words,
 )
+
+from .inputs import term_set
 
 MAX_SUBJECT_WORDS = 5
 MAX_LISTED_WORDS = 3  # the words of one thing of a list a question asks about ("booking equipment")
@@ -144,6 +147,18 @@ def _asks(piece: str) -> bool:
     """Whether a piece asks something of its own: it names something, or asks it of the subject ("what is
     being done about it"). A bare "why" or "how" does not ("How and why did costs rise?")."""
     return bool(question_terms(piece) or _PRONOUN_IT.search(piece))
+
+
+def own_part(question: str, other_parts: list[str]) -> str:
+    """The words of a sub-question that its sibling parts do not all share ("payments" of "What does a new
+    programme officer need to know about payments?" beside "… about reporting?" and "… about expenses?"): what
+    this node asks apart from them. "" without siblings, or when it shares every word with them or none."""
+    if not other_parts:
+        return ""
+    shared = frozenset.intersection(*map(term_set, other_parts))
+    words = surface_words(question)
+    own = [word for term, word in words.items() if term not in shared]
+    return " ".join(own) if 0 < len(own) < len(words) else ""
 
 
 def question_clauses(question: str) -> list[str]:

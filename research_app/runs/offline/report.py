@@ -18,7 +18,7 @@ from llm_platform.terms import comparison_key, cut_text
 from ..split import plural
 from .findings import numbered_results, whole_statements
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
-from .questions import question_clauses, without_frame
+from .questions import own_part, question_clauses, without_frame
 
 MAX_REPORT_SECTIONS = 20  # report.schema.json
 MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"
@@ -261,7 +261,9 @@ def _report_summary(findings: list[dict], items: list[dict], question: str, stat
         # lead each part to the best-said one's sentences.
         own = [i for i, (_sentence, _cited, _heading, asked) in enumerate(candidates) if asked == comparison_key(part)]
         pool = own or list(range(len(candidates)))
-        scores = relevance(part, [texts[i] for i in pool], [headings[i] for i in pool])
+        # … and what it asks apart from the others ("payments") ranks them.
+        focus = own_part(part, [other for other in clauses if other != part]) or part
+        scores = relevance(focus, [texts[i] for i in pool], [headings[i] for i in pool])
         best = max(range(len(pool)), key=lambda k: (scores[k], candidates[pool[k]][1], -pool[k]), default=None)
         if best is not None and (own or scores[best] > 0):
             ranked.append(pool[best])
