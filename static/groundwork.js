@@ -96,10 +96,10 @@ function swapChildren(shown, fresh) {
     return child;
   });
   next.push(...[...shown.children].filter((child) => child.hasAttribute("data-client-only")));
-  const focused = shown.contains(document.activeElement) ? document.activeElement.id : "";
+  const focused = shown.contains(document.activeElement) ? document.activeElement : null, at = focused?.matches("a[href]") ? [...twins(focused)].indexOf(focused) : -1;
   next.forEach((child, i) => { if (shown.children[i] !== child) shown.insertBefore(child, shown.children[i] || null); });
   while (shown.children.length > next.length) shown.lastElementChild.remove();
-  if (focused && !shown.contains(document.activeElement)) $(focused)?.focus();
+  if (focused && !focused.isConnected) (focused.id ? $(focused.id) : twins(focused)[at])?.focus();  // a citation has no id: its twin
 }
 function carryTyped(old, fresh) {
   for (const field of old.querySelectorAll("textarea[id], input[id]:not([type=hidden])")) {
