@@ -621,6 +621,12 @@ def test_an_email_is_read_under_its_subject_its_header_one_record_its_body_its_p
         "The board has set aside up to EUR 40,000 for the change — please price it by 27 November."
     )
     assert "Message-ID" not in saved.text and "--b1" not in saved.text and "<p>" not in saved.text
+    # Its text keeps the characters the file holds, with or without a declared charset.
+    for charset_field in ("", "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n"):
+        utf8 = f"From: Priya <p@lab.example>\nSubject: Freezer\n{charset_field}\nThe -80 °C freezer, Wójcik said.\n"
+        assert extract_document(utf8.encode(), "freezer.txt", "text/plain", None).text.endswith(
+            "The -80 °C freezer, Wójcik said."
+        )
     # A note that opens with a label is no e-mail: one field a mail program shows is not a header.
     note = extract_document(b"Subject: budget\n\nThe budget rose.\n", "note.txt", "text/plain", None)
     assert note.text == "Subject: budget\n\nThe budget rose."
