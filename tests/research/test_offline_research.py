@@ -604,6 +604,15 @@ def test_a_list_of_three_things_is_asked_of_each_and_two_things_stay_one_part():
         "What are the costs of the project",
         "What are the timeline of the project",
     ]
+    # A doing that ends the list takes what follows as its own; "of" follows a thing shared by all.
+    assert split_clauses("What does a new student need to know about safety, booking and looking after data?") == [
+        "What does a new student need to know about safety",
+        "What does a new student need to know about booking",
+        "What does a new student need to know about looking after data",
+    ]
+    assert split_clauses("What are the costs, risks and funding of the project?")[2] == (
+        "What are the funding of the project"
+    )
     assert split_clauses("Did the programme reduce costs and complaints?") == [
         "Did the programme reduce costs and complaints"
     ]

@@ -112,6 +112,12 @@ def _listed_parts(clause: str) -> list[str]:
     if start == 0 or any(not 0 < len(thing) <= MAX_LISTED_WORDS or any(map(_is_stop_word, thing)) for thing in listed):
         return [clause]
     lead, tail = first[:start], last[end:]
+    # A last thing that is a doing takes what follows as its own ("safety, booking instruments and looking after
+    # their data" asks about "looking after their data", not about "safety after their data"); "of" follows a
+    # thing shared by all ("the costs, risks and funding of the project").
+    doing = listed[-1][-1].lower()
+    if tail and tail[0].lower() != "of" and doing.endswith("ing") and _looks_like_verb(doing, bare_verbs=False):
+        listed[-1], tail = [*listed[-1], *tail], []
     return [" ".join([*lead, *thing, *tail]) for thing in listed]
 
 
