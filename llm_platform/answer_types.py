@@ -113,7 +113,12 @@ _ANSWER_TYPES = (
     ),
     (
         re.compile(r"\bhow (?P<ask>often|frequently)\b", re.I),
-        re.compile(r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice|times an?)\b", re.I),
+        # … or an interval, also as a record's field ("calibration: interval_days 90")
+        re.compile(
+            r"\b(?:every|each|per|daily|weekly|monthly|yearly|annually|hourly|once|twice|times an?)\b"
+            r"|(?:\b|_)(?:interval|frequency)(?:\b|_)",
+            re.I,
+        ),
     ),
     # An amount of money (_MONEY_TYPE); "how many", "how much": a count or quantity (not a year, nor an article:
     # "a" is no amount), a share too ("how much did losses fall": "18 percent"; "how many households" is a count

@@ -141,6 +141,11 @@ from llm_platform.terms import question_terms
             "Applications go to the Grants Committee, which meets four times a year.",
             "The Grants Committee met in the Quayside office.",
         ),
+        (  # … and so is an interval, in a record's field too
+            "How often are the backups tested?",
+            "backups: store offsite, restore_test_interval_weeks 6",
+            "backups: store offsite, last_restore_test 2026-09-14",
+        ),
         (  # an amount in pence or cents is money
             "How much do we pay per mile?",
             "Mileage in your own car is paid at 45 pence per mile.",
