@@ -968,9 +968,14 @@ def test_each_part_of_a_list_is_summarised_by_its_own_nodes_answer():
         {"node": "1.2", "question": f"{frame} waste?", "text": waste, "citations": [2]},
         {"node": "1.3", "question": f"{frame} booking equipment?", "text": booking, "citations": [3]},
     ]
+    # The whole question's own finding that says only the frame's words goes after the parts' sections.
+    findings.insert(
+        0, {"node": "1", "question": question, "text": "A new lab member needs to know this page.", "citations": [4]}
+    )
     inputs = report_inputs(question=question, findings=findings, context_items=[], file_summaries=[])
     out = ask("REPORT", inputs, REPORT_RESULTS)
     assert out["summary"] == f"{safety} {waste} {booking}", out["summary"]
+    assert [s["heading"] for s in out["sections"]][-1] == "Further findings"
 
 
 def test_a_summary_sentence_that_refers_back_is_told_with_the_one_before_it():

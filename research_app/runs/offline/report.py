@@ -29,6 +29,7 @@ MAX_OPEN_QUESTIONS = 15
 MAX_OPEN_QUESTION_CHARS = 500
 
 FROM_FILES_HEADING = "From your files"
+FRAME_WORDS = 3  # the parts of a question that lists things in one frame open with the same words
 SEARCHED_HEADING = "What was searched"
 FURTHER_HEADING = "Further findings"
 
@@ -212,13 +213,18 @@ def _best_answer_first(
     sections: list[dict], root_questions: set[str], question: str, heading_of: dict[str, str]
 ) -> list[dict]:
     """The question's own section stays first when its lead answers the question at least as well as
-    every sub-question's lead; else it follows them, as "Further findings"."""
+    every sub-question's lead; else it follows them, as "Further findings". Of a question that asks several
+    things in one frame, a lead is weighed by the things it asks, not by the frame ("This page is for new PhD
+    students" for "What does a new PhD student need to know about safety, booking and …")."""
     own = [s for s in sections if s["heading"] in root_questions]
     others = [s for s in sections if s["heading"] not in root_questions]
     if not own or not others:
         return sections
+    parts = question_clauses(question)
+    listed = len(parts) > 1 and len({tuple(part.split()[:FRAME_WORDS]) for part in parts}) == 1
+    asked = own_part(question, parts) if listed else ""
     leads = [s["paragraphs"][0]["text"] for s in sections]
-    scores = relevance(question, leads, [heading_of.get(lead, "") for lead in leads])
+    scores = relevance(asked or question, leads, [heading_of.get(lead, "") for lead in leads])
     scores = dict(zip((id(s) for s in sections), scores, strict=True))
     if scores[id(own[0])] >= max(scores[id(s)] for s in others):
         return sections
