@@ -39,6 +39,7 @@ from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import (
     DEMONSTRATIVE_NOUN,
     QUOTATION,
+    WORD,
     base_term,
     content_terms,
     initialism_terms,
@@ -150,9 +151,14 @@ def section_answer(
 
 
 def refers_back(candidate: Candidate) -> bool:
-    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list").
-    Quoted words are left out: in quoted speech ("write this data …") a demonstrative points within the quote."""
+    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list"), or
+    says what to do when that thing does something, naming it with a pronoun ("The oxygen monitor alarms at
+    19.5 percent. If it sounds, leave the room"). Quoted words are left out: in quoted speech ("write this
+    data …") a demonstrative points within the quote."""
     text = QUOTATION.sub(" ", candidate.text)
+    condition = [word.lower() for word in WORD.findall(text)[:2]]
+    if candidate.before and condition[:1] in (["if"], ["when"]) and condition[1:] in (["it"], ["they"]):
+        return True
     return any(stem(noun.lower()) in candidate.before for noun in DEMONSTRATIVE_NOUN.findall(text))
 
 

@@ -641,6 +641,20 @@ def test_a_sentence_keeps_the_subject_of_its_paragraph():
     assert answer["citations"] == ["log.md::S3"] and "12,000 euros" in answer["answer"]
 
 
+@pytest.mark.usefixtures("local_embeddings")
+def test_what_to_do_when_it_happens_is_said_with_the_sentence_that_names_it():
+    """ "What should I do if the oxygen alarm goes off?" was answered with the alarm's level alone: "If it sounds,
+    leave the room …" names the monitor only by "it", so it held none of the question's words."""
+    cryogens = passage(
+        "handbook.pdf::S7",
+        "Cryogens",
+        ("The oxygen monitor in 2.16 alarms at 19.5 percent.", "If it sounds, leave the room and call security."),
+    )
+    answer = chat("What should I do if the oxygen alarm goes off?", [*SESSION, cryogens])
+    assert answer["answer"].endswith("If it sounds, leave the room and call security (handbook.pdf::S7)."), answer
+    assert answer["answer"].startswith("The oxygen monitor in 2.16 alarms"), "the pronoun's thing is said first"
+
+
 def test_a_month_asked_by_name_finds_the_row_of_its_iso_date():
     rows = [
         f"month: 2024-{m:02d}; booked: {b}; missed: {x}" for m, b, x in ((1, 1210, 118), (2, 1180, 79), (3, 1250, 70))
