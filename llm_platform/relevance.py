@@ -19,6 +19,7 @@ import numpy as np
 
 from . import embeddings
 from .answer_types import asks_answer_type, can_answer
+from .prose import csv_row_fields
 from .terms import bm25_rank
 
 KEYWORD_WEIGHT = 0.4
@@ -66,6 +67,7 @@ def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None
     answer (a chat card's suggestion) is about its subject, not any sum of money. With `headings`, a text
     bears on the question when it does read under its heading, and ranks by itself with HEADING_WEIGHT of
     what the heading adds."""
+    texts, headings = _rows_by_their_values(texts, headings)
     headed = headings is not None and any(headings)
     read = _headed(texts, headings) if headed else []
     keyword = bm25_rank(question, list(texts))
@@ -92,6 +94,25 @@ def nearness(question: str, texts: Sequence[str], headings: Sequence[str] | None
         else 0.0
         for score, cosine, gate, gate_cosine in zip(keyword, cosines, keyword_gate, cosines_gate, strict=True)
     ]
+
+
+def _rows_by_their_values(
+    texts: Sequence[str], headings: Sequence[str] | None
+) -> tuple[Sequence[str], Sequence[str] | None]:
+    """The texts with each table row said by its values, its column names joining its heading: every row of a
+    table has them, as every sentence of a section its heading ("booking_id: B-2306; instrument: XRD; …" is
+    no answer to what a new student needs to know about booking instruments)."""
+    rows = [csv_row_fields(text) for text in texts]
+    if not any(rows):
+        return texts, headings
+    headings = headings or [""] * len(texts)
+    return (
+        ["; ".join(value for _name, value in row) if row else text for row, text in zip(rows, texts, strict=True)],
+        [
+            " ".join([heading, *(name for name, _value in row)]).strip() if row else heading
+            for row, heading in zip(rows, headings, strict=True)
+        ],
+    )
 
 
 def _headed(texts: Sequence[str], headings: Sequence[str]) -> list[str]:

@@ -285,5 +285,14 @@ def test_a_heading_makes_its_statements_relevant_but_does_not_rank_them(settings
         question, cause = "What went wrong with the checkout?", ["A configuration change lowered the pool to ten."]
         assert relevance(question, cause) == [0.0]
         assert relevance(question, cause, ["Checkout outage > Root cause"])[0] > 0
+        # A table's column names are its rows' heading: a booking log's rows, whose columns say "booking" and
+        # "instrument", are no better an answer on booking instruments than the rule for it.
+        question = "What does a new student need to know about booking instruments?"
+        texts = [
+            "booking_id: B-2306; instrument: XRD; user: Tomasz Wójcik; date: 2026-10-13; hours: 5",
+            "Bookings that are not cancelled at least 24 hours ahead are charged in full to the project.",
+        ]
+        scores = relevance(question, texts)
+        assert scores[1] > scores[0] > 0, scores
     finally:
         embeddings.reset_provider()
