@@ -28,7 +28,7 @@ import re
 from collections import Counter
 
 from llm_platform.answer_types import holds_date
-from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_prose, speaker
+from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_mail_header, is_prose, speaker
 from llm_platform.statements import ended, labelled_people, references_start, without_code, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
@@ -411,11 +411,14 @@ def _located_statements(filename: str, file_format: str, spans: list[dict]) -> t
         in_references = list_line is not None
         if list_line is not None:
             text = "\n".join(text.split("\n")[: max(list_line - 1, 0)])
-        # A line that ends on a comma is an e-mail's greeting or closing ("Hi People team,", "Best regards,").
+        # A line that ends on a comma is an e-mail's greeting or closing ("Hi People team,", "Best regards,"); its
+        # header says who wrote to whom, not what the message states.
         statements = [
             s
             for s in split_sentences(text)
-            if not s.endswith(",") and (is_prose(s) or csv_row_fields(s) or labelled_people(s))
+            if not s.endswith(",")
+            and not is_mail_header(s)
+            and (is_prose(s) or csv_row_fields(s) or labelled_people(s))
         ]
         runs_on = file_format in PAGED_FORMATS and after is not None and statements
         if runs_on and _runs_on(statements[-1], after["text"]):

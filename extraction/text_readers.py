@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from llm_platform.prose import closes_fence, code_fence
+from llm_platform.prose import MAIL_FIELDS, closes_fence, code_fence
 
 from .blocks import Block, _paragraphs, _path, heading_level, section_number
 from .decoding import normalise_text
@@ -233,11 +233,6 @@ def _json_lines(text: str) -> list | None:
         return [json.loads(line) for line in lines]
     except (json.JSONDecodeError, RecursionError):
         return None
-
-
-# The fields a mail program shows above a message; the rest of an e-mail's header is its transport's
-# (Received, Message-ID, MIME-Version, DKIM-Signature, …).
-MAIL_FIELDS = ("From", "To", "Cc", "Date", "Subject")
 
 
 def _text_blocks(text: str, budget: "_Budget") -> list[Block]:

@@ -68,6 +68,18 @@ def csv_row_fields(line: str) -> list[tuple[str, str]]:
     return [(name, value) for name, _separator, value in fields]
 
 
+# The fields a mail program shows above a message; the rest of an e-mail's header is its transport's
+# (Received, Message-ID, MIME-Version, DKIM-Signature, …). The text reader writes them as one record.
+MAIL_FIELDS = ("From", "To", "Cc", "Date", "Subject")
+
+
+def is_mail_header(line: str) -> bool:
+    """Whether a record is an e-mail's header ("From: Priya …; To: lab-all@…; Date: Mon, 19 Oct 2026 …"): who
+    wrote to whom and when, the envelope of what the message states."""
+    fields = csv_row_fields(line)
+    return bool(fields) and all(name in MAIL_FIELDS for name, _value in fields)
+
+
 def is_table_row(line: str) -> bool:
     """A row of a table, never prose (nor a wrapped line of it: llm_platform.terms.split_sentences)."""
     return bool(_TABLE_CELLS.match(line) or csv_row_fields(line))

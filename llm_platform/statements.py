@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .json_records import said_records
-from .prose import MAX_COLUMN_NAME_CHARS, closes_fence, code_fence, csv_row_fields, is_prose
+from .prose import MAX_COLUMN_NAME_CHARS, closes_fence, code_fence, csv_row_fields, is_mail_header, is_prose
 from .tables import said_as_records
 from .terms import WORD, sentences_by_line
 
@@ -111,8 +111,8 @@ def is_statement(text: str) -> bool:
     text = text.strip()
     if not text or text.endswith("?"):
         return False
-    if csv_row_fields(text):  # a CSV's row states its values
-        return True
+    if csv_row_fields(text):  # a CSV's row states its values; an e-mail's header, who wrote to whom, does not
+        return not is_mail_header(text)
     if labelled_people(text):
         return True
     if not is_prose(text) or _names_only(text):

@@ -27,6 +27,7 @@ from llm_platform.models import LLMCall
 from llm_platform.offline import OfflineProvider
 from llm_platform.output import parse_model_json
 from llm_platform.sourcerefs import ref_key
+from llm_platform.statements import is_statement
 
 KINDS = {"fact", "analysis", "case", "definition", "constraint", "lead", "conflict"}
 
@@ -233,6 +234,11 @@ def test_an_e_mails_greeting_and_closing_are_no_facts():
     claims = [fact["claim"] for fact in digest["facts"]]
     assert claims == ["I plan to move to Lisbon in March.", "My manager supports the move."], claims
     assert "Hi People" not in digest["summary"] and "regards" not in digest["summary"], digest["summary"]
+    # Nor is its header, as the text reader writes it: who wrote to whom, not what the message states.
+    header = "From: Dan Reis <dan@example.org>; To: People team <people@example.org>; Date: Mon, 19 Oct 2026 09:12"
+    digest = file_digest("email.txt", spans_of(f"Moving to Lisbon\n\n{header}\n\n{text}"))
+    assert [fact["claim"] for fact in digest["facts"]] == claims, digest["facts"]
+    assert not is_statement(header) and is_statement("name: Dan Reis; team: People; office: Lisbon")
 
 
 def test_offline_digest_of_an_empty_file_is_valid_and_says_so():
