@@ -32,6 +32,7 @@ from llm_platform.prose import MAX_COLUMN_NAME_CHARS, csv_row_fields, is_mail_he
 from llm_platform.statements import ended, labelled_people, references_start, without_code, without_licence
 from llm_platform.tables import said_as_records
 from llm_platform.terms import (
+    WORD,
     comparison_key,
     content_terms,
     cut_text,
@@ -170,6 +171,19 @@ _HEDGE = re.compile(
     r"|remains? to be seen|open question)\b|\?",
     re.I,
 )
+# … nor does a "may" that a limit goes with ("Nobody may work alone", "Only trained staff may fill dewars", "no
+# more than 50 litres may be kept", "Each student may claim up to £1,500"): what is allowed, a rule.
+RULE_LIMITS = ("only", "nobody", "no one", "no more than", "up to", "at most", "never")
+
+
+def _hedged(sentence: str) -> bool:
+    hedges = {match.group().lower() for match in _HEDGE.finditer(sentence)}
+    if hedges != {"may"}:
+        return bool(hedges)
+    words = f" {' '.join(WORD.findall(sentence.lower()))} "
+    return not any(f" {limit} " in words for limit in RULE_LIMITS)
+
+
 # Opinion and hearsay lower reliability without being an open question.
 _OPINION = _cue(
     r"I think",
@@ -364,7 +378,7 @@ def per_file_digest(prompt: str) -> dict:
     ranks: dict[str, tuple[int, int]] = {}
     uncertainties: dict[str, dict] = {}
     for position, sentence, ref in located:
-        hedged = bool(_HEDGE.search(sentence))
+        hedged = _hedged(sentence)
         if hedged:
             uncertainty = {"text": cut_text(sentence, MAX_CLAIM_CHARS), "sources": [ref]}
             add_unique(uncertainties, comparison_key(sentence), uncertainty)
@@ -552,7 +566,7 @@ def _file_summary(sentences: list[str], fields: set[str], facts: list[dict], fil
         position, sentence = item
         score = min(len(sentence), 200) // 40 + (2 if _DIGIT.search(sentence) else 0)
         score += 1 if _kind(sentence) else 0
-        score -= 2 if _HEDGE.search(sentence) else 0
+        score -= 2 if _hedged(sentence) else 0
         score += min(len(said[position] & recurring), MAX_RECURRING_TERMS)
         score += 1 if position == 0 else 0  # an opening sentence often says what the document is
         return (-score, position)

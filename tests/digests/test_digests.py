@@ -1238,6 +1238,13 @@ def test_a_rules_may_not_is_no_uncertainty_and_a_hedges_may_is_one():
     )
     doubts = [item["text"] for item in file_digest("agreement.txt", spans)["uncertainties"]]
     assert doubts == ["Night-time losses may be underestimated by 3 percent."], doubts
+    # A "may" that a limit goes with says what is allowed: a lab handbook's rules were its uncertainties.
+    spans = spans_of(
+        "Nobody may work alone with cryogens. Only trained staff may fill dewars. No more than 50 litres may be "
+        "kept in the room. Each student may claim up to 1,500 pounds. The dewar may be empty by Friday."
+    )
+    doubts = [item["text"] for item in file_digest("handbook.txt", spans)["uncertainties"]]
+    assert doubts == ["The dewar may be empty by Friday."], doubts
 
 
 def test_a_sentence_the_document_repeats_is_told_once_in_its_summary():
