@@ -532,6 +532,12 @@ def test_a_thing_after_the_verb_and_a_preposition_is_the_subject():
     assert question_parts(question)[0] == "the DNA extraction of the deep soil cores"
     assert question_clauses(question)[1] == "how was the DNA extraction of the deep soil cores fixed"
     assert question_parts("What happened to the pumps at station north?")[0] == "the pumps"
+    # … but what "happens" is an event: what went wrong (a figure keeps its minus sign).
+    question = "What went wrong with the -80 freezer, and what are we changing so it does not happen again?"
+    assert question_clauses(question)[1] == (
+        "what are we changing so what went wrong with the -80 freezer does not happen again"
+    )
+    assert question_clauses("What caused the outage, and why did it happen?")[1] == "why did the outage happen"
     # Without a determiner after the preposition, the words before the verb stay the subject.
     assert question_parts("What water losses occurred in 2022?")[0] == "water losses"
 

@@ -55,6 +55,7 @@ PREDICATE_WORDS = frozenset(
 _PREPOSITIONS = frozenset(
     "across along among around behind beside beyond despite inside near outside per towards".split()
 )
+EVENT_VERBS = frozenset({"happen", "occur"})  # stems: what they say of "it" is said of an event
 # Who asks ("Should *we* build offline mode, and what would it cost?"): "it" is then what they would do.
 _PERSONAL_PRONOUNS = frozenset("i we you they".split())
 # … unless the question word is what they do something to ("What do we offer new parents, and how does it
@@ -176,9 +177,21 @@ def question_clauses(question: str) -> list[str]:
     if len(clauses) < 2:
         return clauses
     referent = _referent(clauses[0], subject) if subject else _doing(clauses[0]) or _asked_of_itself(clauses[0])
+    # What happens is an event: "so it does not happen again" after "What went wrong with the freezer" is what
+    # went wrong, not the freezer; after "What caused the outage", the outage (its verb's object).
+    asked = _words(clauses[0])
+    event = _asked_of_itself(clauses[0]) if len(asked) > 2 and asked[2].lower() not in _DETERMINERS else ""
     return clauses[:1] + [
-        _named(_with_plural_subject(_with_subject(clause, referent), subject), clauses[0]) for clause in clauses[1:]
+        _named(_with_plural_subject(_with_subject(clause, _event_or(referent, event, clause)), subject), clauses[0])
+        for clause in clauses[1:]
     ]
+
+
+def _event_or(referent: str, event: str, clause: str) -> str:
+    """What "it" of `clause` stands for: `event`, the first clause asked of itself, where the clause says that "it"
+    happens or occurs; else `referent`."""
+    happens = event and {base_term(stem(word.lower())) for word in WORD.findall(clause)} & EVENT_VERBS
+    return event if happens else referent
 
 
 def _named(clause: str, first: str) -> str:
@@ -296,6 +309,8 @@ def _words(text: str) -> list[str]:
     for match in WORD.finditer(text):
         if words and text[end : match.start()] == "-":
             words[-1] += f"-{match.group()}"
+        elif text[match.start() - 1 : match.start()] == "-" and match.group()[0].isdigit():
+            words.append(f"-{match.group()}")  # a negative figure: "the -80 freezer"
         else:
             words.append(match.group())
         end = match.end()
