@@ -1254,6 +1254,15 @@ def test_a_context_item_that_says_a_finding_under_a_label_is_not_told_again():
     told = [p["text"] for p in paragraphs(ask("REPORT", inputs, REPORT_RESULTS))]
     assert sum("now retries a failed card" in text for text in told) == 1, told
     assert "A failed card authorisation is logged by the checkout service." in told, told
+    # … nor one that a finding tells with the sentence after it, which refers back to it.
+    failed = "The freezer in 2.14 failed on Saturday night."
+    findings = [
+        {"node": "1", "question": question, "text": f"{failed} Its temperature reached -41 °C.", "citations": [3]}
+    ]
+    items = [{"kind": "fact", "text": failed, "sources": ["email.txt::S1"]}]
+    inputs = report_inputs(question="What went wrong with the freezer?", findings=findings, context_items=items)
+    told = [p["text"] for p in paragraphs(ask("REPORT", inputs, REPORT_RESULTS))]
+    assert sum(failed in text for text in told) == 1, told
 
 
 @pytest.mark.parametrize(

@@ -104,8 +104,9 @@ def _distinct_items(value: object) -> list[dict]:
 def _told(key: str, told: set[str]) -> bool:
     """Whether a sentence is told already: said by a finding, with or without the label a digest or a page puts
     before it ("2026.11 (released 12 November 2026): The checkout service now retries …" of the finding "The
-    checkout service now retries …", a release note's item under its heading)."""
-    return any(key.endswith(said) or said.endswith(key) for said in told if said and key)
+    checkout service now retries …", a release note's item under its heading), or as one of a finding's sentences
+    (a finding tells the sentence a next one refers back to with it: "The freezer failed. Its temperature …")."""
+    return any(key.endswith(said) or f" {key} " in f" {said} " for said in told if said and key)
 
 
 def _relevant_items(items: list[dict], question: str) -> list[dict]:
