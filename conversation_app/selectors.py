@@ -27,6 +27,9 @@ class MessageSource:
 class ShownMessage:
     message: ChatMessage
     sources: list[MessageSource] = field(default_factory=list)
+    # The question an answer replies to, where the log does not show it just above: an answer given when its
+    # request card expired, or after a supply, comes after the questions asked since.
+    replying_to: str = ""
 
 
 @dataclass
@@ -89,6 +92,7 @@ def chat_pane(session: ResearchSession, announced: set[str] | None = None) -> Ch
         if announced is None or str(message.pk) in announced
     ]
     questions = {message.pk: message.content for message in messages}
+    above = dict(zip((m.pk for m in messages), [None, *(m.pk for m in messages)], strict=False))  # the one above
     open_requests = conversation.context_requests.filter(status=ContextRequest.Status.OPEN).prefetch_related("supplies")
     shown_requests = []
     for request in open_requests:
@@ -99,7 +103,16 @@ def chat_pane(session: ResearchSession, announced: set[str] | None = None) -> Ch
         )
     return ChatPane(
         session=session,
-        messages=[ShownMessage(message=message, sources=_sources(message)) for message in messages],
+        messages=[
+            ShownMessage(
+                message=message,
+                sources=_sources(message),
+                replying_to=""
+                if message.reply_to_id in (None, above[message.pk])
+                else questions.get(message.reply_to_id, ""),
+            )
+            for message in messages
+        ],
         open_requests=shown_requests,
         files=files,
     )

@@ -62,6 +62,15 @@ def test_the_session_page_arrives_with_its_chat_rendered_and_escaped(browser_cli
     assert HOSTILE not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert f'id="request-{request.pk}"' in html and "Who runs it" in html
     assert 'name="idempotency_key"' in html  # its forms post without script
+    assert 'class="replying-to"' not in html, "an answer right below its question quotes nothing"
+    # An answer that came after later questions (its card expired, or was supplied) quotes the one it answers.
+    conversation = Conversation.objects.get(session_id=sid)
+    first = conversation.messages.get(content=HOSTILE)
+    conversation.messages.create(role="user", author=first.author, content="And the second pilot?", status="answered")
+    conversation.messages.create(role="assistant", content="It ran in 2022.", status="answered", reply_to=first)
+    html = browser_client.get(f"/sessions/{sid}/").content.decode()
+    quoted = '<blockquote class="replying-to">“&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;”'
+    assert html.count('class="replying-to"') == 1 and quoted in html
 
 
 def test_a_chat_form_posted_without_script_asks_once_and_replays_a_repeat(browser_client, session_with_chat, member):
