@@ -160,19 +160,19 @@ _KIND_CUES: list[tuple[str, re.Pattern]] = [
     ),
 ]
 
-# Hedges make a sentence an uncertainty. "may" only in lower case: "May 2021" is a month; "may not" and "may
-# only" state a rule ("Indirect costs may not exceed 12 percent"), as a contract or a policy does. "could not"
-# says what was not possible ("38 machines could not run the software"), a fact.
+# Hedges make a sentence an uncertainty. "may" only in lower case: "May 2021" is a month; "may not" states a rule
+# ("Indirect costs may not exceed 12 percent"), as a contract or a policy does. "could not" says what was not
+# possible ("38 machines could not run the software"), a fact.
 _HEDGE = re.compile(
-    r"\b(?:(?-i:may)(?! not\b| only\b)|might|could(?! not\b)|possibly|perhaps|unclear|uncertain\w*|unknown"
+    r"\b(?:(?-i:may)(?! not\b)|might|could(?! not\b)|possibly|perhaps|unclear|uncertain\w*|unknown"
     r"|not (?:yet )?(?:known|clear|confirmed)|approximately|approx\.|about(?= \d)|around(?= \d)|roughly"
     r"|estimated?|preliminary|likely|unlikely"
     r"|appears? to|seems? to|not yet|tentative\w*|unconfirmed|unverified|reportedly|allegedly|to be confirmed"
     r"|remains? to be seen|open question)\b|\?",
     re.I,
 )
-# … nor does a "may" that a limit goes with ("Nobody may work alone", "Only trained staff may fill dewars", "no
-# more than 50 litres may be kept", "Each student may claim up to £1,500"): what is allowed, a rule.
+# … and so does a "may" that a limit goes with ("Funds may only be spent in Eastport", "Nobody may work alone", "Only
+# trained staff may fill dewars", "no more than 50 litres may be kept", "Each student may claim up to £1,500").
 RULE_LIMITS = ("only", "nobody", "no one", "no more than", "up to", "at most", "never")
 
 

@@ -53,9 +53,12 @@ _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 _SINCE_A_TIME = rf"since(?!\s+(?:{_MONTH}|{_YEAR}|\d|then|last|early|late)\b)"
 # ", so" joins a cause to its effect ("The page reached the wrong person, so nobody acted").
 _CAUSE_WORDS = rf"(?:because|due to|owing to|{_SINCE_A_TIME}|so that|, so|in order to|as a result|caus\w*|reasons?)"
+# The verbs that say something took place: "Why did it happen?" asks for a cause, "it" of "so it does not happen
+# again" is an event (research_app's question clauses).
+EVENT_VERBS = frozenset({"happen", "occur"})
 # "Why did it happen?": its verb is answered by the cause, as "caused" of "what caused it".
 WHY = re.compile(
-    r"^\W*why\b(?:.*\b(?P<ask_event>happen(?:s|ed)?|occur(?:s|red)?)\b)?"
+    rf"^\W*why\b(?:.*\b(?P<ask_event>(?:{'|'.join(sorted(EVENT_VERBS))})(?:s|ed|red)?)\b)?"
     r"|\bwhat (?P<ask>caused|causes|made|makes|(?:was|is) the (?:cause|reason))\b",
     re.I,
 )

@@ -81,6 +81,8 @@ WORD = re.compile(r"[^\W_]+")
 QUOTATION = re.compile(r"[\"“”]([^\"“”]*)[\"“”]")
 # A noun taken up from what was said before: "this list", "that key", "such files".
 DEMONSTRATIVE_NOUN = re.compile(r"\b(?:this|these|that|those|such) ([^\W\d_]+)", re.I)
+# Words that take up what the sentence before said ("FieldPad has no offline mode. Its roadmap promises one …").
+BACK_REFERENCES = frozenset("it its they their them this these those he his she her".split())
 
 
 def written_numbers(text: str) -> list[int]:

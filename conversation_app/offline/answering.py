@@ -37,6 +37,7 @@ from llm_platform.answer_types import (
 )
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import (
+    BACK_REFERENCES,
     DEMONSTRATIVE_NOUN,
     QUOTATION,
     WORD,
@@ -151,13 +152,13 @@ def section_answer(
 
 
 def refers_back(candidate: Candidate) -> bool:
-    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list"), or
-    says what to do when that thing does something, naming it with a pronoun ("The oxygen monitor alarms at
-    19.5 percent. If it sounds, leave the room"). Quoted words are left out: in quoted speech ("write this
-    data …") a demonstrative points within the quote."""
+    """Whether the sentence names a thing of the sentence before it with a demonstrative ("this list"), or with a
+    pronoun after its first word ("The oxygen monitor alarms at 19.5 percent. If it sounds, leave the room"; not
+    the "It" of "It is good practice to …", which may take up nothing). Quoted words are left out: in quoted speech
+    ("write this data …") a demonstrative points within the quote."""
     text = QUOTATION.sub(" ", candidate.text)
-    condition = [word.lower() for word in WORD.findall(text)[:2]]
-    if candidate.before and condition[:1] in (["if"], ["when"]) and condition[1:] in (["it"], ["they"]):
+    opening = [word.lower() for word in WORD.findall(text)[:2]]
+    if candidate.before and opening[1:] and opening[1] in BACK_REFERENCES:
         return True
     return any(stem(noun.lower()) in candidate.before for noun in DEMONSTRATIVE_NOUN.findall(text))
 

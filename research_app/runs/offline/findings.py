@@ -13,7 +13,7 @@ from llm_platform.extractive import chunk_text
 from llm_platform.relevance import ANSWERS, relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
-from llm_platform.terms import comparison_key, cut_text, split_leading_heading
+from llm_platform.terms import BACK_REFERENCES, comparison_key, cut_text, split_leading_heading
 
 from .inputs import required_question, strings_of
 from .questions import own_part
@@ -66,12 +66,9 @@ def numbered_results(prompt: str) -> list[tuple[int, str, str]]:
     return results
 
 
-# A statement that opens with one of these takes up the one before it ("FieldPad has no offline mode. Its
-# roadmap promises one for 2027."): quoted alone, it would not say what it is about.
-BACK_REFERENCES = frozenset("it its they their them this these those he his she her".split())
-
-
 def refers_back(statement: str) -> bool:
+    """Whether a statement opens with a word that takes up the one before it (BACK_REFERENCES): quoted alone,
+    it would not say what it is about."""
     first = statement.split(maxsplit=1)[0].strip("\"'“‘(").lower() if statement.strip() else ""
     return first in BACK_REFERENCES
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from llm_platform.answer_types import EVENT_VERBS
 from llm_platform.terms import (
     AUXILIARIES,
     DEMONSTRATIVE_NOUN,
@@ -55,7 +56,6 @@ PREDICATE_WORDS = frozenset(
 _PREPOSITIONS = frozenset(
     "across along among around behind beside beyond despite inside near outside per towards".split()
 )
-EVENT_VERBS = frozenset({"happen", "occur"})  # stems: what they say of "it" is said of an event
 # Who asks ("Should *we* build offline mode, and what would it cost?"): "it" is then what they would do.
 _PERSONAL_PRONOUNS = frozenset("i we you they".split())
 # … unless the question word is what they do something to ("What do we offer new parents, and how does it
