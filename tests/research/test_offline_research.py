@@ -677,6 +677,13 @@ def test_a_question_in_our_frame_that_no_passage_answers_names_its_subject_not_o
     ):
         judged = ask("NODE_SUFFICIENCY", {"question": question, "findings": [], "context_items": [item]})
         assert judged["is_sufficient"] is False and judged["gaps"] == [gap], question
+    # With findings drawn for it, they bear on it: the gap is a passage that answers it whole (a report listed
+    # "No passage answers “… need to know about safety” yet" under eight findings on safety).
+    finding = {"text": "Configuration changes now need a second reviewer.", "citations": [1]}
+    judged = ask("NODE_SUFFICIENCY", {"question": "What are we changing?", "findings": [finding], "context_items": []})
+    assert judged["gaps"] == [
+        "No passage answers “What are we changing” on its own yet; the findings bear on it in part."
+    ]
 
 
 def test_decompose_respects_max_children():

@@ -65,9 +65,12 @@ def node_sufficiency(prompt: str) -> dict:
         phrases = [thing_phrase(phrase, to_cover, verbs) for phrase in uncovered_phrases(to_cover, set(covered))]
         gaps = [f"No evidence yet on “{phrase}”." for phrase in phrases if phrase]
     if unanswered and not gaps:
-        # Of a question in our frame ("What is known about …") the gap names what it is about, not our words.
+        # Of a question in our frame ("What is known about …") the gap names what it is about, not our words. Where
+        # findings were drawn for it, they bear on it: what is missing is a passage that answers it whole ("… need
+        # to know about safety" has eight findings on safety, none 0.5 near the question).
+        in_part = " on its own yet; the findings bear on it in part." if findings else " yet."
         gaps = [
-            f"No passage answers “{question.rstrip('?')}” yet."
+            f"No passage answers “{question.rstrip('?')}”{in_part}"
             if to_cover == question
             else f"No evidence yet on “{to_cover.rstrip('?')}”."
         ]
