@@ -22,9 +22,9 @@ this turn (candidates.py).
   sentences by shared terms), and nothing of the session's, which did not answer.
 - Otherwise, when context was supplied for this turn (every slot skipped: it is
   never asked for twice), or the turn may not ask (`may_request` false: forced, or
-  the request expired): the best three candidates by shared terms; below half of
-  the terms, it first says what the session does not cover (so too after a
-  person's supply).
+  the request expired): the best three candidates by shared terms, after what of
+  the message the session does not cover (so too after a person's supply, when
+  the session covers below half of its terms).
 - Otherwise: no answer, and `needs` (needs.py) ask a person for a note: on the
   terms the session never mentions, and saying which it does mention without
   answering; and for the document the message names unless the prompt
@@ -52,7 +52,7 @@ from .composing import compose_answer
 from .message import IGNORED_TERMS, is_small_talk, message_terms, previous_user_message
 from .needs import context_needs
 
-ANSWER_COVERAGE = 0.5  # share of the message's terms the session must mention to answer unasked
+ANSWER_COVERAGE = 0.5  # below this share of the message's terms, a supplied answer first says what the session lacks
 GREETING = (
     "I answer questions about this session from its files, digests and reports, citing where each point comes "
     "from; when the session holds nothing on a question, I ask for the missing context instead of guessing."
@@ -98,7 +98,9 @@ def chat_turn(prompt: str) -> dict:
     if answering:
         return compose_answer(answering, [])
     if resumed or not may_request:
-        return compose_answer(best_candidates(candidates, wanted), uncovered if coverage < ANSWER_COVERAGE else [])
+        # Nothing answers: the closest sentences are no answer, and a reader is told which words none of them says
+        # ("graduated" of "How many PhD students graduated last year?", whatever share of the rest they hold).
+        return compose_answer(best_candidates(candidates, wanted), uncovered)
     mentioned = covered_phrases(asked, covered - IGNORED_TERMS)
     return {
         "answer": "",

@@ -489,6 +489,10 @@ def test_a_turn_whose_request_was_skipped_is_not_asked_again():
 def test_a_forced_turn_answers_without_asking():
     output = chat("Who audits the tunnels?", may_request=False)
     assert output["needs"] == [] and "“tunnels”" in output["answer"]
+    # Its closest sentences are no answer even when they hold most of its words: it says which one none holds.
+    # ("How many PhD students graduated last year?" came back as "This page is for new PhD students …".)
+    output = chat("How much were the valve programme losses in Lyon?", may_request=False)
+    assert output["answer"].startswith("This session's files and reports say nothing about “Lyon”;"), output
 
 
 # --- small talk and follow-ups --------------------------------------------------------
