@@ -320,11 +320,11 @@ def _mail_body(message: "EmailMessage", text: str) -> str:
     """The message's text: its plain part (a MIME message's alternative or first attachment-free text); else
     what follows its header, as written."""
     part = message.get_body(preferencelist=("plain",))
-    if part is not None and part.get("Content-Transfer-Encoding", "7bit").strip().lower() in UNENCODED:
-        # The file's own decoding already read these characters; the parser, handed a str, would read them
-        # again as its declared charset or ASCII ("-80 °C" came out "-80 �C").
-        return normalise_text(part.get_payload())
     if part is not None:
+        if part.get("Content-Transfer-Encoding", "7bit").strip().lower() in UNENCODED:
+            # The file's own decoding already read these characters; the parser, handed a str, would read them
+            # again as its declared charset or ASCII ("-80 °C" came out "-80 �C").
+            return normalise_text(part.get_payload())
         try:
             return normalise_text(part.get_content())
         except (LookupError, ValueError):  # an unknown charset or a broken transfer encoding

@@ -177,14 +177,19 @@ def question_clauses(question: str) -> list[str]:
     if len(clauses) < 2:
         return clauses
     referent = _referent(clauses[0], subject) if subject else _doing(clauses[0]) or _asked_of_itself(clauses[0])
-    # What happens is an event: "so it does not happen again" after "What went wrong with the freezer" is what
-    # went wrong, not the freezer; after "What caused the outage", the outage (its verb's object).
-    asked = _words(clauses[0])
-    event = _asked_of_itself(clauses[0]) if len(asked) > 2 and asked[2].lower() not in _DETERMINERS else ""
+    event = _happening(clauses[0])
     return clauses[:1] + [
         _named(_with_plural_subject(_with_subject(clause, _event_or(referent, event, clause)), subject), clauses[0])
         for clause in clauses[1:]
     ]
+
+
+def _happening(clause: str) -> str:
+    """The clause as the event a later "it happens" stands for: asked of itself with no object after its verb
+    ("What went wrong with the freezer, … so it does not happen again": what went wrong, not the freezer); ""
+    where its verb has one ("What caused the outage, and why did it happen?": the outage)."""
+    words = _words(clause)
+    return _asked_of_itself(clause) if len(words) > 2 and words[2].lower() not in _DETERMINERS else ""
 
 
 def _event_or(referent: str, event: str, clause: str) -> str:
