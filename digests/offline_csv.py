@@ -44,6 +44,9 @@ LEVEL_UNITS = frozenset(
 )
 # A column named for a rank or a grade ("tier", "priority") numbers its labels: 3 is no quantity to sum.
 ORDINAL_NAMES = frozenset("tier level priority rank grade severity stage phase".split())
+# A header's last word that calls a column the rows' keys ("ticket_id", "Order No.", "Fleet number", "ref"); not
+# "no_shows" nor "number of staff", which count.
+IDENTIFIER_NAMES = frozenset("id no nr number ref".split())
 
 
 @dataclass
@@ -179,10 +182,11 @@ def _shown(number: Decimal, decimal_comma: bool = False) -> str:
 
 
 def _is_identifier_column(name: str, numbers: list[Decimal]) -> bool:
-    """Row numbers or keys: a column whose header calls it an id ("ticket_id", "Order ID"), or whole
-    numbers counting up by one step, row after row (1, 2, 3…; 1001, 1002…). They tell rows apart; a total
-    or a mean of them measures nothing."""
-    if "id" in WORD.findall(name.lower()):
+    """Row numbers or keys: a column whose header calls it an id ("ticket_id", "Order ID number", "fleet_no",
+    "Invoice number"), or whole numbers counting up by one step, row after row (1, 2, 3…; 1001, 1002…). They tell
+    rows apart; a total or a mean of them measures nothing."""
+    words = WORD.findall(name.lower())
+    if "id" in words or words[-1:] and words[-1] in IDENTIFIER_NAMES:
         return True
     if len(numbers) < 3 or any(number != number.to_integral_value() for number in numbers):
         return False

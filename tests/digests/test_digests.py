@@ -817,6 +817,19 @@ def test_a_column_its_header_calls_an_id_is_not_summed_even_when_its_keys_skip()
     assert any(claim.startswith("minutes by area, in total:") for claim in claims), claims
 
 
+def test_a_column_its_header_ends_in_no_or_number_is_a_key():
+    """A bus fleet's list gave "fleet_no by last_service, in total: 25/10/2026 825, …": fleet numbers added up.
+    A header that ends in "no" or "number" names the rows; "no_shows" counts."""
+    rows = "\n".join(
+        f"fleet_no: {fleet}; depot: {depot}; no_shows: {shows}"
+        for fleet, depot, shows in ((301, "North", 2), (305, "North", 0), (412, "South", 5), (413, "South", 1))
+    )
+    spans = [{"span_id": "S1", "text": "fleet_no, depot, no_shows"}, {"span_id": "S2", "text": rows}]
+    claims = [fact["claim"] for fact in file_digest("fleet.csv", spans, "csv")["facts"]]
+    assert not any(claim.startswith("fleet_no") for claim in claims), claims
+    assert any(claim.startswith("no_shows by depot, in total:") for claim in claims), claims
+
+
 def test_a_rank_numbers_its_labels_and_is_counted_not_summed():
     """ "tier ranges from 1 to 3; the total over 5 records is 9" and "tier by owner, in total: Aiko Sato 5"
     measured nothing: a tier, a level or a priority is a label in order."""
