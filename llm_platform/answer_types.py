@@ -260,13 +260,49 @@ def is_figure_term(term: str) -> bool:
     return term.isdigit() or term in _NUMBER_TERMS
 
 
-def holds_figures(figures: set[str], text: str) -> bool:
+def is_year(term: str) -> bool:
+    """Whether a term is a year ("2023"), which dates what a question asks about."""
+    return re.fullmatch(_YEAR, term) is not None
+
+
+def case_figures(question: str) -> dict[str, str]:
+    """The figures a yes/no question gives with their unit, as {figure: the unit's stem} ("Is a bus that is 4
+    minutes late counted as on time?" → {"4": "minut"}; "a 20-minute break" too): it asks whether a case meets a
+    rule, and the rule states its own figure of that unit ("up to 5 minutes late"). {} for another question."""
+    words = WORD.findall(question)
+    if not words or words[0].lower() not in AUXILIARIES:
+        return {}
+    return _figure_units(question)
+
+
+def _figure_units(text: str) -> dict[str, str]:
+    """Each figure of `text` that a unit's word follows ("4 minutes", "2 mm", "20-minute"), with the unit's stem;
+    not an amount of money ("£50 notes" names a note)."""
+    units = {}
+    for figure in FIGURE.finditer(text):
+        unit = WORD.search(text, figure.end())
+        if (
+            unit
+            and text[figure.end() : unit.start()] in ("", " ", "-")
+            and not unit.group()[0].isdigit()
+            and not re.match(_CURRENCY, text[figure.start() - 1 : figure.start()])
+        ):
+            units[figure.group()] = stem(unit.group().lower())
+    return units
+
+
+def holds_figures(figures: set[str], text: str, cases: dict[str, str] | None = None) -> bool:
     """Whether `text` holds each of a question's `figures` (`written_figures`), in digits or in words, or a range
     that holds it: "Discounts from 10% to 25% need approval from the sales director" answers "Who approves a 20%
     discount?"; "interval_months 6" answers "Which gauges are calibrated every six months?". A figure written
-    with leading zeros holds the one without: the "03" of a date "2026-12-03" is the "3" of "3 December"."""
+    with leading zeros holds the one without: the "03" of a date "2026-12-03" is the "3" of "3 December". A case's
+    figure (`case_figures`) is held by any figure of its unit: "A bus up to 5 minutes late counts as on time"
+    answers "Is a bus 4 minutes late on time?", and "no more than 9 hours a day" whether 10 hours are allowed."""
     written = written_figures(text)
     missing = figures - written - {figure.lstrip("0") for figure in written}
+    if missing and cases:
+        units = set(_figure_units(text).values())
+        missing = {figure for figure in missing if cases.get(figure) not in units}
     if not missing:
         return True
     found = list(FIGURE.finditer(text))

@@ -27,11 +27,13 @@ from llm_platform.answer_types import (
     answer_type_terms,
     asks_answer_type,
     asks_for_money,
+    case_figures,
     dating_heading,
     holds_answer_type,
     holds_figures,
     holds_flags,
     is_figure_term,
+    is_year,
     question_names,
     written_figures,
 )
@@ -207,10 +209,19 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     flags = holds_flags(c.text for c in candidates)
     typed = answer_type_terms(question, flags=flags)
     money_asked = asks_for_money(question, flags=flags)
+    # The figures a sentence must hold (below) count in its share as terms do where it writes them ("£50" of "Do
+    # we take £50 notes?" in "We do not accept £50 notes"), unless a year, which dates what is asked about, or a
+    # case's, which the rule says with its own figure (`case_figures`).
+    cases = case_figures(question)
+    figure_terms = [figure for figure in written_figures(question) if not is_year(figure) and figure not in cases]
+    written = {id(c): _written(c.text) for c in candidates}
     terms = list(dict.fromkeys(base(term) for term in terms if not is_figure_term(term) and term not in typed))
     if not terms:
         return []
     total = len(candidates)
+    figure_weight = _rarity(
+        figure_terms, Counter(t for c in candidates for t in figure_terms if t in written[id(c)]), total
+    )
     # A sentence's agent and action nouns also say their verbs ("owner: Tomás" answers "who owns …?", "Decision: …"
     # "what did we decide …?"), and a question's are said by theirs ("Which funder paid …?" of "… was funded by …").
     doing = {term: noun_verbs([term]) | {term} for term in terms}
@@ -224,7 +235,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     }
     said_by = Counter(term for f in forms.values() for term in terms if doing[term] & f.terms)
     weight = _rarity(terms, said_by, total)
-    whole = sum(weight.values())
+    whole = sum(weight.values()) + sum(figure_weight.values())
     asked = set(terms)
     figures = written_figures(question)
     # A reason is given right after the claim it explains ("It is good practice to use the with keyword … The
@@ -240,9 +251,10 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     for candidate in candidates:
         section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
-        if not holds_figures(figures - written_figures(section), REF_GROUP.sub(" ", candidate.text)):
+        headed = written_figures(section)
+        if not holds_figures(figures - headed, REF_GROUP.sub(" ", candidate.text), cases):
             continue
-        form = forms[id(candidate)]
+        form, figures_written = forms[id(candidate)], written[id(candidate)]
         context_weight = CONTEXT_WEIGHT
         # A cause is told by the heading it stands under too ("Postmortem › Root cause: The pool change was …").
         told = f"{section}: {candidate.text}" if why and section else candidate.text
@@ -256,7 +268,9 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         if not names <= form.terms | form.context | form.answers:
             continue
         own = (form.terms | form.before if why or refers_back(candidate) else form.terms) | form.answers
-        held = sum(weight[t] for t in terms if doing[t] & own)
+        held = sum(weight[t] for t in terms if doing[t] & own) + sum(
+            figure_weight[t] for t in figure_terms if t in figures_written | headed
+        )
         held += context_weight * sum(weight[t] for t in terms if not doing[t] & own and doing[t] & form.context)
         said = [base(term) for term in term_sequence(REF_GROUP.sub(" ", candidate.text))]
         proximity = PROXIMITY_WEIGHT * len(pairs & set(pairwise(said))) / len(pairs) if pairs else 0.0
@@ -280,6 +294,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
+
+
+def _written(text: str) -> set[str]:
+    """The figures a sentence writes, also without their leading zeros (the "3" of "2026-12-03")."""
+    figures = written_figures(REF_GROUP.sub(" ", text))
+    return figures | {figure.lstrip("0") for figure in figures}
 
 
 def _verb_forms(terms: frozenset[str]) -> frozenset[str]:

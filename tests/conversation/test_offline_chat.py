@@ -22,7 +22,7 @@ from conversation_app.offline.message import message_terms
 from conversation_app.offline.turn import GREETING
 from conversation_app.turn_text import is_bare_follow_up
 from llm_platform import embeddings
-from llm_platform.answer_types import holds_figures
+from llm_platform.answer_types import case_figures, holds_figures
 from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
@@ -1014,6 +1014,46 @@ def test_a_sources_name_holds_no_figure_of_its_sentence():
     plan = passage("board-update-q3.pdf::S4", "page 4", "Target: $220,000 in new bookings.")
     assert chat("What were the new bookings in Q3?", [*SESSION, plan])["answer"] == ""
     assert question_terms("What do I say when they say we're too expensive?") == ["say", "expens"]
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_figure_the_sentence_writes_counts_among_the_terms_it_holds():
+    """ "Do we take £50 notes?" was asked back: "We do not accept £50 notes" holds none of its words but its
+    figure. A year only dates what is asked ("By how much did the water price rise in 2023?" stays unanswered by
+    a sentence on another thing in 2023)."""
+    handbook = passage(
+        "handbook.pdf::S4",
+        "page 1 › 3. Passengers",
+        "Assistance dogs travel free and may not be refused.",
+        "We do not accept £50 notes, and drivers are not required to give more than £10 in change.",
+        "You can take a break of 45 minutes after 4.5 hours.",
+    )
+    answer = chat("Do we take £50 notes?", [*SESSION, handbook])
+    assert answer["answer"].startswith("We do not accept £50 notes"), answer
+    memo = passage(
+        "memo.md::S2",
+        "Operations memo",
+        "A main burst on Harbour Road on 14 February 2023 left 230 households without water.",
+    )
+    assert chat("By how much did the water price rise in 2023?", [*SESSION, memo])["answer"] == ""
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_yes_no_questions_case_is_held_by_the_rules_figure_of_its_unit():
+    """ "Is a bus that is 4 minutes late counted as on time?" was asked back: the rule says "up to 5 minutes"."""
+    handbook = passage(
+        "handbook.pdf::S4",
+        "page 1 › 3. Passengers",
+        "Drivers must not leave a timing point early.",
+        "A bus up to 5 minutes late at a timing point counts as on time for our punctuality figures.",
+        "We do not accept £50 notes.",
+    )
+    answer = chat("Is a bus that is 4 minutes late counted as on time?", [*SESSION, handbook])
+    assert answer["answer"].startswith("A bus up to 5 minutes late"), answer
+    # A figure asked of a thing, not of a case, is the thing's: no sentence holds bus 4.
+    assert chat("When was bus 4 late?", [*SESSION, handbook])["answer"] == ""
+    assert case_figures("Can I take a 20-minute break?") == {"20": "minut"}
+    assert case_figures("Do we take £50 notes?") == {} and case_figures("How late was the 4 minutes bus?") == {}
 
 
 def test_a_figure_within_a_range_the_sentence_states_is_held():
