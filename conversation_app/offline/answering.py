@@ -23,6 +23,7 @@ import numpy as np
 from extraction.blocks import SECTION_PATH_SEPARATOR
 from llm_platform import embeddings
 from llm_platform.answer_types import (
+    FIGURE,
     WHY,
     answer_type_terms,
     asks_answer_type,
@@ -213,7 +214,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # we take £50 notes?" in "We do not accept £50 notes"), unless a year, which dates what is asked about, or a
     # case's, which the rule says with its own figure (`case_figures`).
     cases = case_figures(question)
-    figure_terms = [figure for figure in written_figures(question) if not is_year(figure) and figure not in cases]
+    figure_terms = [figure for figure in _own_figures(question) if not is_year(figure) and figure not in cases]
     written = {id(c): _written(c.text) for c in candidates}
     terms = list(dict.fromkeys(base(term) for term in terms if not is_figure_term(term) and term not in typed))
     if not terms:
@@ -294,6 +295,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
                 scored.append((score + proximity, candidate))
     scored.sort(key=lambda item: (-item[0], item[1].order))
     return scored
+
+
+def _own_figures(question: str) -> set[str]:
+    """The figures a question writes, not the digits of a name ("X3" is a route, a term of its own)."""
+    glued = {m.group() for m in FIGURE.finditer(question) if question[m.start() - 1 : m.start()].isalpha()}
+    return written_figures(question) - glued
 
 
 def _written(text: str) -> set[str]:

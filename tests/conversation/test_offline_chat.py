@@ -1036,6 +1036,11 @@ def test_a_figure_the_sentence_writes_counts_among_the_terms_it_holds():
         "A main burst on Harbour Road on 14 February 2023 left 230 households without water.",
     )
     assert chat("By how much did the water price rise in 2023?", [*SESSION, memo])["answer"] == ""
+    # The digits of a name are no figure of it: "X3" does not make a single's fare the return asked for.
+    fares = passage(
+        "fares.html::S2", "Fares and tickets", "Ticket: Airport X3 single; Price: £4.50; Valid: One journey"
+    )
+    assert chat("How much is a return on the X3?", [*SESSION, fares])["answer"] == ""
 
 
 @pytest.mark.usefixtures("local_embeddings")
