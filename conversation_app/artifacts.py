@@ -100,15 +100,32 @@ def question_passages(session: ResearchSession, queries: list[str], limit: int =
         spans = spans_of.get(hit.version, [])
         ids = [span["span_id"] for span in spans]
         if hit.first_span in ids and hit.last_span in ids:
-            passages += _hit_passages(hit, spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1])
+            chosen = spans[ids.index(hit.first_span) : ids.index(hit.last_span) + 1]
+            passages += _hit_passages(hit, chosen, json_name(spans))
     return passages
 
 
-def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
+MAX_JSON_NAME = 80  # characters of a JSON object's first plain field that may name it
+
+
+def json_name(spans: list[dict]) -> str:
+    """What a JSON file of one object is about, named by its first field when that holds a plain value ("route:
+    X3", "instrument: Bruker D8 Advance"): every field of it is about that thing ("journey_minutes: 38" is the
+    X3's journey), as a section's sentences are about its heading. "" for another file."""
+    first = spans[0] if spans else {}
+    text = str(first.get("text") or "")
+    label, separator, value = text.partition(": ")
+    plain = value.strip() and value.lstrip()[:1] not in "{[" and "\n" not in value
+    located = str(first.get("locator") or "").startswith(f"{JSON_ROOT}.")
+    return text if located and separator and plain and len(text) <= MAX_JSON_NAME else ""
+
+
+def _hit_passages(hit: library.LibraryHit, spans: list[dict], named: str = "") -> list[Artifact]:
     """A search hit's spans as passages: one, titled with its section's path or page and the headings its spans
     open with; a page's sections one each ("report.pdf › page 1 › 2. Receiving", "… › page 1 › Root cause":
     the PDF reader opens a span at a numbered heading or a line set larger than the text), whose sentences
-    stand under that heading, not under the page's others."""
+    stand under that heading, not under the page's others. A JSON object's fields stand under its name
+    (`json_name`)."""
     parts: list[tuple[str, list[str], list[str]]] = []  # (first span, headings, lines) of each passage
     for span in spans:
         # A JSON value's records in words (llm_platform.json_records), not its lines of keys and braces.
@@ -139,7 +156,8 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict]) -> list[Artifact]:
     for first_span, headings, lines in parts:
         if not lines:
             continue  # a heading alone: nothing to quote
-        where = " › ".join(filter(None, [hit.section_path or (f"page {hit.page}" if hit.page else ""), *headings]))
+        located = hit.section_path or (f"page {hit.page}" if hit.page else named)
+        where = " › ".join(filter(None, [located, *headings]))
         title = f"{hit.filename} › {where}" if where else hit.filename
         passages.append(Artifact(f"passage:{hit.filename}::{first_span}", title, "\n\n".join(lines)))
     return passages

@@ -191,6 +191,24 @@ def test_a_json_files_plain_value_is_a_statement_of_its_passage_not_a_heading(ap
     assert answered["status"] == "ok" and "Ines Moreau" in answered["message"]["content"], answered
 
 
+def test_a_json_objects_fields_stand_under_the_name_its_first_field_gives(api):
+    """A route's timetable, one JSON object: "Does the X3 run on Sundays?" was asked back, "sunday: runs false,
+    note No Sunday service …" naming no X3; its first field, "route: X3", says what every field is about."""
+    timetable = {
+        "route": "X3",
+        "frequency_minutes": 60,
+        "sunday": {"runs": False, "note": "No Sunday service until demand is reviewed in June 2027"},
+        "stops": ["Northvale Interchange", "Station Road", "Airport Terminal"],
+    }
+    files = {"timetable.json": json.dumps(timetable).encode(), "rota.md": b"# Rota\n\nDrivers work one Sunday in four."}
+    sid = parsed_session(api, "When does the X3 run?", files)
+    question = "Does the X3 run on Sundays?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert "timetable.json › route: X3" in [p.title for p in passages], [p.title for p in passages]
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok" and "No Sunday service" in answered["message"]["content"], answered
+
+
 def test_a_pdf_pages_numbered_sections_are_spans_and_passages_of_their_own(api):
     """An SOP exported to PDF was one span a page: a citation opened the whole page, and "What are the risks
     at the gate?" read every sentence of the page as standing under "page 1"."""
