@@ -23,6 +23,7 @@ from .terms import (
     WORD,
     question_terms,
     stem,
+    unit_names,
     word_term,
     written_numbers,
 )
@@ -334,12 +335,12 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
         nouns = _counted(question[counted.start(1) :])
         # Within its clause or field: in "Line: 5030; Category: Workbooks …" 5030 counts no workbooks.
         return any(
-            # … or a record's field and its count ("laptops.faulty 95")
-            nouns & {stem(word.lower()) for word in WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN]}
-            or nouns & {stem(word.lower()) for word in WORD.findall(_clause_before(text, match))[-1:]}
+            # … or a record's field and its count ("laptops.faulty 95"); a unit by its symbol ("odometer_km 702115")
+            nouns & _stems(WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN])
+            or nouns & _stems(WORD.findall(_clause_before(text, match))[-1:])
             for match in _COUNT_RE.finditer(text)
         ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts, the row's full stop aside
-            _COUNT_RE.fullmatch(value.strip(" .")) and any(stem(word.lower()) in asked for word in WORD.findall(column))
+            _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & asked
             for line in text.splitlines()
             for column, value in csv_row_fields(line)
         )
@@ -350,6 +351,12 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
     if kind is _DATE_TYPE:
         return any(_dates(said, offsets=not match.group("past")) for said in (text, _said(text)))
     return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
+
+
+def _stems(words: list[str]) -> set[str]:
+    """The stems of `words`, a unit's symbol also as its name's ("km" → "kilometr")."""
+    stems = {stem(word.lower()) for word in words}
+    return stems | unit_names(stems)
 
 
 def _counted(words_after: str) -> set[str]:

@@ -194,6 +194,27 @@ def noun_verbs(terms: Iterable[str]) -> frozenset[str]:
     return frozenset((*agents, *actions))
 
 
+# A unit's symbol, as a record's field writes it ("odometer_km", "weight_kg", "gap_mm"), and its name's stem; not
+# a symbol that is also a word's short form ("min" of "min_temp").
+UNIT_SYMBOLS = {
+    "km": "kilometr",
+    "cm": "centimetr",
+    "mm": "millimetr",
+    "kg": "kilogram",
+    "ml": "millilitr",
+    "hr": "hour",
+    "hrs": "hour",
+    "mins": "minut",
+    "mph": "mile",
+}
+
+
+def unit_names(terms: Iterable[str]) -> frozenset[str]:
+    """The stems of the units whose symbols are among `terms` ("km" → "kilometr"): "How many kilometres has bus 521
+    done?" of "odometer_km: 702115"."""
+    return frozenset(UNIT_SYMBOLS[term] for term in terms if term in UNIT_SYMBOLS)
+
+
 def base_term(term: str) -> str:
     """A term (a stem) with an irregular verb's past forms taken to its base form ("rose" → "rise")."""
     return _BASE_FORMS.get(term, term)

@@ -50,6 +50,7 @@ from llm_platform.terms import (
     noun_verbs,
     stem,
     term_sequence,
+    unit_names,
 )
 
 from ..turn_text import sentence_key
@@ -225,12 +226,12 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     )
     # A sentence's agent and action nouns also say their verbs ("owner: Tomás" answers "who owns …?", "Decision: …"
     # "what did we decide …?"), and a question's are said by theirs ("Which funder paid …?" of "… was funded by …").
-    doing = {term: noun_verbs([term]) | {term} for term in terms}
+    doing = {term: noun_verbs([term]) | unit_names([term]) | {term} for term in terms}
     # An initialism and its words are one term: "new ARR" is said by "New annual recurring revenue".
     forms = {
         id(c): _Forms(
-            _verb_forms(c.terms) | noun_verbs(c.terms) | initialism_terms(question, c.text),
-            *(_verb_forms(t) | noun_verbs(t) for t in (c.before, c.context, c.answers)),
+            _verb_forms(c.terms) | noun_verbs(c.terms) | unit_names(c.terms) | initialism_terms(question, c.text),
+            *(_verb_forms(t) | noun_verbs(t) | unit_names(t) for t in (c.before, c.context, c.answers)),
         )
         for c in candidates
     }

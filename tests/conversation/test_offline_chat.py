@@ -27,7 +27,7 @@ from llm_platform.base import LLMRequest
 from llm_platform.ir import build_envelope, fit_to_budget, note_source, render_text
 from llm_platform.offline import OfflineProvider
 from llm_platform.task_envelope import evidence_chunks, task_text
-from llm_platform.terms import base_term, initialism_terms, noun_verbs, question_terms
+from llm_platform.terms import base_term, initialism_terms, noun_verbs, question_terms, unit_names
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "prompts" / "schemas" / "chat_turn.schema.json"
@@ -1059,6 +1059,22 @@ def test_a_yes_no_questions_case_is_held_by_the_rules_figure_of_its_unit():
     assert chat("When was bus 4 late?", [*SESSION, handbook])["answer"] == ""
     assert case_figures("Can I take a 20-minute break?") == {"20": "minut"}
     assert case_figures("Do we take £50 notes?") == {} and case_figures("How late was the 4 minutes bus?") == {}
+
+
+@pytest.mark.usefixtures("local_embeddings")
+def test_a_units_symbol_in_a_field_says_its_name():
+    """A fleet list's "odometer_km: 702115" answers "How many kilometres has bus 521 done?" (it was asked back:
+    "kilometres" no term of the row), and no question about miles."""
+    fleet = passage(
+        "fleet.csv::S2",
+        "",
+        "fleet_no: 520; model: Gemini; odometer_km: 690400; status: in service",
+        "fleet_no: 521; model: Gemini; odometer_km: 702115; status: off road",
+    )
+    answer = chat("How many kilometres has bus 521 done?", [*SESSION, fleet])
+    assert "702115" in answer["answer"] and "690400" not in answer["answer"], answer
+    assert chat("How many miles has bus 521 done?", [*SESSION, fleet])["answer"] == ""
+    assert unit_names(["km", "kilometr", "min"]) == {"kilometr"}
 
 
 def test_a_figure_within_a_range_the_sentence_states_is_held():
