@@ -21,7 +21,7 @@ from llm_platform.sourcerefs import ref_key
 from llm_platform.statements import is_statement, statements
 from llm_platform.task_envelope import evidence_chunks, task_text
 from research_app.runs.offline import sufficiency
-from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, result_number
+from research_app.runs.offline.findings import MAX_FINDING_CHARS, MAX_FINDINGS, page_sections, result_number
 from research_app.runs.offline.questions import own_part, question_clauses, question_parts, split_clauses
 from research_app.runs.split import split_by_token_overlap
 
@@ -211,6 +211,17 @@ def test_a_pdf_pages_statements_are_weighed_under_their_own_sections_heading():
     texts = [finding["text"] for finding in findings["findings"]]
     assert "A check in CI rejects a pool larger than the database allows." in texts, texts
     assert not any("13:55" in text for text in texts), texts
+
+
+def test_a_pdf_spans_opening_heading_heads_its_statements():
+    """A handbook's page span opens with its section's heading ("2. Vehicle checks"): its statements stood under
+    no heading, the first paragraph's heading being taken for the page's."""
+    span = "2. Vehicle checks\nTyre tread below 2 mm is always a red defect.\n\n3. Passengers\nDogs travel free."
+    assert page_sections("", span) == [
+        ("2. Vehicle checks", "2. Vehicle checks\nTyre tread below 2 mm is always a red defect."),
+        ("3. Passengers", "3. Passengers\nDogs travel free."),
+    ]
+    assert page_sections("handbook", "Intro text.\n\n2. Checks\nA check.")[0] == ("handbook", "Intro text.")
 
 
 def test_a_finding_is_weighed_after_its_pages_title_which_names_what_its_options_are_of():

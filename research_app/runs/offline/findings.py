@@ -44,11 +44,13 @@ def page_sections(heading: str, text: str) -> list[tuple[str, str]]:
     heading line starts one ("Root cause" of a PDF's page: its reader opens a span at a numbered heading or a
     line set larger than the text), whose statements stand under `heading > Root cause`; the text before the
     first stands under `heading`."""
-    sections = [(heading, [])]
+    sections: list[tuple[str, list[str]]] = [(heading, [])]
     for paragraph in text.split("\n\n"):
         opens = opening_heading(paragraph)
-        if opens and sections[-1][1]:
-            sections.append((SECTION_PATH_SEPARATOR.join(filter(None, [heading, opens])), []))
+        if opens and opens != heading:
+            under = SECTION_PATH_SEPARATOR.join(filter(None, [heading, opens]))
+            # the page's first paragraph too: "2. Vehicle checks" heads the span it opens
+            sections[-1:] = [*sections[-1:], (under, [])] if sections[-1][1] else [(under, [])]
         sections[-1][1].append(paragraph)
     return [(under, "\n\n".join(paragraphs)) for under, paragraphs in sections]
 

@@ -16,7 +16,7 @@ from llm_platform.task_envelope import read_task
 from llm_platform.terms import comparison_key, cut_text
 
 from ..split import plural
-from .findings import numbered_results, whole_statements
+from .findings import numbered_results, page_sections, whole_statements
 from .inputs import citation_numbers, context_items, dicts_of, input_text, strings_of
 from .questions import own_part, question_clauses, without_frame
 
@@ -29,6 +29,7 @@ MAX_OPEN_QUESTIONS = 15
 MAX_OPEN_QUESTION_CHARS = 500
 
 FROM_FILES_HEADING = "From your files"
+FINDING_KEY_CHARS = 40  # of a finding, its opening that finds the section of a page that holds it
 FRAME_WORDS = 3  # the parts of a question that lists things in one frame open with the same words
 SEARCHED_HEADING = "What was searched"
 FURTHER_HEADING = "Further findings"
@@ -38,8 +39,8 @@ def report(prompt: str) -> dict:
     """The report from the inputs alone: findings by node, the relevant context items, open gaps."""
     _, inputs = read_task(prompt)
     question = input_text(inputs.get("question"))
-    headings = {number: heading for number, heading, _text in numbered_results(prompt)}
-    findings = _report_findings(inputs.get("findings"), headings)
+    sections = {number: page_sections(heading, text) for number, heading, text in numbered_results(prompt)}
+    findings = _report_findings(inputs.get("findings"), sections)
     # A sentence both a finding and an item of the user's files is told once, under its node,
     # citing both its search results and its SourceRefs.
     distinct = _distinct_items(inputs.get("context_items"))
@@ -68,13 +69,16 @@ def report(prompt: str) -> dict:
     }
 
 
-def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
+def _report_findings(value: object, sections: dict[int, list[tuple[str, str]]]) -> list[dict]:
     """The findings that state something (a heading or a label a model took for one is left out), each
-    with the heading of the first result it cites that has one, which says what it is about (relevance.py)."""
+    with the heading of the first result it cites that has one, which says what it is about (relevance.py):
+    of a page's sections, the one that holds it ("2. Vehicle checks" of "Tyre tread below 2 mm …", as the
+    node found it, not the page)."""
     findings = []
     for finding in dicts_of(value):
         if is_statement(input_text(finding.get("text"))):
             citations = citation_numbers(finding.get("citations"))
+            headings = {n: _holding_section(sections.get(n, []), finding["text"]) for n in citations}
             findings.append(
                 {
                     "node": input_text(finding.get("node")),
@@ -85,6 +89,13 @@ def _report_findings(value: object, headings: dict[int, str]) -> list[dict]:
                 }
             )
     return findings
+
+
+def _holding_section(sections: list[tuple[str, str]], text: str) -> str:
+    """The heading of the section whose text holds the start of `text`, else the first section's."""
+    opening = comparison_key(text)[:FINDING_KEY_CHARS]
+    held = next((heading for heading, said in sections if opening in comparison_key(said)), None)
+    return held if held is not None else (sections[0][0] if sections else "")
 
 
 def _distinct_items(value: object) -> list[dict]:
