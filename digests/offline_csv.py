@@ -244,11 +244,14 @@ def _is_rank(column: Column) -> bool:
 
 
 def _labels(column: Column) -> dict[str, list[str]] | None:
-    """Each label of a column of a few repeated labels with the SourceRefs of its rows; None for another column."""
+    """Each label of a column of a few repeated labels with the SourceRefs of its rows; None for another column:
+    one where most rows have a label of their own (dates of service, notes), which no total per label summarises
+    ("odometer_km by notes, in total: accident damage rear panel 702,115, …")."""
     refs: dict[str, list[str]] = {}
     for value, ref, _row in column.cells:
         refs.setdefault(value, []).append(ref)
-    return refs if 1 < len(refs) <= MAX_CATEGORIES and len(refs) < len(column.cells) else None
+    shared = sum(len(rows) for rows in refs.values() if len(rows) > 1)  # rows whose label another row has
+    return refs if 1 < len(refs) <= MAX_CATEGORIES and 2 * shared >= len(column.cells) else None
 
 
 def _group_facts(table: Table) -> list[dict]:

@@ -830,6 +830,26 @@ def test_a_column_its_header_ends_in_no_or_number_is_a_key():
     assert any(claim.startswith("no_shows by depot, in total:") for claim in claims), claims
 
 
+def test_a_column_whose_rows_mostly_have_labels_of_their_own_groups_nothing():
+    """ "odometer_km by notes, in total: accident damage rear panel 702,115, …": a total per label where most
+    rows have their own."""
+    rows = [
+        ("North", "12/10/2026", "", 412880),
+        ("North", "02/09/2026", "brake pads replaced", 455120),
+        ("South", "21/11/2026", "gearbox fault", 288400),
+        ("South", "18/11/2026", "electric", 98210),
+        ("North", "18/11/2026", "charger socket damaged", 101940),
+        ("North", "30/09/2026", "electric", 690400),
+    ]
+    text = "\n".join(f"depot: {d}; last_service: {s}; notes: {n}; odometer_km: {km}" for d, s, n, km in rows)
+    spans = [{"span_id": "S1", "text": "depot, last_service, notes, odometer_km"}, {"span_id": "S2", "text": text}]
+    claims = [fact["claim"] for fact in file_digest("fleet.csv", spans, "csv")["facts"]]
+    assert any(claim.startswith("odometer_km by depot, in total:") for claim in claims), claims
+    assert not any(claim.startswith(("odometer_km by notes", "odometer_km by last_service")) for claim in claims), (
+        claims
+    )
+
+
 def test_a_rank_numbers_its_labels_and_is_counted_not_summed():
     """ "tier ranges from 1 to 3; the total over 5 records is 9" and "tier by owner, in total: Aiko Sato 5"
     measured nothing: a tier, a level or a priority is a label in order."""
