@@ -63,11 +63,17 @@ class ChatPane:
 
 
 def _sources(message: ChatMessage) -> list[MessageSource]:
+    """The citations the answer's text does not already show as chips ("… in a week. [a.pdf::S2]"): every answer
+    showed each chip twice, in its text and again below it."""
     if message.role != ChatMessage.Role.ASSISTANT:
         return []
     links = {link.get("sourceref"): link for link in message.source_links or [] if isinstance(link, dict)}
+    # As {% text_with_citations %} finds them: a resolved SourceRef the text writes ("a.md::S1", not of "a.md::S12")
+    inline = {ref for ref in links if re.search(rf"(?<![\w.-]){re.escape(ref)}(?![0-9])", message.content or "")}
     shown = []
     for ref in message.citations or []:
+        if ref in inline:
+            continue
         if sourcerefs.split_ref(ref) is not None:
             shown.append(MessageSource(ref=ref, link=links.get(ref)))
         elif isinstance(ref, str):

@@ -256,7 +256,7 @@ def test_a_chat_answers_inline_sourceref_opens_the_span_it_was_made_from(browser
     assert shown["badges"][0].startswith("superseded by a newer upload ("), shown
     page.screenshot(path=str(artifacts / "provenance-chat.png"))
     close_dialog(page)
-    chip = answer.locator(f'.sources .source-link[data-source="{ref}"]')
+    chip = answer.locator(f'.content .source-link[data-source="{ref}"]').first
     assert chip.get_attribute("data-version") == version
 
 

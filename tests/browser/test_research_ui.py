@@ -188,7 +188,7 @@ def test_the_chat_asks_for_missing_context_with_a_card_and_answers_once_given(
     answer = page.locator("#chat-log li.assistant").first
     answer.wait_for()
     assert "1.2 million euros" in answer.inner_text()
-    answer.locator('.sources .source-link[data-source="valves.md::S2"]').click()
+    answer.locator('.content .source-link[data-source="valves.md::S2"]').first.click()
     page.locator("#source-dialog .preview-span.highlight").wait_for()
     page.click("#source-dialog-close")
 

@@ -59,6 +59,7 @@ def test_the_session_page_arrives_with_its_chat_rendered_and_escaped(browser_cli
     html = browser_client.get(f"/sessions/{sid}/").content.decode()
     assert 'It cost 1.2 million euros. <a class="source-link"' in html  # the chip after its sentence's full stop
     assert f'href="/sources/{text.version}/{span}/?session={sid}"' in html  # the chip opens the exact span
+    assert html.count(f'data-source="valves.md::{span}"') == 1, "the chip in the text is not repeated below it"
     assert HOSTILE not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert f'id="request-{request.pk}"' in html and "Who runs it" in html
     assert 'name="idempotency_key"' in html  # its forms post without script
