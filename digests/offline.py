@@ -171,9 +171,10 @@ _HEDGE = re.compile(
     r"|remains? to be seen|open question)\b|\?",
     re.I,
 )
-# … and so does a "may" that a limit goes with ("Funds may only be spent in Eastport", "Nobody may work alone", "Only
-# trained staff may fill dewars", "no more than 50 litres may be kept", "Each student may claim up to £1,500").
-RULE_LIMITS = ("only", "nobody", "no one", "no more than", "up to", "at most", "never")
+# … and so does a "may" that a limit or a duty goes with ("Funds may only be spent in Eastport", "Nobody may work
+# alone", "Only trained staff may fill dewars", "no more than 50 litres may be kept", "Each student may claim up to
+# £1,500", "a driver must take a break of at least 45 minutes, which may be split into …").
+RULE_LIMITS = ("only", "nobody", "no one", "no more than", "up to", "at most", "at least", "never", "must")
 
 
 def _hedged(sentence: str) -> bool:

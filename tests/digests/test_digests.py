@@ -1274,7 +1274,8 @@ def test_a_rules_may_not_is_no_uncertainty_and_a_hedges_may_is_one():
     # A "may" that a limit goes with says what is allowed: a lab handbook's rules were its uncertainties.
     spans = spans_of(
         "Nobody may work alone with cryogens. Only trained staff may fill dewars. No more than 50 litres may be "
-        "kept in the room. Each student may claim up to 1,500 pounds. The dewar may be empty by Friday."
+        "kept in the room. Each student may claim up to 1,500 pounds. The dewar may be empty by Friday. After 4.5 "
+        "hours a driver must take a break of at least 45 minutes, which may be split in two."
     )
     doubts = [item["text"] for item in file_digest("handbook.txt", spans)["uncertainties"]]
     assert doubts == ["The dewar may be empty by Friday."], doubts
