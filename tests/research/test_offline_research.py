@@ -213,6 +213,22 @@ def test_a_pdf_pages_statements_are_weighed_under_their_own_sections_heading():
     assert not any("13:55" in text for text in texts), texts
 
 
+def test_a_clause_asked_again_with_a_bare_question_word_is_two_questions():
+    """ "What is changing on our routes in January, and why?" ran as one node: "why" alone names nothing, so it
+    stayed with the clause before it, and the report's one section never asked for a cause."""
+    assert question_clauses("What is changing on our routes in January, and why?") == [
+        "What is changing on our routes in January",
+        "Why is this changing on our routes in January",
+    ]
+    assert question_clauses("Which buses are off the road and why?") == [
+        "Which buses are off the road",
+        "Why are the buses off the road",
+    ]
+    # Its "what" the object, or who asks, there is no sure way to ask it again: one question, as before.
+    assert question_clauses("What did the pumps cost, and why?") == ["What did the pumps cost, and why"]
+    assert question_clauses("Who is leaving and why?") == ["Who is leaving and why"]
+
+
 def test_a_pdf_spans_opening_heading_heads_its_statements():
     """A handbook's page span opens with its section's heading ("2. Vehicle checks"): its statements stood under
     no heading, the first paragraph's heading being taken for the page's."""

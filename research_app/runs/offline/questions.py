@@ -87,7 +87,34 @@ def split_clauses(question: str) -> list[str]:
             clauses.append(body[position : match.start()].strip())
             position = match.end()
     clauses.append(body[position:].strip())
-    return [part for clause in clauses if clause for part in _listed_parts(clause)]
+    return [part for clause in clauses if clause for asked in _asked_again(clause) for part in _listed_parts(asked)]
+
+
+def _asked_again(clause: str) -> list[str]:
+    """A clause that ends by asking it again with a bare question word ("What is changing on our routes in
+    January, and why") as the two questions it asks: "What is changing on our routes in January" and "Why is this
+    changing on our routes in January" ("Which buses are off the road and why" → "Why are the buses off the
+    road"). Where the clause's question word is not its subject before an auxiliary, it stays one clause: no
+    sure way to ask it again."""
+    *rest, last = _CLAUSE_SEPARATOR.split(clause)
+    words = " ".join(rest).split()
+    if not rest or last.lower() not in _WH_WORDS - _SUBJECT_WH_WORDS or len(words) < 3:
+        return [clause]
+    first = " ".join(rest)
+    opener = words[0].lower()
+    # "What is changing …" → "Why is this changing …"; not "What did the pumps cost", whose "what" is the object
+    if opener == "what" and words[1].lower() in AUXILIARIES and (words[2].endswith("ing") or _is_verb_form(words[2])):
+        again = [words[1], "this", *words[2:]]
+    elif opener == "which" and (at := _auxiliary_at(words)) is not None:  # "Which buses are …" → "Why are the buses …"
+        again = [words[at], "the", *words[1:at], *words[at + 1 :]]
+    else:
+        return [clause]
+    return [first, " ".join([last.capitalize(), *again])]
+
+
+def _auxiliary_at(words: list[str]) -> int | None:
+    """Where the auxiliary after a "which" question's thing stands ("Which buses *are* …"), within two words."""
+    return next((i for i in (2, 3) if i < len(words) and words[i].lower() in AUXILIARIES), None)
 
 
 def _listed_parts(clause: str) -> list[str]:
