@@ -27,6 +27,7 @@ from llm_platform import sourcerefs
 from llm_platform.ir import note_source
 from llm_platform.ir.types import Source
 from llm_platform.json_records import said_records
+from llm_platform.prose import salutation
 from llm_platform.sourcerefs import split_ref
 from llm_platform.tables import said_as_records
 from llm_platform.terms import heading_alone, sentences_by_line, split_leading_heading, split_sentences
@@ -145,6 +146,11 @@ def _hit_passages(hit: library.LibraryHit, spans: list[dict], named: str = "") -
             heading, text = (alone, "") if alone else split_leading_heading(span["text"])
             if heading and heading not in hit.section_path:
                 parts[-1][1].append(heading)
+            # A letter's sentences are said to the one its greeting names ("As an apology we are refunding your
+            # weekly ticket" to "Dear Ms Harper"): the greeting heads them, as a section's heading does.
+            greeting = next(filter(None, map(salutation, text.split("\n\n"))), "")
+            if greeting:
+                parts[-1][1].append(greeting)
             said = sentences_by_line(said_as_records(text))  # a table's rows as records under its header
         else:
             said = [[record] for record in records]

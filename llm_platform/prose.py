@@ -80,6 +80,20 @@ def is_mail_header(line: str) -> bool:
     return bool(fields) and all(name in MAIL_FIELDS for name, _value in fields)
 
 
+# How a letter or an e-mail greets the one it is written to ("Dear Ms Harper,", "Hi Sam,").
+SALUTATIONS = ("Dear", "Hi", "Hello")
+MAX_ADDRESSEE_WORDS = 4
+
+
+def salutation(paragraph: str) -> str:
+    """The greeting a paragraph is, without its comma ("Dear Ms Harper"): the letter's "you" is the one it
+    names. "" for another paragraph (not "Dear all, the meeting moves to Friday.")."""
+    line = paragraph.strip()
+    words = line.rstrip(",").split()
+    greets = len(words) >= 2 and words[0] in SALUTATIONS and line.endswith(",") and "\n" not in line
+    return line.rstrip(",") if greets and len(words) - 1 <= MAX_ADDRESSEE_WORDS else ""
+
+
 def is_table_row(line: str) -> bool:
     """A row of a table, never prose (nor a wrapped line of it: llm_platform.terms.split_sentences)."""
     return bool(_TABLE_CELLS.match(line) or csv_row_fields(line))

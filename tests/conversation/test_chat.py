@@ -16,6 +16,7 @@ from conversation_app.artifacts import Artifact, question_passages
 from conversation_app.models import ChatMessage, ContextRequest, ContextSupply
 from conversation_app.turn_text import plain_sentence
 from llm_platform.models import LLMCall
+from llm_platform.prose import salutation
 from llm_platform.statements import is_statement
 from llm_platform.terms import noun_verbs
 from tests.context.test_context_websocket import HEADERS
@@ -207,6 +208,26 @@ def test_a_json_objects_fields_stand_under_the_name_its_first_field_gives(api):
     assert "timetable.json › route: X3" in [p.title for p in passages], [p.title for p in passages]
     answered = say(api, sid, question)
     assert answered["status"] == "ok" and "No Sunday service" in answered["message"]["content"], answered
+
+
+def test_a_letters_sentences_stand_under_its_greeting(api):
+    """A customer-care reply saved as an e-mail: "How much was refunded to Ms Harper?" was asked back, the
+    refund being "your weekly ticket" and her name only in "Dear Ms Harper,", which is no sentence."""
+    reply = (
+        "From: care@buses.example\nTo: j.harper@example.com\nSubject: Re: Bus did not stop\n"
+        "Date: Mon, 23 Nov 2026 10:12:00 +0000\n\nDear Ms Harper,\n\nThank you for telling us about the bus that "
+        "did not stop for you.\n\nAs an apology we are refunding your weekly ticket (£18.50) to the card you paid "
+        "with.\n\nYours sincerely,\nDana Whitfield\n"
+    )
+    files = {"reply.txt": reply.encode(), "rota.md": b"# Rota\n\nDrivers work one Sunday in four."}
+    sid = parsed_session(api, "What did we tell customers?", files)
+    question = "How much was refunded to Ms Harper?"
+    passages = question_passages(ResearchSession.objects.get(pk=sid), [question])
+    assert any(p.title.endswith("› Dear Ms Harper") for p in passages), [p.title for p in passages]
+    answered = say(api, sid, question)
+    assert answered["status"] == "ok" and "£18.50" in answered["message"]["content"], answered
+    assert say(api, sid, "How much was refunded to Mr Jones?")["status"] == "context_required"
+    assert salutation("Hi team,") == "Hi team" and salutation("Dear all, the meeting moves to Friday.") == ""
 
 
 def test_a_pdf_pages_numbered_sections_are_spans_and_passages_of_their_own(api):
