@@ -115,7 +115,7 @@ def json_name(spans: list[dict]) -> str:
     X3's journey), as a section's sentences are about its heading. "" for another file."""
     first = spans[0] if spans else {}
     text = str(first.get("text") or "")
-    label, separator, value = text.partition(": ")
+    _label, separator, value = text.partition(": ")
     plain = value.strip() and value.lstrip()[:1] not in "{[" and "\n" not in value
     located = str(first.get("locator") or "").startswith(f"{JSON_ROOT}.")
     return text if located and separator and plain and len(text) <= MAX_JSON_NAME else ""

@@ -49,8 +49,10 @@ def page_sections(heading: str, text: str) -> list[tuple[str, str]]:
         opens = opening_heading(paragraph)
         if opens and opens != heading:
             under = SECTION_PATH_SEPARATOR.join(filter(None, [heading, opens]))
-            # the page's first paragraph too: "2. Vehicle checks" heads the span it opens
-            sections[-1:] = [*sections[-1:], (under, [])] if sections[-1][1] else [(under, [])]
+            if sections[-1][1]:
+                sections.append((under, []))
+            else:  # the page's first paragraph too: "2. Vehicle checks" heads the span it opens
+                sections[-1] = (under, [])
         sections[-1][1].append(paragraph)
     return [(under, "\n\n".join(paragraphs)) for under, paragraphs in sections]
 
