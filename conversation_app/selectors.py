@@ -68,8 +68,9 @@ def _sources(message: ChatMessage) -> list[MessageSource]:
     if message.role != ChatMessage.Role.ASSISTANT:
         return []
     links = {link.get("sourceref"): link for link in message.source_links or [] if isinstance(link, dict)}
-    # As {% text_with_citations %} finds them: a resolved SourceRef the text writes ("a.md::S1", not of "a.md::S12")
-    inline = {ref for ref in links if re.search(rf"(?<![\w.-]){re.escape(ref)}(?![0-9])", message.content or "")}
+    # As {% text_with_citations %} chips them: a resolved SourceRef the text writes
+    resolved = [ref for ref in links if isinstance(ref, str) and ref]
+    inline = set(sourcerefs.written_refs(resolved).findall(message.content or "")) if resolved else set()
     shown = []
     for ref in message.citations or []:
         if ref in inline:

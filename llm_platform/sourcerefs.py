@@ -6,6 +6,7 @@ The one definition every check, parser and the browser use. A filename never con
 """
 
 import re
+from collections.abc import Iterable
 
 FILENAME = r"(?:[^:\n]|:(?!:))+:?"
 SPAN = r"S[1-9][0-9]*"
@@ -20,6 +21,13 @@ def split_ref(ref: object) -> tuple[str, str, str | None] | None:
     """(filename, span_id, hint or None) of a SourceRef, or None when it is not one."""
     match = SOURCE_REF.fullmatch(ref) if isinstance(ref, str) else None
     return (match["file"], match["span"], match["hint"]) if match else None
+
+
+def written_refs(refs: Iterable[str]) -> re.Pattern[str]:
+    """The pattern of `refs` as prose writes them, each whole: longest first, so "a.md::S12" is never read as
+    "a.md::S1" followed by "2". Its group 1 is the SourceRef found. `refs` must not be empty."""
+    ordered = sorted(refs, key=len, reverse=True)
+    return re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, ordered)) + r")(?![0-9])")
 
 
 def ref_key(ref: object) -> str | None:

@@ -5,8 +5,6 @@ A citation object ({sourceref, version, span, source_url, + origin_session for a
 from context_app.provenance, the one resolver; a SourceRef without one is shown as plain text.
 """
 
-import re
-
 from django import template
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -91,9 +89,7 @@ def text_with_citations(context, text, links):
     text = text or ""
     if not resolved:
         return conditional_escape(text)
-    # Longest first, so "a.md::S12" is never read as "a.md::S1" followed by "2".
-    refs = sorted(resolved, key=len, reverse=True)
-    pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, refs)) + r")(?![0-9])")
+    pattern = sourcerefs.written_refs(resolved)
 
     def chipped(piece: str) -> str:
         pieces, last = [], 0
