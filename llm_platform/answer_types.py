@@ -261,6 +261,13 @@ def is_figure_term(term: str) -> bool:
     return term.isdigit() or term in _NUMBER_TERMS
 
 
+def held_figures(text: str) -> set[str]:
+    """The figures `text` writes (`written_figures`), also without their leading zeros: the "03" of a date
+    "2026-12-03" is the "3" of "3 December"."""
+    written = written_figures(text)
+    return written | {figure.lstrip("0") for figure in written}
+
+
 def is_year(term: str) -> bool:
     """Whether a term is a year ("2023"), which dates what a question asks about."""
     return re.fullmatch(_YEAR, term) is not None
@@ -299,8 +306,7 @@ def holds_figures(figures: set[str], text: str, cases: dict[str, str] | None = N
     with leading zeros holds the one without: the "03" of a date "2026-12-03" is the "3" of "3 December". A case's
     figure (`case_figures`) is held by any figure of its unit: "A bus up to 5 minutes late counts as on time"
     answers "Is a bus 4 minutes late on time?", and "no more than 9 hours a day" whether 10 hours are allowed."""
-    written = written_figures(text)
-    missing = figures - written - {figure.lstrip("0") for figure in written}
+    missing = figures - held_figures(text)
     if missing and cases:
         units = set(_figure_units(text).values())
         missing = {figure for figure in missing if cases.get(figure) not in units}

@@ -30,6 +30,7 @@ from llm_platform.answer_types import (
     asks_for_money,
     case_figures,
     dating_heading,
+    held_figures,
     holds_answer_type,
     holds_figures,
     holds_flags,
@@ -216,7 +217,7 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
     # case's, which the rule says with its own figure (`case_figures`).
     cases = case_figures(question)
     figure_terms = [figure for figure in _own_figures(question) if not is_year(figure) and figure not in cases]
-    written = {id(c): _written(c.text) for c in candidates}
+    written = {id(c): held_figures(REF_GROUP.sub(" ", c.text)) for c in candidates}
     terms = list(dict.fromkeys(base(term) for term in terms if not is_figure_term(term) and term not in typed))
     if not terms:
         return []
@@ -302,12 +303,6 @@ def _own_figures(question: str) -> set[str]:
     """The figures a question writes, not the digits of a name ("X3" is a route, a term of its own)."""
     glued = {m.group() for m in FIGURE.finditer(question) if question[m.start() - 1 : m.start()].isalpha()}
     return written_figures(question) - glued
-
-
-def _written(text: str) -> set[str]:
-    """The figures a sentence writes, also without their leading zeros (the "3" of "2026-12-03")."""
-    figures = written_figures(REF_GROUP.sub(" ", text))
-    return figures | {figure.lstrip("0") for figure in figures}
 
 
 def _verb_forms(terms: frozenset[str]) -> frozenset[str]:
