@@ -11,6 +11,7 @@ from llm_platform.prose import MAIL_FIELDS, closes_fence, code_fence
 from .blocks import Block, _paragraphs, _path, heading_level, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
+from .spans import SPAN_MAX_CHARS
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -175,17 +176,23 @@ def _csv_blocks(text: str, budget: _Budget) -> list[Block]:
     rows = [[" ".join(cell.split()).replace("; ", ", ") for cell in row] for row in rows]
     rows = [row[: max(i + 1 for i, cell in enumerate(row) if cell)] for row in rows]
     header, body = rows[0], rows[1:]
+    lines = [
+        "; ".join(f"{header[i] if i < len(header) else f'column {i + 1}'}: {cell}" for i, cell in enumerate(row))
+        for row in body
+    ]
     blocks = [Block(", ".join(header), "header", new_section=True)]
-    for first in range(0, len(body), CSV_ROWS_PER_SPAN):
+    first = 0
+    while first < len(lines):
         budget.check_time()
-        chunk = body[first : first + CSV_ROWS_PER_SPAN]
-        lines = [
-            "; ".join(f"{header[i] if i < len(header) else f'column {i + 1}'}: {cell}" for i, cell in enumerate(row))
-            for row in chunk
-        ]
+        # Rows up to a span's size, so that each span's locator names its own rows: a block the span
+        # assembly had to cut would give every piece the whole block's "rows 2-41".
+        last, size = first + 1, len(lines[first])
+        while last < min(len(lines), first + CSV_ROWS_PER_SPAN) and size + 1 + len(lines[last]) <= SPAN_MAX_CHARS:
+            size += 1 + len(lines[last])
+            last += 1
         # +2: the header is row 1 and rows count from 1
-        locator = f"rows {first + 2}-{first + len(chunk) + 1}"
-        blocks.append(Block("\n".join(lines), locator, new_section=True))
+        blocks.append(Block("\n".join(lines[first:last]), f"rows {first + 2}-{last + 1}", new_section=True))
+        first = last
     return blocks
 
 

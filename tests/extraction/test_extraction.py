@@ -255,6 +255,26 @@ def test_csv_row_ranges():
     assert document.spans[-1].locator.endswith("-51")
 
 
+def test_each_span_of_a_wide_csv_names_its_own_rows():
+    # Rows of ~190 characters: forty of them would not fit one span.
+    header = "month,site,appointment_type,booked_count,attended_count,revenue_gbp,notes"
+    body = [
+        f"2026-{m:02d},Quayside,Surgery {n},{100 + n},{90 + n},{40000 + n},{'x' * 100}"
+        for m in (7, 8, 9)
+        for n in range(12)
+    ]
+    document = extract_document(("\n".join([header, *body]) + "\n").encode(), "wide.csv")
+    rows = document.spans[1:]
+    assert len(rows) > 1
+    covered = []
+    for span in rows:
+        first, last = map(int, span.locator.removeprefix("rows ").split("-"))
+        assert span.text.count("\n") + 1 == last - first + 1
+        assert f"appointment_type: Surgery {(first - 2) % 12};" in span.text.splitlines()[0]
+        covered += range(first, last + 1)
+    assert covered == list(range(2, len(body) + 2))
+
+
 def test_json_paths():
     document = extract("records.json")
     assert [s.locator for s in document.spans][:2] == ["$.dataset", "$.updated"]
