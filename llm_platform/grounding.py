@@ -33,9 +33,12 @@ MIN_CONTENT_TERMS = 2
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[ ,]\d{3})+(?:\.\d+)?(?![\w])|\d+(?:\.\d+)?")
 _CITATION_MARK = re.compile(rf"\[\d+(?:\s*[,–-]\s*\d+)*\]|\b[^\s:]+::{SPAN}\b")
 # A sentence ends at . ! or ? before the next one's capital or digit; citation marks right after
-# the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close.
+# the stop ("… budget. (valves.md::S2)", "… fell. [3]") still belong to the sentence they close. A
+# stop right after a citation mark ends its sentence whatever follows: a table's row quoted next
+# starts with its first column's name ("… (fees.csv::S2). month: 2026-09; …").
 _SENTENCE_END = re.compile(
-    rf"(?<=[.!?])(?:\s*(?:\([^()]*::{SPAN}[^()]*\)|\[[^\[\]]+\]))*(?P<gap>\s+)(?=[\"'(\[]?[A-Z0-9])"
+    rf"(?:(?<=[.!?])(?:\s*(?:\([^()]*::{SPAN}[^()]*\)|\[[^\[\]]+\]))*(?=\s+[\"'(\[]?[A-Z0-9])"
+    rf"|\([^()]*::{SPAN}[^()]*\)[.!?])(?P<gap>\s+)"
 )
 
 

@@ -53,6 +53,12 @@ def test_a_tables_row_is_supported_only_by_a_text_that_holds_it_whole():
     beside = f"{row.format(689)} (sheet.csv::S2). {award} (minutes.docx::S5)."
     assert grounding.supporting(beside, {"S2": now, "S5": award}) == (["S2", "S5"], [])
     assert grounding.supporting(beside.replace("689", "715", 1), {"S2": now, "S5": award}) == (["S5"], ["S2"])
+    # Two rows quoted one after the other, each with its citation, are two statements: a row starts with its
+    # first column's name, in lower case, and still starts a sentence after a citation's stop.
+    other = "vendor: Acer; model: TravelMate B3; unit_price_eur: 598"
+    two_rows = f"{row.format(689)} (sheet.csv::S2). {other} (sheet.csv::S3)."
+    assert grounding.supporting(two_rows, {"S2": now, "S3": other}) == (["S2", "S3"], [])
+    assert grounding.supporting(two_rows, {"S2": row.format(715), "S3": other}) == (["S3"], ["S2"])
     # A sentence's clauses still vouch for the two sources it weaves.
     woven = "Losses fell by 18 percent; the valves were replaced in May."
     assert grounding.supporting(woven, {"a": LOSSES, "b": "The valves were replaced in May."})[0] == ["a", "b"]
