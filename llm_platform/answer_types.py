@@ -134,7 +134,12 @@ _ANSWER_TYPES = (
         re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I),
     ),
     _MONEY_TYPE,
-    (re.compile(r"\bhow (?P<ask>many|much)\b", re.I), re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I)),
+    # … and "what is the … number": a number is its answer ("tel 01632 960 999" of "What is the phone number for
+    # out-of-hours emergencies?", which needs no word "number" to be said).
+    (
+        re.compile(r"\bhow (?P<ask>many|much)\b|^\W*what(?:'s| is| was| are)\b.*\b(?P<ask_number>numbers?)\b", re.I),
+        re.compile(rf"\b(?!an?\b){_COUNT}\b", re.I),
+    ),
     # A cause, or a statement read under a heading that asks or tells why ("What made it last longer: The page …",
     # "Win/loss analysis > Why we lose: In each case the buyer had a hard deadline …"), wherever in its path; a
     # record's field names one too ("root_cause Door alarm had been muted …").

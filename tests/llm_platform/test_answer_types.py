@@ -156,6 +156,11 @@ from llm_platform.terms import question_terms
             "Grants are paid in instalments: 50 percent on signing the grant agreement.",
             "Grants are paid in instalments after the grant agreement is signed.",
         ),
+        (  # a number asked for by name: any figure is one, the word "number" need not be said
+            "What is the phone number for out-of-hours emergencies?",
+            "Out of hours, owners are directed to Portmere Emergency Vets on 01632 960 999.",
+            "Out of hours, owners are directed to Portmere Emergency Vets.",
+        ),
         (
             "Why are patients missing appointments?",
             "Patients miss them since the bus route was cut.",
@@ -216,6 +221,7 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
         ("How often is the backup run?", {"often"}),
         ("How many orders failed?", {"mani"}),
         ("What is the name of our CFO?", {"name"}),
+        ("What's the serial number of the X-ray generator?", {"number"}),
         ("Why did the cold store incident happen?", {"happen"}),  # the cause answers it
         # The money word is answered by the amount: "price_per_pallet_gbp: 52.0" says what Fastline charges.
         ("What did the valve programme cost?", {"cost"}),
