@@ -90,10 +90,12 @@ _DATE_TYPE = (
     ),
 )
 # "How much did it cost", "what did it cost": an amount of money. The money word is answered by the amount too:
-# "How much does Fastline charge …" by "… price_per_pallet_gbp: 52.0", which says no "charge".
+# "How much does Fastline charge …" by "… price_per_pallet_gbp: 52.0", which says no "charge". "How much is" a
+# thing asks its price ("How much is the Pet Health Club for a cat each month?": "Cats: £13.50 a month").
 _MONEY_TYPE = (
     re.compile(
         rf"\bhow (?P<ask>much)\b(?=.*\b(?P<ask_money>{_MONEY_WORDS})\b)"
+        r"|\bhow (?P<ask_price>much) (?:is|are|was|were)\b"
         r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost)\b",
         re.I,
     ),

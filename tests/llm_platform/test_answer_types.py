@@ -156,6 +156,11 @@ from llm_platform.terms import question_terms
             "Grants are paid in instalments: 50 percent on signing the grant agreement.",
             "Grants are paid in instalments after the grant agreement is signed.",
         ),
+        (  # "how much is" a thing asks its price: a reference's number is no amount
+            "How much is the Pet Health Club for a cat each month?",
+            "Cats: £13.50 a month.",
+            "Pet Health Club monthly fees are frozen for 2027 (see item 7).",
+        ),
         (  # a number asked for by name: any figure is one, the word "number" need not be said
             "What is the phone number for out-of-hours emergencies?",
             "Out of hours, owners are directed to Portmere Emergency Vets on 01632 960 999.",
