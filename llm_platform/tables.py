@@ -32,14 +32,16 @@ def said_as_records(text: str) -> str:
         if columns:
             header = [_sliced(lines[start], columns, i) for i in range(len(columns))]
             rows, end = _fixed_width_rows(lines, start + 2, columns)
-            if rows and _is_header(header):
+            if rows and _is_header(header, rows[0]):
                 said.extend(_record(header, row) for row in rows)
                 start = end
                 continue
         header = _cells(lines[start])
         ruled = header is not None and start + 1 < len(lines) and _is_rule_line(lines[start + 1], len(header))
         is_header = (
-            header is not None and not _is_rule_line(lines[start], len(header)) and (ruled or _is_header(header))
+            header is not None
+            and not _is_rule_line(lines[start], len(header))
+            and (ruled or _is_header(header, _next_cells(lines, start + 1)))
         )
         rows, end = _rows_under(header, lines, start + 1) if is_header else ([], start + 1)
         if rows:
@@ -125,15 +127,35 @@ def _is_rule(cell: str) -> bool:
     return len(dashes) >= 3 and set(dashes) == {"-"}
 
 
-def _is_header(cells: list[str]) -> bool:
-    return len(cells) <= MAX_COLUMNS and all(
+def _next_cells(lines: list[str], start: int) -> list[str] | None:
+    """The cells of the first line from `start` that is not blank (a web page's rows are paragraphs)."""
+    return next((_cells(line) for line in lines[start:] if line.strip()), None)
+
+
+def _is_header(cells: list[str], below: list[str] | None) -> bool:
+    """Whether a table's first row names its columns. A cell that starts with a figure is a value ("99.97%";
+    "Uptime (90 days)" names a column), unless it names a band of a measure over a column of bare figures:
+    "10–25 kg" over "£415.00" (a price list by weight), not "12 months" over "3 months" (a two-column table of
+    terms, all data)."""
+    if len(cells) > MAX_COLUMNS:
+        return False
+    below = below if below is not None and len(below) == len(cells) else [""] * len(cells)
+    return all(
         cell
         and len(cell) <= MAX_COLUMN_NAME_CHARS
-        and not cell.lstrip("-+€$£")[:1].isdigit()  # "Uptime (90 days)" names a column; "99.97%" is a value
+        and (not _starts_with_figure(cell) or (index and _has_letters(cell) and not _has_letters(below[index])))
         and ":" not in cell
         and ";" not in cell
-        for cell in cells
+        for index, cell in enumerate(cells)
     )
+
+
+def _starts_with_figure(cell: str) -> bool:
+    return cell.lstrip("-+€$£")[:1].isdigit()
+
+
+def _has_letters(cell: str) -> bool:
+    return any(char.isalpha() for char in cell)
 
 
 def _record(header: list[str], row: list[str]) -> str:

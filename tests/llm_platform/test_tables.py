@@ -100,3 +100,17 @@ def test_a_plain_text_tables_rows_are_records_under_its_header_by_its_rule_lines
     # A line drawn across the page, or a setext heading's, marks no columns.
     for text in ("Minutes\n=======\nWe met.", "Budget\n--------------------\nIt rose.", "a  b\n--  --\nc  d"):
         assert said_as_records(text) == text
+
+
+def test_a_band_of_a_measure_names_its_column_over_bare_figures():
+    """A price list by weight: "10–25 kg" starts with a figure and names a column all the same, as its cells are
+    amounts. Over cells that say a measure too, a first row of such cells is still data."""
+    page = (
+        "Procedure | Up to 10 kg | 10–25 kg | Over 25 kg\n\n"
+        "Dog castration | £285.00 | £325.00 | £365.00\n\nBitch spay (open) | £365.00 | £415.00 | £475.00"
+    )
+    assert said_as_records(page).split("\n")[1] == (
+        "Procedure: Bitch spay (open); Up to 10 kg: £365.00; 10–25 kg: £415.00; Over 25 kg: £475.00"
+    )
+    terms = "Contract length | 12 months\nNotice period | 3 months"
+    assert said_as_records(terms) == terms
