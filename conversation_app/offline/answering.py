@@ -39,6 +39,7 @@ from llm_platform.answer_types import (
     question_names,
     written_figures,
 )
+from llm_platform.prose import csv_row_fields
 from llm_platform.sourcerefs import REF_GROUP
 from llm_platform.terms import (
     BACK_REFERENCES,
@@ -100,14 +101,21 @@ def answering_candidates(candidates: list[Candidate], terms: list[str], question
     does. A sentence that one chosen before holds, or that holds it (a record's description and the record),
     is not said twice. Nor is a sentence that holds none of the question's terms beside the first under the
     same heading: it says another thing the heading is about ("Item: Sequencing; Amount (£): 520,000" beside
-    "The total award is £2.4 million" under "Grant summary > Budget", for "How much is the grant worth?")."""
+    "The total award is £2.4 million" under "Grant summary > Budget", for "How much is the grant worth?"), nor
+    a table's row that lacks a term of the question the first answering row says: it is another row."""
     distinct: dict[str, Candidate] = {}
     scored = answer_scores(candidates, terms, question)
     first_heading = scored[0][1].heading if scored else ""
+    asked = set(terms)
+    # "Bitch spay (laparoscopic)" beside "Bitch spay (open)" for "How much is an open bitch spay?".
+    first_row_says = asked & scored[0][1].terms if scored and _is_row(scored[0][1]) else None
     for score, candidate in scored:
         key = sentence_key(candidate.text)
         own = candidate.terms | candidate.answers  # what it says, and the question its FAQ heading asks
-        sibling = distinct and first_heading and candidate.heading == first_heading and not own & set(terms)
+        sibling = distinct and (
+            (first_heading and candidate.heading == first_heading and not own & asked)
+            or (first_row_says and _is_row(candidate) and first_row_says - own)
+        )
         if (
             score >= SECOND_RATIO * scored[0][0]
             and not sibling
@@ -154,6 +162,11 @@ def section_answer(
     # Of two sections the question could be about, the one its heading is more about: "How to enrol", not
     # "Pension and health plan enrolment 2027" above it; then the one ranked first.
     return sorted(max(asked, key=lambda section: section[:2])[2], key=lambda c: c.order) if asked else []
+
+
+def _is_row(candidate: Candidate) -> bool:
+    """Whether the candidate is a table's row, said as a record ("Procedure: Cat spay; Price: £145.00")."""
+    return bool(csv_row_fields(REF_GROUP.sub(" ", candidate.text).strip()))
 
 
 def refers_back(candidate: Candidate) -> bool:

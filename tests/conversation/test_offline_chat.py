@@ -1226,3 +1226,33 @@ def test_a_cause_is_told_by_the_heading_it_stands_under():
     timeline = passage("postmortem.pdf::S3", "page 1 › Timeline", "At 14:44 the checkout change was rolled back.")
     output = chat("What caused the checkout outage?", [*SESSION, timeline, cause])
     assert output["citations"] == ["postmortem.pdf::S5"], output
+
+
+def test_a_tables_row_answers_alone_and_how_much_is_a_thing_asks_its_price():
+    """A price list by weight band: "How much is an open bitch spay …?" was answered with the laparoscopic row
+    glued on, which lacks the "open" the first row says: another row. And "How much is … for a cat each month?"
+    asks a price, which the list item "Cats: £13.50 a month" gives, not the minutes' "fees are frozen for 2027
+    (see item 7)"."""
+    fees = passage(
+        "price_list.html::S4",
+        "Fees and prices > Neutering, dentistry and surgery",
+        "Procedure: Dog castration; Up to 10 kg: £285.00; 10–25 kg: £325.00; Over 25 kg: £365.00",
+        "Procedure: Bitch spay (open); Up to 10 kg: £365.00; 10–25 kg: £415.00; Over 25 kg: £475.00",
+        "Procedure: Bitch spay (laparoscopic); Up to 10 kg: £545.00; 10–25 kg: £595.00; Over 25 kg: £655.00",
+    )
+    answer = chat("How much is an open bitch spay for a dog over 25 kg?", [*SESSION, fees])
+    assert "£475.00" in answer["answer"] and "laparoscopic" not in answer["answer"], answer
+    club = passage(
+        "client_faq.md::S6",
+        "FAQ > How do I pay?",
+        "Our Pet Health Club spreads the cost of routine care into monthly Direct Debits:",
+        "Dogs: £16.50 a month.",
+        "Cats: £13.50 a month.",
+    )
+    minutes = passage(
+        "minutes.txt::S5",
+        "Practice meeting > Fees for 2027",
+        "Pet Health Club monthly fees are frozen for 2027 to support the membership drive (see item 7).",
+    )
+    answer = chat("How much is the Pet Health Club for a cat each month?", [*SESSION, minutes, club])
+    assert answer["citations"] == ["client_faq.md::S6"] and "£13.50" in answer["answer"], answer
