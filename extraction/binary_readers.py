@@ -50,7 +50,7 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
     if page_count > budget.limits.max_pages:
         budget.truncated = True
     texts = without_page_furniture(texts)  # running headers and footers would glue onto the sentences they cut
-    texts = _joined_across_hyphens(texts)
+    texts = _sentences_whole_across_pages(_joined_across_hyphens(texts))
     notes: list[str] = []
     read: dict[int, ocr.OcrPage] = {}
     unread: set[int] = set()  # scans OCR could not read, named in a note already
@@ -224,6 +224,27 @@ def _joined_across_hyphens(texts: list[str]) -> list[str]:
 
 
 _PUNCTUATION = "\"'“”‘’()[]{}.,;:!?"
+MAX_CARRIED_CHARS = 400  # the most of a sentence a page break cut that moves up to the page it starts on
+
+
+def _sentences_whole_across_pages(texts: list[str]) -> list[str]:
+    """The pages' texts with a sentence that a page break cuts ("… has eaten within the" | "fasting window, the
+    procedure is moved …") whole on the page it starts on: its rest, up to its full stop, moves up. Half a
+    sentence is no statement a digest or a report can quote, and a citation opens the page it starts on. Only a
+    page that ends without a stop before one that starts in lower case, and a rest within its paragraph."""
+    texts = list(texts)
+    for index in range(len(texts) - 1):
+        head, tail = texts[index].rstrip(), texts[index + 1].lstrip()
+        if not head or not tail[:1].islower() or head[-1] in ".!?:;":
+            continue
+        stops = [found + 1 for stop in (". ", ".\n", "? ", "! ") if (found := tail.find(stop)) >= 0]
+        end = min(stops, default=len(tail) if tail.endswith((".", "?", "!")) else 0)
+        rest = tail[:end]
+        if not end or end > MAX_CARRIED_CHARS or "\n\n" in rest:
+            continue
+        texts[index] = f"{head} {' '.join(rest.split())}"
+        texts[index + 1] = tail[end:].lstrip()
+    return texts
 
 
 def _visible_chars(text: str) -> int:

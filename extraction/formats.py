@@ -16,13 +16,14 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # files it read before are read again on their session's next parse (context_app.pipeline.extraction_queue). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
-    "pdf": "pdf.6",  # a compound broken at its hyphen keeps it where the document ends another with its last
-    # word ("Part-" "time" beside "Full-time", stop 62); pdf.5: lines set larger than the text are headings that
-    # open spans (binary_readers._display_lines, stop 60); pdf.4: hyphens at a line's end by the document's usage
-    # (stop 53); a two-page PDF's page numbers and the running header both its pages close with, a hyphen after a
-    # number at a line's end (stop 55); a scan's sentence that Tesseract cut into two blocks is one paragraph
-    # again (extraction.ocr), a page's numbered headings open spans of their own (binary_readers._page_blocks,
-    # stop 58)
+    "pdf": "pdf.7",  # a sentence a page break cuts is whole on the page it starts on
+    # (binary_readers._sentences_whole_across_pages, stop 67); pdf.6: a compound broken at its hyphen keeps it
+    # where the document ends another with its last word ("Part-" "time" beside "Full-time", stop 62); pdf.5:
+    # lines set larger than the text are headings that open spans (binary_readers._display_lines, stop 60);
+    # pdf.4: hyphens at a line's end by the document's usage (stop 53); a two-page PDF's page numbers and the
+    # running header both its pages close with, a hyphen after a number at a line's end (stop 55); a scan's
+    # sentence that Tesseract cut into two blocks is one paragraph again (extraction.ocr), a page's numbered
+    # headings open spans of their own (binary_readers._page_blocks, stop 58)
     "docx": "docx.3",  # a paragraph set bold throughout that reads as a heading is one (binary_readers._bold_heading,
     # stop 60); docx.2: a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its

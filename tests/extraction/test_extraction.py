@@ -512,6 +512,23 @@ def test_a_running_header_both_pages_close_with_is_furniture():
     assert "Closing line A here" in extract_document(build_pdf(different), "plan.pdf", None, None).text
 
 
+def test_a_sentence_a_page_break_cuts_is_whole_on_the_page_it_starts_on():
+    """A protocol's "If a patient has eaten within the" ended page 1 and "fasting window, the procedure is
+    moved …" opened page 2: the report quoted the half that starts in lower case."""
+    pages = [
+        ["Fasting rules", "The nurse records when the patient last ate.", "If a patient has eaten within the"],
+        ["fasting window, the procedure is moved to later in the day.", "Patients are weighed on admission."],
+    ]
+    document = extract_document(build_pdf(pages), "protocols.pdf", None, None)
+    whole = "If a patient has eaten within the fasting window, the procedure is moved to later in the day."
+    assert [s.locator for s in document.spans if whole in " ".join(s.text.split())] == ["p. 1"]
+    assert [s.locator for s in document.spans if "weighed on admission" in s.text] == ["p. 2"]
+    # A page that ends a sentence, or a next page that starts one, keeps its text.
+    ended = [["The nurse records when the patient last ate."], ["patients are weighed on admission."]]
+    document = extract_document(build_pdf(ended), "protocols.pdf", None, None)
+    assert [s.locator for s in document.spans if "weighed" in s.text] == ["p. 2"]
+
+
 def typeset_pdf(paragraphs: list[str], font: str, width: str) -> bytes:
     """Paragraphs set by WeasyPrint in 12 pt `font`, `width` wide: its line breaks, hyphens and glyphs."""
     import weasyprint
