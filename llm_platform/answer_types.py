@@ -153,6 +153,8 @@ _ANSWER_TYPES = (
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_]+)", re.I)
 # A count of what "how many" counts is a number: "a second engineer" counts nothing ("an hour" is a duration).
 _COUNT_RE = re.compile(rf"\b(?!an?\b){_COUNT}\b(?!\s*(?:%|percent))", re.I)
+# A column whose name says it holds a count ("attended_count", "number_of_visits", "total").
+_COUNT_COLUMNS = frozenset(stem(word) for word in ("count", "number", "total"))
 # Words between a count and what it counts ("42 gate valves"); also the words after "how many" that name it.
 _COUNTED_WITHIN = 3
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
@@ -347,15 +349,27 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         nouns = _counted(question[counted.start(1) :])
         # Within its clause or field: in "Line: 5030; Category: Workbooks …" 5030 counts no workbooks.
-        return any(
-            # … or a record's field and its count ("laptops.faulty 95"); a unit by its symbol ("odometer_km 702115")
-            nouns & _stems(WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN])
-            or nouns & _stems(WORD.findall(_clause_before(text, match))[-1:])
-            for match in _COUNT_RE.finditer(text)
-        ) or any(  # a CSV row's count ("missed: 93"): its column names what it counts, the row's full stop aside
-            _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & asked
-            for line in text.splitlines()
-            for column, value in csv_row_fields(line)
+        return (
+            any(
+                # … or a record's field and its count ("laptops.faulty 95"); a unit by its symbol ("odometer_km 702115")
+                nouns & _stems(WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN])
+                or nouns & _stems(WORD.findall(_clause_before(text, match))[-1:])
+                for match in _COUNT_RE.finditer(text)
+            )
+            or any(  # a CSV row's count ("missed: 93"): its column names what it counts, the row's full stop aside
+                _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & asked
+                for line in text.splitlines()
+                for column, value in csv_row_fields(line)
+            )
+            or any(  # … or a count column of a row that names what it counts ("appointment_type: Vaccination; …
+                # attended_count: 190" for "how many vaccination appointments"): the row is one of those
+                nouns & _stems(WORD.findall(line))
+                and any(
+                    _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & _COUNT_COLUMNS
+                    for column, value in csv_row_fields(line)
+                )
+                for line in text.splitlines()
+            )
         )
     kind, match = _first_asked(question, flags)
     if kind is None:

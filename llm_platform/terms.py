@@ -54,9 +54,10 @@ STOP_WORDS = frozenset(
 )
 # Token overlap (offline research and chat handlers, the context split): the search list plus
 # a few function words that only matter when judging overlap (kept out of the search list, see above).
-# "still" says a time, not a subject: "What training do I still have to do?" asks about training.
+# "still" says a time, not a subject: "What training do I still have to do?" asks about training; "actually",
+# "really" and "just" weigh what is said, not what it is about ("How many did Elmfield actually see?").
 OVERLAP_STOP_WORDS = STOP_WORDS | frozenset(
-    "also done might must one shall still upon us via whose within without".split()
+    "actually also done just might must one really shall still upon us via whose within without".split()
 )
 # Words that make a question a question; they say nothing about what evidence covers it.
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())

@@ -161,6 +161,11 @@ from llm_platform.terms import question_terms
             "Cats: £13.50 a month.",
             "Pet Health Club monthly fees are frozen for 2027 (see item 7).",
         ),
+        (  # a row's count column counts what the row is ("appointment_type: Vaccination"), not its duration
+            "How many vaccination appointments did Elmfield see in July?",
+            "month: 2026-07; site: Elmfield; appointment_type: Vaccination; attended_count: 190",
+            "month: 2026-07; site: Elmfield; appointment_type: Vaccination; avg_duration_min: 15",
+        ),
         (  # a number asked for by name: any figure is one, the word "number" need not be said
             "What is the phone number for out-of-hours emergencies?",
             "Out of hours, owners are directed to Portmere Emergency Vets on 01632 960 999.",

@@ -182,6 +182,9 @@ def test_a_modal_verb_is_no_term_a_sentence_must_share():
     assert question_terms("How often must the NanoDrop be calibrated?") == ["often", "nanodrop", "calibr"]
     assert "shall" not in question_terms("Who shall sign the contract?")
     assert "might" not in question_terms("What might delay the release?")
+    # Nor do the adverbs that weigh what is said: "actually", "really", "just".
+    assert question_terms("How many vaccinations did Elmfield actually see?") == ["vaccin", "elmfield", "see"]
+    assert question_terms("Is it really ok to just text Gemma?") == ["ok", "text", "gemma"]
 
 
 def test_a_quotation_of_several_sentences_is_one_statement_and_keeps_its_closing_mark():
