@@ -96,7 +96,7 @@ _MONEY_TYPE = (
     re.compile(
         rf"\bhow (?P<ask>much)\b(?=.*\b(?P<ask_money>{_MONEY_WORDS})\b)"
         r"|\bhow (?P<ask_price>much) (?:is|are|was|were)\b"
-        r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost)\b",
+        r"|\bwhat (?:did|does|do|will|would)\b.*\b(?P<ask_cost>cost|charge)\b",
         re.I,
     ),
     re.compile(_MONEY, re.I),

@@ -236,6 +236,7 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
         # The money word is answered by the amount: "price_per_pallet_gbp: 52.0" says what Fastline charges.
         ("What did the valve programme cost?", {"cost"}),
         ("How much does Fastline charge for next day to zone 1?", {"much", "charg"}),
+        ("What do we charge to fill in an insurance claim form?", {"charg"}),  # an amount of money
         ("By how much did the water price rise in 2023?", {"much"}),  # a change; the price is what changed
         # A period's start or end is answered by the time it holds.
         ("When does peak season end?", {"end"}),
