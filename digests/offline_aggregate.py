@@ -10,8 +10,9 @@ import re
 from collections.abc import Iterable
 
 from llm_platform.answer_types import FIGURE
+from llm_platform.prose import csv_row_fields
 from llm_platform.sourcerefs import split_ref
-from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, cut_text, split_sentences
+from llm_platform.terms import SUBJECT_STOP_WORDS, comparison_key, content_terms, cut_text, split_sentences
 
 from .envelopes import parse_aggregate_envelope
 from .offline import GENERATOR, MAX_CLAIM_CHARS, YEAR, add_unique, new_fact
@@ -165,7 +166,12 @@ def _subject(claim: str) -> str:
 
 
 def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
-    """Facts from different files, same subject and period, different figures: a conflict citing both."""
+    """Facts from different files, same subject and period, different figures: a conflict citing both; and a
+    table's row whose clock times another file gives otherwise (`_row_time_conflicts`)."""
+    return _subject_conflicts(facts) + _row_time_conflicts(facts)
+
+
+def _subject_conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
     groups: dict[str, list[dict]] = {}
     for fact in facts:
         subject = _subject(fact["claim"])
@@ -181,6 +187,55 @@ def _conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
     return found
 
 
+# A clock time, in 12 or 24 hours: "9:00am", "4 pm", "16:00", "08.30".
+_CLOCK_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])\.?m\b|\b(\d{1,2}):(\d\d)\b", re.I)
+
+
+def _clock_times(text: str) -> frozenset[str]:
+    """The clock times `text` gives, as "HH:MM" in 24 hours ("9:00am – 12:00pm" → {"09:00", "12:00"})."""
+    times = set()
+    for match in _CLOCK_TIME.finditer(text):
+        hour, minute, half, hour24, minute24 = match.groups()
+        if hour24 is not None:
+            hour, minute = int(hour24), minute24
+        else:
+            hour, minute = int(hour) % 12 + (12 if half.lower() == "p" else 0), minute or "00"
+        if hour < 24 and int(minute) < 60:
+            times.add(f"{hour:02d}:{minute}")
+    return frozenset(times)
+
+
+def _row_time_conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
+    """A table's row gives a thing's clock times in a column ("Site: Elmfield; …; Saturday: 9:00am – 12:00pm")
+    and another file's fact names that thing and that column and gives other times ("From Saturday 7 November the
+    Elmfield Saturday clinic runs from 08:30 to 13:00"): the files disagree about the same thing. Times written
+    otherwise ("8:30am – 4:00pm" and "08:30 to 16:00") agree; a fact that gives some of the row's times only ("the
+    09:00-12:00 session is always fully booked") says nothing else."""
+    found: dict[str, dict] = {}
+    for row in facts:
+        fields = csv_row_fields(row["claim"])
+        if len(fields) < 2 or row.get("kind") == "conflict":
+            continue
+        name = fields[0][1]
+        for column, value in fields[1:]:
+            times = _clock_times(value)
+            subject = set(content_terms(f"{name} {column}"))
+            if not times or not subject:
+                continue
+            others = [
+                other
+                for other in facts
+                if other.get("kind") != "conflict"
+                and not set(_files_of(row)) & set(_files_of(other))
+                and subject <= set(content_terms(other["claim"]))
+                and _clock_times(other["claim"]) - times
+            ]
+            for other in others[:MAX_CONFLICTS_PER_SUBJECT]:
+                key, conflict = _conflict_fact(row, other, "the same thing, other times")
+                found.setdefault(key, conflict)
+    return list(found.items())
+
+
 def _disagree(first: dict, second: dict) -> bool:
     if set(_files_of(first)) & set(_files_of(second)):
         return False  # within one file that is the file's own business (Task A flags it)
@@ -189,7 +244,7 @@ def _disagree(first: dict, second: dict) -> bool:
     return years_a == years_b and bool(values_a) and bool(values_b) and values_a != values_b
 
 
-def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
+def _conflict_fact(first: dict, second: dict, why: str = "same subject, different figures") -> tuple[str, dict]:
     """The conflict fact citing both sides; both sides drop to "low" reliability."""
     a, b = sorted((first, second), key=lambda fact: comparison_key(fact["claim"]))  # order-independent wording
     claim = cut_text(
@@ -200,7 +255,7 @@ def _conflict_fact(first: dict, second: dict) -> tuple[str, dict]:
     for side in (a, b):
         side["reliability"] = "low"
         side["reliability_note"] = "offline extractive: another file gives a different figure"
-    conflict = new_fact("conflict", claim, "", "low", "offline extractive: same subject, different figures")
+    conflict = new_fact("conflict", claim, "", "low", f"offline extractive: {why}")
     conflict["sources"] = a["sources"] + [ref for ref in b["sources"] if ref not in a["sources"]]
     return comparison_key(claim), conflict
 

@@ -1455,3 +1455,31 @@ def test_code_is_no_fact():
     claims = [fact["claim"] for fact in digest["facts"]]
     assert claims == ["We look at why customers cancelled in Q3 2026.", "churn rate: 4.2%"], claims
     assert "import" not in digest["summary"]
+
+
+def test_a_tables_row_and_another_files_sentence_with_other_clock_times_are_a_conflict():
+    """A clinic's FAQ kept the old Saturday hours in its table while the staff handbook gave the new ones, and
+    the aggregate showed no conflict: the row's subject ("Site: Elmfield; …") is no sentence's. A row's column
+    of clock times is compared with the facts of other files that name its thing and its column."""
+    faq = file_digest(
+        "faq.md",
+        spans_of(
+            "## When are you open?\n\n| Site | Monday–Friday | Saturday |\n|---|---|---|\n"
+            "| Quayside | 8:00am – 7:00pm | 8:30am – 4:00pm |\n| Elmfield | 8:30am – 6:30pm | 9:00am – 12:00pm |"
+        ),
+        "markdown",
+    )
+    handbook = file_digest(
+        "handbook.txt",
+        spans_of(
+            "From Saturday 7 November the Elmfield Saturday clinic runs from 08:30 to 13:00.",
+            "Quayside is open on Saturdays from 08:30 to 16:00.",  # the row's times, written otherwise
+            "The Elmfield Saturday session from 9:00 is always fully booked.",  # some of the row's times only
+        ),
+    )
+    manifest = [{"filename": "faq.md", "format": "markdown"}, {"filename": "handbook.txt", "format": "text"}]
+    digest = aggregate_digest(aggregate_envelope(manifest, [faq, handbook]))
+    conflicts = [fact for fact in digest["facts"] if fact["kind"] == "conflict"]
+    assert len(conflicts) == 1, conflicts
+    assert "08:30 to 13:00" in conflicts[0]["claim"] and "Saturday: 9:00am – 12:00pm" in conflicts[0]["claim"]
+    assert sorted(conflicts[0]["sources"]) == ["faq.md::S1", "handbook.txt::S1"]
