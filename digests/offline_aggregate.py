@@ -211,12 +211,15 @@ def _row_time_conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
     Elmfield Saturday clinic runs from 08:30 to 13:00"): the files disagree about the same thing. Times written
     otherwise ("8:30am – 4:00pm" and "08:30 to 16:00") agree; a fact that gives some of the row's times only ("the
     09:00-12:00 session is always fully booked") says nothing else."""
+    timed = [  # each fact that gives a clock time, with its files, terms and times (read once)
+        (fact, set(_files_of(fact)), set(content_terms(fact["claim"])), times)
+        for fact in facts
+        if fact.get("kind") != "conflict" and (times := _clock_times(fact["claim"]))
+    ]
     found: dict[str, dict] = {}
-    for row in facts:
+    for row, files, _terms, _times in timed:
         fields = csv_row_fields(row["claim"])
-        if len(fields) < 2 or row.get("kind") == "conflict":
-            continue
-        name = fields[0][1]
+        name = fields[0][1] if len(fields) > 1 else ""
         for column, value in fields[1:]:
             times = _clock_times(value)
             subject = set(content_terms(f"{name} {column}"))
@@ -224,11 +227,8 @@ def _row_time_conflicts(facts: list[dict]) -> list[tuple[str, dict]]:
                 continue
             others = [
                 other
-                for other in facts
-                if other.get("kind") != "conflict"
-                and not set(_files_of(row)) & set(_files_of(other))
-                and subject <= set(content_terms(other["claim"]))
-                and _clock_times(other["claim"]) - times
+                for other, other_files, terms, other_times in timed
+                if not files & other_files and subject <= terms and other_times - times
             ]
             for other in others[:MAX_CONFLICTS_PER_SUBJECT]:
                 key, conflict = _conflict_fact(row, other, "the same thing, other times")
