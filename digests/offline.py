@@ -201,7 +201,6 @@ _OPINION = _cue(
     r"anecdotal\w*",
     r"probably",
 )
-_DIGIT = re.compile(r"\d")
 YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
 _DATE = re.compile(
     r"\b(?:1[89]\d\d|20\d\d)\b|\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"
@@ -307,7 +306,7 @@ def _kind(sentence: str) -> str | None:
     for kind, cue in _KIND_CUES:
         if cue.search(sentence):
             return kind
-    if _DIGIT.search(sentence) or written_numbers(sentence) or _DATE.search(sentence) or _NAMED.search(sentence):
+    if _DIGITS.search(sentence) or written_numbers(sentence) or _DATE.search(sentence) or _NAMED.search(sentence):
         return "fact"
     return None
 
@@ -340,7 +339,7 @@ def _score(sentence: str, kind: str | None, hedged: bool) -> int:
     score = _KIND_WEIGHT[kind] if kind else PLAIN_WEIGHT
     if _MEASURE.search(sentence):
         score += 2
-    elif _DIGIT.search(sentence):
+    elif _DIGITS.search(sentence):
         score += 1
     if _DATE.search(sentence):
         score += 1
@@ -565,7 +564,7 @@ def _file_summary(sentences: list[str], fields: set[str], facts: list[dict], fil
 
     def informativeness(item: tuple[int, str]) -> tuple[int, int]:
         position, sentence = item
-        score = min(len(sentence), 200) // 40 + (2 if _DIGIT.search(sentence) else 0)
+        score = min(len(sentence), 200) // 40 + (2 if _DIGITS.search(sentence) else 0)
         score += 1 if _kind(sentence) else 0
         score -= 2 if _hedged(sentence) else 0
         score += min(len(said[position] & recurring), MAX_RECURRING_TERMS)
