@@ -21,10 +21,7 @@ from .inputs import citation_numbers, context_items, dicts_of, input_text, strin
 from .questions import own_part, question_clauses, without_frame
 
 MAX_REPORT_SECTIONS = 20  # report.schema.json
-# Paragraphs of "From your files": what of the files bears on the question that no finding told. On
-# bench/research_quality_bench.py's tune split 6 cited the answering page as 12 did (0.812, 0.812), in reports of
-# 14.1 paragraphs instead of 18.0 (an equipment question listed the price list's rows).
-MAX_REPORT_ITEMS = 6
+MAX_REPORT_ITEMS = 12  # paragraphs of "From your files"
 MAX_SUMMARY_SENTENCES = 3
 MAX_TITLE_CHARS = 300
 MAX_PARAGRAPH_CHARS = 4000
