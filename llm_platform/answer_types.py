@@ -349,28 +349,12 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
     if counted:  # "how many households": a count of households ("230 households"), not of something else
         nouns = _counted(question[counted.start(1) :])
         # Within its clause or field: in "Line: 5030; Category: Workbooks …" 5030 counts no workbooks.
-        return (
-            any(
-                # … or a record's field and its count ("laptops.faulty 95"); a unit by its symbol ("odometer_km 702115")
-                nouns & _stems(WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN])
-                or nouns & _stems(WORD.findall(_clause_before(text, match))[-1:])
-                for match in _COUNT_RE.finditer(text)
-            )
-            or any(  # a CSV row's count ("missed: 93"): its column names what it counts, the row's full stop aside
-                _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & asked
-                for line in text.splitlines()
-                for column, value in csv_row_fields(line)
-            )
-            or any(  # … or a count column of a row that names what it counts ("appointment_type: Vaccination; …
-                # attended_count: 190" for "how many vaccination appointments"): the row is one of those
-                nouns & _stems(WORD.findall(line))
-                and any(
-                    _COUNT_RE.fullmatch(value.strip(" .")) and _stems(WORD.findall(column)) & _COUNT_COLUMNS
-                    for column, value in csv_row_fields(line)
-                )
-                for line in text.splitlines()
-            )
-        )
+        return any(
+            # … or a record's field and its count ("laptops.faulty 95"); a unit by its symbol ("odometer_km 702115")
+            nouns & _stems(WORD.findall(_clause_after(text, match))[:_COUNTED_WITHIN])
+            or nouns & _stems(WORD.findall(_clause_before(text, match))[-1:])
+            for match in _COUNT_RE.finditer(text)
+        ) or any(_row_counts(line, nouns, asked) for line in text.splitlines())
     kind, match = _first_asked(question, flags)
     if kind is None:
         return True
@@ -378,6 +362,18 @@ def holds_answer_type(question: str, text: str, asked: set[str], *, flags: bool 
     if kind is _DATE_TYPE:
         return any(_dates(said, offsets=not match.group("past")) for said in (text, _said(text)))
     return _names(text, asked) if holds is None else bool(holds.search(text) or holds.search(_said(text)))
+
+
+def _row_counts(line: str, nouns: set[str], asked: set[str]) -> bool:
+    """Whether a CSV row holds a count of what is asked, the row's full stop aside: in a column that names it
+    ("missed: 93"), or in a column that says it holds a count of a row that names it ("appointment_type:
+    Vaccination; … attended_count: 190" for "how many vaccination appointments")."""
+    columns = [
+        _stems(WORD.findall(column)) for column, value in csv_row_fields(line) if _COUNT_RE.fullmatch(value.strip(" ."))
+    ]
+    return any(column & asked for column in columns) or bool(
+        nouns & _stems(WORD.findall(line)) and any(column & _COUNT_COLUMNS for column in columns)
+    )
 
 
 def _stems(words: list[str]) -> set[str]:
