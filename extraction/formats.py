@@ -32,7 +32,8 @@ READER_VERSIONS = {
     # a <br> is a line of its block, a <dt> heads its <dd>'s; html.2: a page's <main> alone
     "image": "image.2",  # a scan's sentence cut into two OCR blocks is one paragraph again (stop 58)
     "csv": "csv.2",  # a span's rows are its own: rows up to a span's size, each span's locator naming them (stop 67)
-    "text": "text.4",  # an e-mail keeps the characters its file holds (text_readers._mail_body, stop 65); text.3:
+    "text": "text.5",  # a line that only draws a rule ("-----") is a paragraph break (text_readers._without_rules,
+    # stop 68); text.4: an e-mail keeps the characters its file holds (text_readers._mail_body, stop 65); text.3:
     # headings written as lines of their own head their paragraphs (text_readers._plain_text_blocks,
     # stop 58); text.2: an e-mail's header is one record, its body its plain text (text_readers._mail_message)
 }

@@ -247,7 +247,7 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     text = normalise_text(text)
     message = _mail_message(text)
     if message is None:
-        return _plain_text_blocks(_paragraphs(text))
+        return _plain_text_blocks(_paragraphs(_without_rules(text)))
     # The subject heads the message as a heading does its section (it says what the message is about and answers
     # nothing); the rest of the header is one record under it (who wrote to whom, when), then the body.
     subject = _header_value(text, "Subject")
@@ -257,6 +257,19 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     heading = [Block(subject, subject, new_section=True)] if subject else []
     record = [Block(fields, subject, new_section=not subject)] if fields else []
     return [*heading, *record, *(Block(paragraph, subject) for paragraph in _paragraphs(_mail_body(message, text)))]
+
+
+# What a plain-text file draws a line with: a rule across the page, or a heading's underline.
+RULE_CHARACTERS = frozenset("-=_*~─━═")
+
+
+def _without_rules(text: str) -> str:
+    """`text` with each line that only draws a rule ("-----", "=====") a paragraph break: a rule parts sections
+    ("-----" over and under "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT" set the item's title apart), and one
+    under a line underlines a heading, as in Markdown."""
+    return "\n".join(
+        "" if len(line.strip()) >= 3 and set(line.strip()) <= RULE_CHARACTERS else line for line in text.split("\n")
+    )
 
 
 def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:

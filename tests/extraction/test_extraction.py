@@ -734,6 +734,32 @@ def test_a_plain_text_files_headings_head_their_sections():
     ]
 
 
+def test_a_plain_text_files_rules_set_its_headings_apart():
+    """Minutes that draw a rule over and under each item's title: the rule was read as the first line of a
+    paragraph, so "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT" headed nothing and the item's sentences stood under
+    the file's title alone ("the lowest compliant tender …" never said which lift)."""
+    minutes = (
+        "BOARD MINUTES\n\n"
+        "The meeting was quorate.\n\n"
+        "--------------------------------------\n"
+        "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT\n"
+        "--------------------------------------\n"
+        "The lowest compliant tender was from Kellaway Lifts at £186,000.\n\n"
+        "Budget summary\n"
+        "==============\n"
+        "The reserve stands at £1.2 million.\n"
+    )
+    document = extract_document(minutes.encode(), "minutes.txt", "text/plain", None)
+    assert_spans_consistent(document)
+    assert [(s.locator, s.text.partition("\n")[0]) for s in document.spans] == [
+        ("BOARD MINUTES", "BOARD MINUTES"),
+        ("BOARD MINUTES > 7. TANNERY COURT BLOCK C - LIFT REPLACEMENT", "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT"),
+        ("BOARD MINUTES > Budget summary", "Budget summary"),
+    ]
+    assert "Kellaway Lifts at £186,000" in document.spans[1].text
+    assert "-----" not in document.spans[1].text
+
+
 def test_a_pdf_pages_numbered_headings_open_sections_and_its_numbered_lists_do_not():
     pages = [
         [
