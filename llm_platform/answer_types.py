@@ -18,6 +18,7 @@ from .sourcerefs import REF_GROUP
 from .terms import (
     AUXILIARIES,
     NUMBER_WORDS,
+    OVERLAP_STOP_WORDS,
     QUESTION_WORDS,
     STOP_WORDS,
     WORD,
@@ -44,10 +45,11 @@ _COUNT = rf"(?!{_YEAR}){_NUMBER}"  # a figure that is not a year (nor, see below
 _MONEY_WORDS = r"(?:cost|costs|spend|spent|pay|paid|price|budget|worth|charge|fee)"
 _CURRENCY = r"(?:[€$£]|(?:euros?|dollars?|pounds?|pence|cents?|eur|usd|gbp)\b)"
 # An amount after its symbol or code ("$12", "USD 18,000", a field "contractor_usd 18000" or "price_gbp: 52.0", a
-# table's column "Amount (£): 520,000"), or before its currency.
+# table's column "Amount (£): 520,000"), before its currency, or in pence or cents by their sign ("38p per kWh").
 _MONEY = (
     rf"(?:[€$£]|(?:\b|_)(?:eur|usd|gbp))\)?:?\s?\d"
     rf"|\b\d[\d.,]*\s*(?:k|m|bn|million|billion|thousand)?\s*{_CURRENCY}"
+    r"|\b\d+(?:p\b|¢)"
 )
 _SHARE = r"\b\d[\d.,]*\s*(?:%|percent\b|per cent\b)"
 # "since" before a time ("since April 2024", "since then") says when, not why.
@@ -182,7 +184,7 @@ def question_names(question: str) -> set[str]:
         word_term(part)
         for match in _CAPITALISED.finditer(question)
         if match.start() > 0
-        and match.group().lower() not in STOP_WORDS | QUESTION_WORDS
+        and match.group().lower() not in OVERLAP_STOP_WORDS | QUESTION_WORDS
         and not _NOT_NAMES.match(match.group())
         for part in WORD.findall(match.group())
         if len(part) > 1

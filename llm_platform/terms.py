@@ -55,9 +55,13 @@ STOP_WORDS = frozenset(
 # Token overlap (offline research and chat handlers, the context split): the search list plus
 # a few function words that only matter when judging overlap (kept out of the search list, see above).
 # "still" says a time, not a subject: "What training do I still have to do?" asks about training; "actually",
-# "really" and "just" weigh what is said, not what it is about ("How many did Elmfield actually see?").
+# "really" and "just" weigh what is said, not what it is about ("How many did Elmfield actually see?"); an
+# indefinite pronoun names no one ("Someone's just reported a hate crime …", "… without anyone else's approval"),
+# nor does "OK" ask about anything ("Is that OK?").
 OVERLAP_STOP_WORDS = STOP_WORDS | frozenset(
     "actually also done just might must one really shall still upon us via whose within without".split()
+    + "anybody anyone anything else everybody everyone everything nobody somebody someone something".split()
+    + "ok okay".split()
 )
 # Words that make a question a question; they say nothing about what evidence covers it.
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether much many".split())

@@ -268,7 +268,11 @@ def answer_scores(candidates: list[Candidate], terms: list[str], question: str) 
         section = _section(candidate.heading)
         # A figure of the heading it stands under is the sentence's too ("Meeting of 26 October 2026").
         headed = written_figures(section)
-        if not holds_figures(figures - headed, REF_GROUP.sub(" ", candidate.text), cases):
+        # A year is held by what dates the passage too: its file's name or heading, the sentences before it ("932
+        # repairs (88.4%) were completed within target" in board_minutes_2026-09.txt, for "… in July to September
+        # 2026?").
+        dated_by = {figure for figure in figures if is_year(figure) and figure in candidate.context}
+        if not holds_figures(figures - headed - dated_by, REF_GROUP.sub(" ", candidate.text), cases):
             continue
         form, figures_written = forms[id(candidate)], written[id(candidate)]
         context_weight = CONTEXT_WEIGHT

@@ -308,6 +308,36 @@ def test_a_name_written_with_a_hyphen_and_a_figure_is_held_by_the_sentence_that_
     assert chat("What is the melting temperature of KX-9 in 20 mM phosphate?", sources)["answer"] == ""
 
 
+def test_a_year_the_passage_is_dated_by_is_held_by_its_sentences():
+    """ "What percentage of repairs were completed within target in July to September 2026?" was asked back: the
+    minutes' sentence says "932 repairs (88.4%) were completed within target" and the year only in the file's
+    name and the sentence before."""
+    minutes = note_source(
+        "[passage:board_minutes_2026-09.txt::S4] board_minutes_2026-09.txt › 4. Repairs performance",
+        "Dawn Okafor presented the figures for Quarter 2 of 2026/27.\n\n"
+        "932 repairs (88.4%) were completed within target (board_minutes_2026-09.txt::S4).",
+    )
+    output = chat("How many repairs were completed within target in 2026?", [*SESSION, minutes])
+    assert output["citations"] == ["board_minutes_2026-09.txt::S4"] and "88.4%" in output["answer"], output
+    # A year the passage is not dated by is still one the sentence must hold.
+    undated = note_source(
+        "[passage:board_minutes.txt::S4] board_minutes.txt › 4. Repairs performance",
+        "932 repairs (88.4%) were completed within target (board_minutes.txt::S4).",
+    )
+    assert chat("How many repairs were completed within target in 2026?", [*SESSION, undated])["answer"] == ""
+
+
+def test_ok_and_an_indefinite_pronoun_name_nothing_the_answer_must_say():
+    """ "A tenant on the third floor at Tannery Court wants to get a dog. Is that OK?" was asked back: "OK" was read
+    as a name (an initialism) that the handbook's sentence had to hold."""
+    handbook = note_source(
+        "[passage:handbook.docx::S9] handbook.docx › Tenant handbook > 4. Pets",
+        "Dogs are not allowed in flats above the ground floor at Tannery Court (handbook.docx::S9).",
+    )
+    output = chat("A tenant on the third floor at Tannery Court wants to get a dog. Is that OK?", [*SESSION, handbook])
+    assert output["citations"] == ["handbook.docx::S9"], output
+
+
 def test_a_questions_agent_noun_is_said_by_its_verb():
     grant = note_source(
         "[digest:preprint.pdf] Digest of preprint.pdf",

@@ -156,6 +156,11 @@ from llm_platform.terms import question_terms
             "Grants are paid in instalments: 50 percent on signing the grant agreement.",
             "Grants are paid in instalments after the grant agreement is signed.",
         ),
+        (  # pence by their sign are an amount
+            "How much does it cost to charge an electric car at Tannery Court?",
+            "Charging costs 38p per kWh, paid through the operator's app.",
+            "Charging points are in bays 1 to 4.",
+        ),
         (  # "how much is" a thing asks its price: a reference's number is no amount
             "How much is the Pet Health Club for a cat each month?",
             "Cats: £13.50 a month.",
