@@ -299,7 +299,7 @@ def _refers_to_rows(column: Column, table: Table) -> bool:
     return any(
         other is not column and values <= {value.strip() for value, _ref, _row in other.cells}
         for other in table.columns
-        if _names_every_row(other, table.rows)
+        if _names_every_row([other], table.rows)
     )
 
 
@@ -368,22 +368,47 @@ def _iso_date(value: str) -> date | None:
 def _row_names(table: Table) -> dict[int, str]:
     """How a claim names each row: by the first column that names every row (a value of each row's own, such as
     a month, a name or an id, short enough for a claim: "month 2026-07"), a column of words before one of codes
-    ("Category Travel", not "Line 5020"); {} when none does, and the claim says the row's number ("row 4"),
-    which sends the reader counting."""
-    keys = [column for column in table.columns if _names_every_row(column, table.rows)]
-    worded = [column for column in keys if any(c.isalpha() for value, _ref, _row in column.cells for c in value)]
+    ("Category Travel", not "Line 5020"); else by the first two columns of words whose values together name every
+    row ("trade Drainage, estate Tannery Court" of a table of trades per estate); {} when none do, and the claim
+    says the row's number ("row 4"), which sends the reader counting."""
+    keys = [column for column in table.columns if _names_every_row([column], table.rows)]
+    worded = [column for column in keys if _is_worded(column)]
     key = next(iter(worded or keys), None)
-    return {row: f"{key.name} {value.strip()}" for value, _ref, row in key.cells} if key else {}
+    if key is not None:
+        return {row: f"{key.name} {value.strip()}" for value, _ref, row in key.cells}
+    labels = [column for column in table.columns if _is_worded(column)]
+    pair = next(
+        ((first, second) for first, second in itertools.combinations(labels, 2) if _names_every_row([first, second], table.rows)),
+        None,
+    )
+    if pair is None:
+        return {}
+    names: dict[int, list[str]] = {}
+    for column in pair:
+        for value, _ref, row in column.cells:
+            names.setdefault(row, []).append(f"{column.name} {value.strip()}")
+    return {row: ", ".join(parts) for row, parts in names.items()}
 
 
-def _names_every_row(column: Column, rows: int) -> bool:
-    values = [value.strip() for value, _ref, _row in column.cells]
+def _is_worded(column: Column) -> bool:
+    return any(c.isalpha() for value, _ref, _row in column.cells for c in value)
+
+
+def _names_every_row(columns: list[Column], rows: int) -> bool:
+    """Whether the columns' values, read together, are each row's own: every row has them, no two rows share
+    them, and they are short enough for a claim; never a measure's."""
+    by_row: dict[int, list[str]] = {}
+    for column in columns:
+        if (numbers := _numbers(column)) and _is_measure(column, numbers):
+            return False
+        for value, _ref, row in column.cells:
+            by_row.setdefault(row, []).append(value.strip())
+    values = [tuple(values) for values in by_row.values() if len(values) == len(columns)]
     return (
         len(values) == rows
-        and all(values)
+        and all(all(value) for value in values)
         and len(set(values)) == len(values)
-        and max(map(len, values), default=0) <= MAX_ROW_NAME_CHARS
-        and not ((numbers := _numbers(column)) and _is_measure(column, numbers))
+        and max((len(", ".join(value)) for value in values), default=0) <= MAX_ROW_NAME_CHARS
     )
 
 

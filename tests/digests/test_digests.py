@@ -982,6 +982,16 @@ def test_a_tables_rows_are_named_by_the_first_column_when_it_names_each_row():
     claims = [fact["claim"] for fact in file_digest("leaks.csv", spans, "csv")["facts"]]
     ranges = next(claim for claim in claims if claim.startswith("no_shows ranges"))
     assert ranges.startswith("no_shows ranges from 3 (row 2) to 5 (row 3);"), ranges  # "north" names two rows
+    # … unless two columns of words name each row together: a table of trades per estate ("Which trade and estate
+    # had the quickest average?" was answered "1.2 (row 25)").
+    jobs = [("Drainage", "Ashgrove", 2.5), ("Drainage", "Millbank", 1.2), ("Roofing", "Ashgrove", 9.0)]
+    spans[0] = {"span_id": "S1", "text": "trade, estate, average_days"}
+    spans[1] = {"span_id": "S2", "text": "\n".join(f"trade: {t}; estate: {e}; average_days: {d}" for t, e, d in jobs)}
+    claims = [fact["claim"] for fact in file_digest("jobs.csv", spans, "csv")["facts"]]
+    ranges = next(claim for claim in claims if claim.startswith("average_days ranges"))
+    assert ranges.startswith(
+        "average_days ranges from 1.2 (trade Drainage, estate Millbank) to 9 (trade Roofing, estate Ashgrove);"
+    ), ranges
 
 
 def test_a_json_value_cut_by_a_window_is_read_as_text():
