@@ -42,9 +42,10 @@ def _pdf_blocks(data: bytes, budget: _Budget, progress: ocr.Progress | None = No
     page_count = len(document)
     texts: list[str] = []
     lines: list[list[_Line]] = []  # each page's lines with their font size
+    tables = _ruled_tables(data, document, min(page_count, budget.limits.max_pages), budget)
     for number in range(min(page_count, budget.limits.max_pages)):
         budget.check_time()
-        text, sized = _page_text(document, number)
+        text, sized = _page_text(document, number, tables.get(number, []))
         texts.append(normalise_text(text))
         lines.append(sized)
     if page_count > budget.limits.max_pages:
@@ -165,10 +166,11 @@ SCAN_COVERAGE = 0.5
 LINE_END_HYPHEN = "\u00ad\n"
 
 
-def _page_text(document, index: int) -> tuple[str, list[_Line]]:
+def _page_text(document, index: int, tables: list["_Table"] = ()) -> tuple[str, list[_Line]]:
     """A page's text layer in reading order, and its lines with their font size. PDFium places words by their
     glyphs' positions, where pypdf's reading of a TJ array's kerning split groff's and TeX's words ("cop y
-    the public k ey")."""
+    the public k ey"). The lines of a ruled table (`tables`) give way to its rows, a paragraph of its own where
+    its first line stood."""
     import pypdfium2.raw as pdfium_c
 
     page = document[index]
@@ -178,14 +180,26 @@ def _page_text(document, index: int) -> tuple[str, list[_Line]]:
             text = text_page.get_text_range()
             lines: list[_Line] = []
             # PDFium counts a character for each UTF-16 unit: positions line up unless the page writes beyond
-            # the Basic Multilingual Plane (an emoji), whose lines go without their size.
+            # the Basic Multilingual Plane (an emoji), whose lines go without their size (and its tables are
+            # read line by line).
             if len(text) == text_page.count_chars():
                 start = 0
+                kept: list[str] = []
+                placed: set[int] = set()  # the tables whose rows stand in the text already
                 for line in text.split("\r\n"):
                     if written := line.lstrip():
                         first = start + len(line) - len(written)  # its first character that is not a space
                         lines.append(_Line(line, pdfium_c.FPDFText_GetFontSize(text_page.raw, first)))
+                        table = _table_at(tables, text_page.get_charbox(first), page.get_height())
+                        if table is not None:
+                            if table not in placed:
+                                kept.extend(["", *tables[table].rows, ""])
+                                placed.add(table)
+                            start += len(line) + 2
+                            continue
+                    kept.append(line)
                     start += len(line) + 2
+                text = "\r\n".join(kept) if placed else text
             text = text.replace("\ufffe", LINE_END_HYPHEN)
             # A hyphen a layout engine put at a line's end (WeasyPrint's and Chrome's are U+2010) is one too.
             return text.replace("\u2010\r\n", LINE_END_HYPHEN), lines
@@ -197,6 +211,84 @@ def _page_text(document, index: int) -> tuple[str, list[_Line]]:
             text_page.close()
     finally:
         page.close()
+
+
+class _Table(NamedTuple):
+    box: tuple[float, float, float, float]  # left, top, right, bottom, from the page's top left (pdfplumber's)
+    rows: list[str]  # each its cells joined by " | ", as a DOCX's are (llm_platform.tables says them as records)
+
+
+# A page with fewer paths drawn than this has no ruled table; one with more is a drawing (a map, a chart) whose
+# lines make no table, and which pdfminer would take long to read.
+MIN_TABLE_PATHS = 4
+MAX_TABLE_PATHS = 2_000
+
+
+def _ruled_tables(data: bytes, document, pages: int, budget: _Budget) -> dict[int, list[_Table]]:
+    """Each page's tables drawn with rules, by page index, as pdfplumber finds them (their cells bounded by the
+    lines drawn between them). PDFium reads a page line by line, so a row whose cells wrap ("Damaged fence
+    panel," over "broken gate", then "Routine 30 working days Grounds team") is read as lines no sentence or
+    record can hold. A table of one row or one column is a box around text, which is read as it was; so are the
+    tables of a PDF pdfminer cannot read."""
+    import pypdfium2.raw as pdfium_c
+
+    drawn = [
+        number
+        for number in range(pages)
+        if MIN_TABLE_PATHS
+        <= len(list(itertools.islice(document[number].get_objects((pdfium_c.FPDF_PAGEOBJ_PATH,)), MAX_TABLE_PATHS + 1)))
+        <= MAX_TABLE_PATHS
+    ]
+    if not drawn:
+        return {}
+    import pdfplumber  # lazy, as pdfium: only for a PDF with rules drawn
+
+    found: dict[int, list[_Table]] = {}
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for number in drawn:
+                budget.check_time()
+                page = pdf.pages[number]
+                if page.rotation:
+                    continue  # its boxes would not be PDFium's
+                tables = []
+                for table in page.find_tables():
+                    rows = [row for row in map(_row_text, table.extract()) if row]
+                    if len(rows) >= 2 and any(" | " in row for row in rows):
+                        tables.append(_Table(table.bbox, rows))
+                if tables:
+                    found[number] = tables
+    except (ExtractionError, MemoryError):
+        raise
+    except Exception:  # noqa: BLE001 - pdfminer refused what PDFium read: its lines as they are
+        return found
+    return found
+
+
+def _row_text(cells: list[str | None]) -> str:
+    """A table row's cells joined by " | ", each cell's wrapped lines one line again (after a hyphen or a dash
+    with no space: "Emergency (Oct–" "Apr)"); a cell merged into the one before it (None) is that one."""
+    said = []
+    for cell in cells:
+        if cell is None:
+            continue
+        joined = ""
+        for line in cell.split("\n"):
+            line = line.strip()
+            joined = f"{joined}{line}" if joined.endswith(("-", "–")) or not joined else f"{joined} {line}"
+        said.append(joined)
+    return " | ".join(said) if any(said) else ""
+
+
+def _table_at(tables: list[_Table], charbox: tuple[float, float, float, float], height: float) -> int | None:
+    """The index of the table whose box holds the middle of a character (PDFium's box: left, bottom, right,
+    top, from the page's bottom left), or None."""
+    left, bottom, right, top = charbox
+    x, y = (left + right) / 2, height - (bottom + top) / 2
+    return next(
+        (index for index, table in enumerate(tables) if table.box[0] <= x <= table.box[2] and table.box[1] <= y <= table.box[3]),
+        None,
+    )
 
 
 def _joined_across_hyphens(texts: list[str]) -> list[str]:

@@ -16,7 +16,8 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # files it read before are read again on their session's next parse (context_app.pipeline.extraction_queue). A format
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
-    "pdf": "pdf.7",  # a sentence a page break cuts is whole on the page it starts on
+    "pdf": "pdf.8",  # a ruled table's rows are read a row a line, its cells joined by " | " (binary_readers.
+    # _ruled_tables, pdfplumber, stop 68); pdf.7: a sentence a page break cuts is whole on the page it starts on
     # (binary_readers._sentences_whole_across_pages, stop 67); pdf.6: a compound broken at its hyphen keeps it
     # where the document ends another with its last word ("Part-" "time" beside "Full-time", stop 62); pdf.5:
     # lines set larger than the text are headings that open spans (binary_readers._display_lines, stop 60);

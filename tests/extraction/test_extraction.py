@@ -595,6 +595,36 @@ def test_a_pdfs_headings_set_larger_than_its_text_open_spans_of_their_own():
     ], spans
 
 
+def test_a_pdfs_ruled_table_is_read_a_row_a_line_and_a_box_around_text_as_its_lines():
+    """A repairs policy's table of categories wrapped its cells, and PDFium read it line by line: "Damaged fence
+    panel," then "broken gate", then "Routine 30 working days Grounds team", so no sentence or record said which
+    repair had which target. A ruled table's rows are read as a DOCX's are (cells joined by " | "); a box drawn
+    around a paragraph (a table of one cell) is text as before."""
+    import weasyprint
+
+    html = (
+        '<html><head><meta charset="utf-8"><style>body {font-family: DejaVu Sans; font-size: 10pt} '
+        "table {border-collapse: collapse; width: 12cm} td, th {border: 1px solid black; padding: 2pt} "
+        "td {width: 3cm} .box {border: 1px solid black; padding: 4pt; width: 12cm}</style></head><body>"
+        "<p>The table below sets the target for each category of repair.</p><table>"
+        "<tr><th>Category</th><th>Default priority</th><th>Target</th><th>Carried out by</th></tr>"
+        "<tr><td>Damaged fence panel, broken gate</td><td>Routine</td><td>30 working days</td><td>Grounds team</td></tr>"
+        "<tr><td>Roof leak, slipped tiles</td><td>Urgent (Oct-Apr) / Routine</td><td>5 working days</td>"
+        "<td>Penrose Roofing</td></tr></table>"
+        '<p class="box">If you smell gas, ring the National Gas Emergency Service on 0800 111 999 straight away, '
+        "before you call us.</p></body></html>"
+    )
+    document = extract_document(weasyprint.HTML(string=html).write_pdf(), "policy.pdf")
+    assert_spans_consistent(document)
+    text = document.text
+    assert "Category | Default priority | Target | Carried out by" in text, text
+    assert "Damaged fence panel, broken gate | Routine | 30 working days | Grounds team" in text, text
+    assert "Roof leak, slipped tiles | Urgent (Oct-Apr) / Routine | 5 working days | Penrose Roofing" in text, text
+    assert text.index("The table below") < text.index("Category | Default") < text.index("If you smell gas"), text
+    assert "ring the National Gas Emergency Service on 0800 111 999" in " ".join(text.split()), text
+    assert "|" not in text[text.index("If you smell gas") :], text
+
+
 def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     data = (
         b'id,description,status,hours\nT-1,"We were charged twice.\nThe second charge should be refunded.",open,\n'
