@@ -422,7 +422,7 @@ def test_clean_filename():
 
 
 def test_chunking_version_is_named():
-    assert CHUNKING_VERSION == "spans.v1"
+    assert CHUNKING_VERSION == "spans.v2"
 
 
 @pytest.mark.parametrize(
@@ -625,6 +625,23 @@ def test_a_pdfs_ruled_table_is_read_a_row_a_line_and_a_box_around_text_as_its_li
     assert "|" not in text[text.index("If you smell gas") :], text
 
 
+def test_a_web_pages_table_stays_in_the_span_of_its_header():
+    """A web page's rows are blocks of their own, and a span opened at its size target in the middle of a table:
+    the next span's rows ("Tannery Court | Block C (flats) | 120 | £4.60 …") stood without the header naming
+    their cells, so no record said £3.05 was Block C's lift charge."""
+    intro = "<p>" + "As well as rent, most tenants pay a weekly service charge for shared areas. " * 9 + "</p>"
+    header = "<tr><th>Estate</th><th>Block</th><th>Cleaning</th><th>Lift maintenance</th></tr>"
+    rows = "".join(
+        f"<tr><td>Estate {n}</td><td>Block {n} (flats)</td><td>£4.{n:02d}</td><td>£3.{n:02d}</td></tr>" for n in range(12)
+    )
+    html = f"<html><body><h1>Service charges</h1>{intro}<table>{header}{rows}</table><p>Charges are weekly.</p></body></html>"
+    document = extract_document(html.encode(), "charges.html", "text/html", None)
+    assert_spans_consistent(document)
+    holding = [span for span in document.spans if "Block 11 (flats)" in span.text]
+    assert len(holding) == 1 and "Estate | Block | Cleaning | Lift maintenance" in holding[0].text, document.spans
+    assert all("Block 0 (flats)" not in span.text for span in document.spans if span is not holding[0])
+
+
 def test_a_csv_cell_with_line_breaks_keeps_its_row_on_one_line():
     data = (
         b'id,description,status,hours\nT-1,"We were charged twice.\nThe second charge should be refunded.",open,\n'
@@ -775,6 +792,10 @@ def test_a_plain_text_files_rules_set_its_headings_apart():
         "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT\n"
         "--------------------------------------\n"
         "The lowest compliant tender was from Kellaway Lifts at £186,000.\n\n"
+        "--------------------------------------\n"
+        "8. REPAIRS PERFORMANCE - QUARTER 2 OF 2026/27 (JULY TO SEPTEMBER 2026)\n"  # long, and closed by ")"
+        "--------------------------------------\n"
+        "932 repairs (88.4%) were completed within target.\n\n"
         "Budget summary\n"
         "==============\n"
         "The reserve stands at £1.2 million.\n"
@@ -784,6 +805,10 @@ def test_a_plain_text_files_rules_set_its_headings_apart():
     assert [(s.locator, s.text.partition("\n")[0]) for s in document.spans] == [
         ("BOARD MINUTES", "BOARD MINUTES"),
         ("BOARD MINUTES > 7. TANNERY COURT BLOCK C - LIFT REPLACEMENT", "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT"),
+        (
+            "BOARD MINUTES > 8. REPAIRS PERFORMANCE - QUARTER 2 OF 2026/27 (JULY TO SEPTEMBER 2026)",
+            "8. REPAIRS PERFORMANCE - QUARTER 2 OF 2026/27 (JULY TO SEPTEMBER 2026)",
+        ),
         ("BOARD MINUTES > Budget summary", "Budget summary"),
     ]
     assert "Kellaway Lifts at £186,000" in document.spans[1].text
