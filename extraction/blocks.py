@@ -64,4 +64,10 @@ def heading_level(line: str) -> int | None:
     # Quota ($)   Closed ($)").
     if len(title.split()) > MAX_HEADING_WORDS or ": " in title or "  " in title:
         return None
+    return section_level(line)
+
+
+def section_level(line: str) -> int:
+    """The level of a heading line by its section number: 2, or one deeper for each part of it ("2.3" is 3)."""
+    number = section_number(line)
     return 2 + number.strip("()").rstrip(".").count(".") if number else 2

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from llm_platform.prose import MAIL_FIELDS, closes_fence, code_fence
 
-from .blocks import Block, _paragraphs, _path, heading_level, section_number
+from .blocks import Block, _paragraphs, _path, heading_level, section_level, section_number
 from .decoding import normalise_text
 from .limits import ExtractionError, _Budget, _short
 from .spans import SPAN_MAX_CHARS
@@ -247,7 +247,8 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
     text = normalise_text(text)
     message = _mail_message(text)
     if message is None:
-        return _plain_text_blocks(_paragraphs(_without_rules(text)))
+        text, underlined = _without_rules(text)
+        return _plain_text_blocks(_paragraphs(text), underlined)
     # The subject heads the message as a heading does its section (it says what the message is about and answers
     # nothing); the rest of the header is one record under it (who wrote to whom, when), then the body.
     subject = _header_value(text, "Subject")
@@ -261,27 +262,43 @@ def _text_blocks(text: str, budget: "_Budget") -> list[Block]:
 
 # What a plain-text file draws a line with: a rule across the page, or a heading's underline.
 RULE_CHARACTERS = frozenset("-=_*~─━═")
+MAX_UNDERLINED_WORDS = 16  # a longer line over a rule is a paragraph's, whatever the rule under it
 
 
-def _without_rules(text: str) -> str:
-    """`text` with each line that only draws a rule ("-----", "=====") a paragraph break: a rule parts sections
-    ("-----" over and under "7. TANNERY COURT BLOCK C - LIFT REPLACEMENT" set the item's title apart), and one
-    under a line underlines a heading, as in Markdown."""
-    return "\n".join(
-        "" if len(line.strip()) >= 3 and set(line.strip()) <= RULE_CHARACTERS else line for line in text.split("\n")
+def _is_rule(line: str) -> bool:
+    return len(line.strip()) >= 3 and set(line.strip()) <= RULE_CHARACTERS
+
+
+def _without_rules(text: str) -> tuple[str, frozenset[str]]:
+    """`text` with each line that only draws a rule ("-----", "=====") a paragraph break, and the lines a rule
+    underlines, alone on their line: headings, however long or closed ("4. REPAIRS PERFORMANCE - QUARTER 2 OF
+    2026/27 (JULY TO SEPTEMBER 2026)" between two rules, a title over "=====" as in Markdown)."""
+    lines = text.split("\n")
+    ruled = [_is_rule(line) for line in lines]
+    underlined = frozenset(
+        line.strip()
+        for index, line in enumerate(lines[:-1])
+        if ruled[index + 1]
+        and line.strip()
+        and not ruled[index]
+        and (index == 0 or ruled[index - 1] or not lines[index - 1].strip())
+        and len(line.split()) <= MAX_UNDERLINED_WORDS
     )
+    return "\n".join("" if rule else line for line, rule in zip(lines, ruled, strict=True)), underlined
 
 
-def _plain_text_blocks(paragraphs: list[str]) -> list[Block]:
+def _plain_text_blocks(paragraphs: list[str], underlined: frozenset[str] = frozenset()) -> list[Block]:
     """A plain-text file's paragraphs under the headings it writes as lines of their own: the first line when
-    it heads the file (its title), then numbered and unnumbered headings ("3. Fastline", "Actions") that head
-    the paragraphs after them, as Markdown's do. A paragraph of short lines is a list, not a heading and its
-    section ("Grace Okafor" over "Tomasz Wiśniewski")."""
+    it heads the file (its title), then numbered and unnumbered headings ("3. Fastline", "Actions") and the lines
+    a rule underlines (`underlined`) that head the paragraphs after them, as Markdown's do. A paragraph of short
+    lines is a list, not a heading and its section ("Grace Okafor" over "Tomasz Wiśniewski")."""
     blocks: list[Block] = []
     headings: list[tuple[int, str]] = []
     for index, paragraph in enumerate(paragraphs):
         first, _, rest = paragraph.partition("\n")
         level = heading_level(first)
+        if level is None and first.strip() in underlined and not first[:1].isspace():
+            level = section_level(first)
         heads = bool(rest.strip()) or index + 1 < len(paragraphs)
         if level is None or not heads or (rest.strip() and all(heading_level(line) for line in rest.splitlines())):
             blocks.append(Block(paragraph, _path(headings)))
