@@ -132,9 +132,10 @@ _ANSWER_TYPES = (
     # "a" is no amount), a share too ("how much did losses fall": "18 percent"; "how many households" is a count
     # of them, see _HOW_MANY).
     # "By how much did it rise": a change, as a share ("6 percent"), an amount of money or a count; so is "how much
-    # of" a whole, its part ("How much of the grant is paid on signing?": "50 percent on signing").
+    # of" a whole, its part ("How much of the grant is paid on signing?": "50 percent on signing"), and "what
+    # percentage of" it ("932 repairs (88.4%) were completed within target").
     (
-        re.compile(r"\b(?:by how|how(?= much of\b)) (?P<ask>much)\b", re.I),
+        re.compile(r"\b(?:by how|how(?= much of\b)) (?P<ask>much)\b|\bwhat (?P<ask_share>percentage|proportion)\b", re.I),
         re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I),
     ),
     _MONEY_TYPE,
@@ -194,13 +195,18 @@ def question_names(question: str) -> set[str]:
 def _asked(pattern: re.Pattern, question: str) -> re.Match | None:
     """`pattern`'s match in the question, unless the question word it holds comes after the question's first:
     "Which module measures how long snippets take?" asks for a module; its "how long" is part of what it
-    asks about, not a duration it asks for."""
+    asks about, not a duration it asks for. A question word after "and", "or" or a comma opens a question of
+    its own: "When do the lift works start and how long will they last?" asks for a duration too."""
     match = pattern.search(question)
     if match is None:
         return None
     asking = [word.start() for word in WORD.finditer(question) if word.group().lower() in QUESTION_WORDS]
     own = [start for start in asking if match.start() <= start < match.end()]
-    return None if own and own[0] > asking[0] else match
+    if not own or own[0] == asking[0]:
+        return match
+    before = question[: own[0]].rstrip()
+    opens_own = before.endswith((",", ";")) or before.rpartition(" ")[2].lower() in ("and", "or")
+    return match if opens_own else None
 
 
 def holds_flags(texts: Iterable[str]) -> bool:

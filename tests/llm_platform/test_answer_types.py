@@ -156,6 +156,11 @@ from llm_platform.terms import question_terms
             "Grants are paid in instalments: 50 percent on signing the grant agreement.",
             "Grants are paid in instalments after the grant agreement is signed.",
         ),
+        (  # "what percentage of" a whole: a share
+            "What percentage of repairs were completed within target?",
+            "932 repairs (88.4%) were completed within target, against a target of 92%.",
+            "Repairs completed within target are reported to the Board.",
+        ),
         (  # pence by their sign are an amount
             "How much does it cost to charge an electric car at Tannery Court?",
             "Charging costs 38p per kWh, paid through the operator's app.",
@@ -243,6 +248,9 @@ def test_only_a_question_that_asks_for_a_kind_of_answer_lifts_the_sentences_that
         ("How much does Fastline charge for next day to zone 1?", {"much", "charg"}),
         ("What do we charge to fill in an insurance claim form?", {"charg"}),  # an amount of money
         ("By how much did the water price rise in 2023?", {"much"}),  # a change; the price is what changed
+        ("What percentage of repairs were completed within target?", {"percentag"}),  # a share answers it
+        # A question of its own after "and": its words name a kind of answer as well.
+        ("When do the lift works kick off and how long will they last?", {"long", "last"}),
         # A period's start or end is answered by the time it holds.
         ("When does peak season end?", {"end"}),
         ("What time do we stop accepting deliveries?", {"time", "stop"}),
