@@ -229,6 +229,32 @@ def test_a_clause_asked_again_with_a_bare_question_word_is_two_questions():
     assert question_clauses("Who is leaving and why?") == ["Who is leaving and why"]
 
 
+def test_a_lead_that_lists_what_it_asks_is_asked_of_each_after_the_lead():
+    """ "Explain Brookvale's approach to recharging tenants: what is charged, how much, how it is collected and
+    when charges are waived." asked "how Explain Brookvale s approach is collected": the lead's imperative
+    stood in for "it". A lead then a list of things, or "…, including a, b and c", is asked of each too."""
+    assert question_clauses(
+        "Explain our approach to recharging tenants: what is charged, how it is collected and when charges are waived."
+    ) == [
+        "Explain our approach to recharging tenants: what is charged",
+        "Explain our approach to recharging tenants: how it is collected",
+        "Explain our approach to recharging tenants: when charges are waived",
+    ]
+    assert question_clauses("Summarise our boiler position: compliance, problem properties and the replacement plan.") == [
+        "Summarise our boiler position: compliance",
+        "Summarise our boiler position: problem properties",
+        "Summarise our boiler position: the replacement plan",
+    ]
+    assert question_clauses("What will the lift works mean for residents, including cost, timing and support?") == [
+        "What will the lift works mean for residents: cost",
+        "What will the lift works mean for residents: timing",
+        "What will the lift works mean for residents: support",
+    ]
+    # Two things, or a clause after the colon, stay one question.
+    assert question_clauses("Summarise the pilot: costs and savings.") == ["Summarise the pilot: costs and savings"]
+    assert question_clauses("What happened to the pumps: did they fail?") == ["What happened to the pumps: did they fail"]
+
+
 def test_a_pdf_spans_opening_heading_heads_its_statements():
     """A handbook's page span opens with its section's heading ("2. Vehicle checks"): its statements stood under
     no heading, the first paragraph's heading being taken for the page's."""

@@ -149,6 +149,15 @@ def _listed_parts(clause: str) -> list[str]:
     return [" ".join([*lead, *thing, *tail]) for thing in listed]
 
 
+def _listed_things(text: str) -> list[str]:
+    """The things of a list of three or more, none of them a clause ("compliance, problem properties and the
+    replacement programme"); [] for another text (two things stay one: "costs and savings")."""
+    things = [piece.strip().rstrip("?.!").strip() for piece in _CLAUSE_SEPARATOR.split(text.strip())]
+    if len(things) < 3 or any(not 0 < len(thing.split()) <= MAX_LISTED_WORDS + 1 for thing in things):
+        return []
+    return [] if any(_opens_question(thing) for thing in things) else things
+
+
 def _is_stop_word(word: str) -> bool:
     return word.lower().strip(",.;:?!") in OVERLAP_STOP_WORDS | QUESTION_WORDS
 
@@ -195,10 +204,24 @@ def own_part(question: str, other_parts: list[str]) -> str:
     return " ".join(own) if 0 < len(own) < len(words) else ""
 
 
+# What opens the list of what a lead asks about: "…: compliance, problem properties and …", "… for residents,
+# including cost, timing, support and service charges".
+_LIST_OPENERS = (": ", ", including ", ", such as ")
+
+
 def question_clauses(question: str) -> list[str]:
     """The question's clauses (split_clauses), each to be asked on its own: the subject stands in for
     "it" after the first ("what did it cost" → "what did the valve programme cost"), and the first
-    clause's words for "that <noun>" (`_named`)."""
+    clause's words for "that <noun>" (`_named`). A lead that lists what it asks ("Explain our approach to
+    recharging tenants: what is charged, how it is collected and when charges are waived", "Summarise our boiler
+    position: compliance, problem properties and the replacement programme") is asked of each, after the lead:
+    the lead names what "it" of a listed clause is, and a thing alone names nothing to search for."""
+    for opener in _LIST_OPENERS:
+        lead, found, listed = question.strip().partition(opener)
+        if found and lead:
+            asked = split_clauses(listed) if _opens_question(listed) else _listed_things(listed)
+            if len(asked) > 1:
+                return [f"{lead}: {part}" for part in asked]
     clauses = split_clauses(question)
     subject = question_subject(question)
     if len(clauses) < 2:
