@@ -586,7 +586,9 @@ def sentences_by_line(text: str) -> list[list[str]]:
             continue
         same_line = False  # a line is a paragraph, a list item or a row: nothing is glued across lines
         # A table's row is one record, whatever sentences its cells hold ("description: … 21%. Please reissue.").
-        for piece in [line] if csv_row_fields(line) else _SENTENCE_END.split(line):
+        # Markup comes off the line before it is split: emphasis may hold two sentences ("*Last reviewed: January
+        # 2026. If you can't find the answer here, contact your Housing Officer.*").
+        for piece in [line] if csv_row_fields(line) else _SENTENCE_END.split(_without_markup(line)):
             piece = piece.strip()
             if not piece:
                 continue

@@ -80,6 +80,11 @@ def test_a_sentence_is_its_words_without_markdowns_markup():
         "Decision: samples are stored in HEPES at 4 °C.",
         "See the ordering page.",
     ]
+    # Emphasis around two sentences comes off both: "… contact your Housing Officer.*" was a digest's lead.
+    assert split_sentences("*Last reviewed: January 2026. If in doubt, contact your Housing Officer.*") == [
+        "Last reviewed: January 2026.",
+        "If in doubt, contact your Housing Officer.",
+    ]
 
 
 def test_the_rows_of_a_table_stay_rows():
