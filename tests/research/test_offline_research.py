@@ -675,6 +675,13 @@ def test_a_list_of_three_things_is_asked_of_each_and_two_things_stay_one_part():
     assert split_clauses("Did the programme reduce costs and complaints?") == [
         "Did the programme reduce costs and complaints"
     ]
+    # Of two lists, the last is asked apart: "… older, disabled or vulnerable tenants across repairs, tenancy and
+    # complaints?" ran as one node, its first list's long piece ending the search for the second.
+    assert split_clauses("What support do we offer older, disabled or vulnerable tenants across repairs, tenancy and complaints?") == [
+        "What support do we offer older, disabled or vulnerable tenants across repairs",
+        "What support do we offer older, disabled or vulnerable tenants across tenancy",
+        "What support do we offer older, disabled or vulnerable tenants across complaints",
+    ]
     # A clause that asks no question wants the things together.
     assert split_clauses("Compare Postgres, MySQL and SQLite for our workload") == [
         "Compare Postgres, MySQL and SQLite for our workload"

@@ -122,11 +122,21 @@ def _listed_parts(clause: str) -> list[str]:
     equipment" → "… about safety", "… about waste", "… about booking equipment"; "What are the risks, costs and
     timeline of the project" → "What are the risks of the project", …): the files answer each apart, and one
     search for all of them finds the best-said one. Two things ("costs and savings") stay one part, and so does
-    a list in a clause that asks no question ("Compare Postgres, MySQL and SQLite": the three together)."""
+    a list in a clause that asks no question ("Compare Postgres, MySQL and SQLite": the three together). Of two
+    lists, the last is asked apart ("What support do we offer older, disabled or vulnerable tenants across
+    repairs, tenancy and complaints?": across each of the three, for the tenants of the first list)."""
     pieces = [piece.split() for piece in _CLAUSE_SEPARATOR.split(clause)]
     if len(pieces) < 3 or not all(pieces) or not _opens_question(clause):
         return [clause]
-    first, *middle, last = pieces
+    # The last list: the short pieces that end the clause, after the piece that holds its first thing.
+    opens = len(pieces) - 2
+    while opens > 0 and len(pieces[opens]) <= MAX_LISTED_WORDS:
+        opens -= 1
+    if len(pieces) - opens < 3:
+        return [clause]
+    separators = list(_CLAUSE_SEPARATOR.finditer(clause))
+    first = clause[: separators[opens].start()].split()  # what the list's first thing ends, as written
+    middle, last = pieces[opens + 1 : -1], pieces[-1]
     end = 0
     while end < min(len(last), MAX_LISTED_WORDS) and not _is_stop_word(last[end]):
         end += 1
