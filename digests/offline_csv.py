@@ -378,7 +378,11 @@ def _row_names(table: Table) -> dict[int, str]:
         return {row: f"{key.name} {value.strip()}" for value, _ref, row in key.cells}
     labels = [column for column in table.columns if _is_worded(column)]
     pair = next(
-        ((first, second) for first, second in itertools.combinations(labels, 2) if _names_every_row([first, second], table.rows)),
+        (
+            (first, second)
+            for first, second in itertools.combinations(labels, 2)
+            if _names_every_row([first, second], table.rows)
+        ),
         None,
     )
     if pair is None:

@@ -286,7 +286,11 @@ def _table_at(tables: list[_Table], charbox: tuple[float, float, float, float], 
     left, bottom, right, top = charbox
     x, y = (left + right) / 2, height - (bottom + top) / 2
     return next(
-        (index for index, table in enumerate(tables) if table.box[0] <= x <= table.box[2] and table.box[1] <= y <= table.box[3]),
+        (
+            index
+            for index, table in enumerate(tables)
+            if table.box[0] <= x <= table.box[2] and table.box[1] <= y <= table.box[3]
+        ),
         None,
     )
 

@@ -135,7 +135,9 @@ _ANSWER_TYPES = (
     # of" a whole, its part ("How much of the grant is paid on signing?": "50 percent on signing"), and "what
     # percentage of" it ("932 repairs (88.4%) were completed within target").
     (
-        re.compile(r"\b(?:by how|how(?= much of\b)) (?P<ask>much)\b|\bwhat (?P<ask_share>percentage|proportion)\b", re.I),
+        re.compile(
+            r"\b(?:by how|how(?= much of\b)) (?P<ask>much)\b|\bwhat (?P<ask_share>percentage|proportion)\b", re.I
+        ),
         re.compile(rf"{_SHARE}|{_MONEY}|\b{_COUNT}\b", re.I),
     ),
     _MONEY_TYPE,
