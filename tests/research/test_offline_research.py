@@ -169,6 +169,24 @@ def test_a_part_of_a_list_finds_what_answers_it_not_what_answers_the_frame_its_s
     assert nothing == ask("NODE_FINDINGS", {"question": f"{frame} parking?"}, results)["findings"]
 
 
+def test_a_part_that_names_the_kind_of_answer_finds_the_statements_that_hold_it():
+    """ "What will the Block C lift replacement mean for residents: cost?" quoted a boiler programme's cost and
+    the agency plumbers': the tender ("… Kellaway Lifts at £186,000") never says "cost", so the part's own word
+    kept it out. A part that names the kind of answer the question asks for is borne on by holding it."""
+    frame = "What will the Block C lift replacement mean for residents:"
+    results = [
+        (
+            1,
+            "minutes.txt, 7. Block C lift replacement",
+            "The lowest compliant tender for the Block C lift replacement was from Kellaway Lifts at £186,000.",
+        ),
+        (2, "minutes.txt, 9. Gas safety", "The boiler programme's average cost is 3,150 boilers."),
+    ]
+    question = {"question": f"{frame} cost?", "other_parts": [f"{frame} timing?", f"{frame} support?"]}
+    findings = ask("NODE_FINDINGS", question, results)["findings"]
+    assert findings and findings[0]["citations"] == [1], findings
+
+
 def test_a_parts_own_words_are_those_its_siblings_do_not_all_share():
     frame = "What does a new programme officer need to know about"
     siblings = [f"{frame} reporting?", f"{frame} expenses?"]
@@ -240,7 +258,9 @@ def test_a_lead_that_lists_what_it_asks_is_asked_of_each_after_the_lead():
         "Explain our approach to recharging tenants: how it is collected",
         "Explain our approach to recharging tenants: when charges are waived",
     ]
-    assert question_clauses("Summarise our boiler position: compliance, problem properties and the replacement plan.") == [
+    assert question_clauses(
+        "Summarise our boiler position: compliance, problem properties and the replacement plan."
+    ) == [
         "Summarise our boiler position: compliance",
         "Summarise our boiler position: problem properties",
         "Summarise our boiler position: the replacement plan",
@@ -252,7 +272,9 @@ def test_a_lead_that_lists_what_it_asks_is_asked_of_each_after_the_lead():
     ]
     # Two things, or a clause after the colon, stay one question.
     assert question_clauses("Summarise the pilot: costs and savings.") == ["Summarise the pilot: costs and savings"]
-    assert question_clauses("What happened to the pumps: did they fail?") == ["What happened to the pumps: did they fail"]
+    assert question_clauses("What happened to the pumps: did they fail?") == [
+        "What happened to the pumps: did they fail"
+    ]
 
 
 def test_a_pdf_spans_opening_heading_heads_its_statements():
@@ -677,7 +699,9 @@ def test_a_list_of_three_things_is_asked_of_each_and_two_things_stay_one_part():
     ]
     # Of two lists, the last is asked apart: "… older, disabled or vulnerable tenants across repairs, tenancy and
     # complaints?" ran as one node, its first list's long piece ending the search for the second.
-    assert split_clauses("What support do we offer older, disabled or vulnerable tenants across repairs, tenancy and complaints?") == [
+    assert split_clauses(
+        "What support do we offer older, disabled or vulnerable tenants across repairs, tenancy and complaints?"
+    ) == [
         "What support do we offer older, disabled or vulnerable tenants across repairs",
         "What support do we offer older, disabled or vulnerable tenants across tenancy",
         "What support do we offer older, disabled or vulnerable tenants across complaints",

@@ -9,11 +9,12 @@ import re
 
 from context_app.library import SECTION_LOCATION
 from extraction.blocks import SECTION_PATH_SEPARATOR, opening_heading
+from llm_platform.answer_types import answer_type_terms
 from llm_platform.extractive import chunk_text
 from llm_platform.relevance import ANSWERS, relevance
 from llm_platform.statements import statements
 from llm_platform.task_envelope import EvidenceChunk, evidence_chunks, read_task
-from llm_platform.terms import BACK_REFERENCES, comparison_key, cut_text, split_leading_heading
+from llm_platform.terms import BACK_REFERENCES, comparison_key, cut_text, question_terms, split_leading_heading
 
 from .inputs import required_question, strings_of
 from .questions import own_part
@@ -128,8 +129,12 @@ def node_findings(prompt: str) -> dict:
     if part:
         # A statement that bears on the frame every part shares alone answers a sibling's part as well as this
         # one: "programme_officer: Leah Morgan" for "… need to know about payments?" beside "… about expenses?".
+        # Where the part names the kind of answer the question asks for ("…: cost"), a statement that holds it
+        # bears on the part whatever its words ("the lowest compliant tender was from Kellaway Lifts at £186,000").
+        kind = set(question_terms(part)) <= answer_type_terms(question)
         focused = [
-            score if near > 0 else 0.0 for score, near in zip(scores, relevance(part, texts, headings), strict=True)
+            score if near > 0 or (kind and score > ANSWERS) else 0.0
+            for score, near in zip(scores, relevance(part, texts, headings), strict=True)
         ]
         scores = focused if any(focused) else scores
     for (number, position, sentence), score in zip(candidates, scores, strict=True):
