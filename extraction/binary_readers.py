@@ -301,11 +301,19 @@ def _joined_across_hyphens(texts: list[str]) -> list[str]:
     marks every hyphen that ends a line alike), or ends another compound with the word after the break
     ("Part-" "time" where it says "Full-time": a syllable is no compound's last word), or a number comes
     before the hyphen ("12-" "month", "one-" "year": no typesetter breaks a word after a figure or a number's
-    name, so the hyphen is the compound's); at the page's end a word keeps its hyphen."""
+    name, so the hyphen is the compound's), or both its halves are words the document uses on their own, of
+    MIN_COMPOUND_HALF letters or more, and never joined ("tenant-" "responsibility": a word processor breaks a
+    line at an author's hyphen, not inside a word); at the page's end a word keeps its hyphen."""
     written = {
         word.strip(_PUNCTUATION).lower() for text in texts for word in text.split() if "-" in word.strip(_PUNCTUATION)
     }
     last_words = {compound.rpartition("-")[2] for compound in written} - {""}
+    alone = {  # the words the document writes whole on a line (a half of a word broken at a line's end is not)
+        word.strip(_PUNCTUATION).lower()
+        for text in texts
+        for word in text.replace(LINE_END_HYPHEN, LINE_END_HYPHEN[0]).split()
+        if LINE_END_HYPHEN[0] not in word
+    }
     joined = []
     for text in texts:
         pieces = text.split(LINE_END_HYPHEN)
@@ -313,13 +321,18 @@ def _joined_across_hyphens(texts: list[str]) -> list[str]:
             before, after = pieces[index - 1].split(), pieces[index].split()
             compound = f"{before[-1] if before else ''}-{after[0] if after else ''}".strip(_PUNCTUATION).lower()
             counted, last = compound.split("-")[0], compound.rpartition("-")[2]
-            kept = compound in written or last in last_words or counted.isdigit() or counted in NUMBER_WORDS
+            head = compound.rpartition("-")[0].rpartition("-")[2]
+            words = (
+                min(len(head), len(last)) >= MIN_COMPOUND_HALF and {head, last} <= alone and head + last not in alone
+            )
+            kept = compound in written or last in last_words or counted.isdigit() or counted in NUMBER_WORDS or words
             pieces[index] = ("-" if kept else "") + pieces[index]
         joined.append("".join(pieces).replace(LINE_END_HYPHEN[0], "-"))
     return joined
 
 
 _PUNCTUATION = "\"'“”‘’()[]{}.,;:!?"
+MIN_COMPOUND_HALF = 4  # letters: "in-" "secure" is one word broken, whatever "in" and "secure" are alone
 MAX_CARRIED_CHARS = 400  # the most of a sentence a page break cut that moves up to the page it starts on
 
 

@@ -17,7 +17,8 @@ FORMATS = ("pdf", "docx", "text", "markdown", "html", "csv", "json", "image")
 # not listed is at its first reader ("", as files extracted before versions were recorded).
 READER_VERSIONS = {
     "pdf": "pdf.8",  # a ruled table's rows are read a row a line, its cells joined by " | " (binary_readers.
-    # _ruled_tables, pdfplumber, stop 68); pdf.7: a sentence a page break cuts is whole on the page it starts on
+    # _ruled_tables, pdfplumber), a compound of two words the document uses alone keeps its hyphen at a line's
+    # end ("tenant-" "responsibility", stop 68); pdf.7: a sentence a page break cuts is whole on the page it starts on
     # (binary_readers._sentences_whole_across_pages, stop 67); pdf.6: a compound broken at its hyphen keeps it
     # where the document ends another with its last word ("Part-" "time" beside "Full-time", stop 62); pdf.5:
     # lines set larger than the text are headings that open spans (binary_readers._display_lines, stop 60);

@@ -560,6 +560,18 @@ def test_a_compound_broken_at_its_hyphen_keeps_it_when_the_document_ends_another
     assert "work part-time receive" in text, text
 
 
+def test_a_compound_of_two_words_the_document_uses_alone_keeps_its_hyphen_at_a_lines_end():
+    """A repairs policy read "up to 3 tenantresponsibility jobs a year": a word processor breaks a line at an
+    author's hyphen, and "tenant" and "responsibility" are words the policy writes on their own, never joined.
+    A word broken inside ("pre" of "pretreatment") is one word again, as before."""
+    paragraphs = [
+        "Tenants on the list get three tenant-responsibility jobs a year.",
+        "Each tenant has a responsibility to report faults.",
+    ]
+    text = extract_document(typeset_pdf(paragraphs, "DejaVu Sans", "5cm"), "policy.pdf").text
+    assert "three tenant-responsibility jobs" in " ".join(text.split()), text
+
+
 def test_a_hyphen_after_a_number_at_a_lines_end_is_the_compounds():
     """An offer letter read "vesting over four years with a oneyear cliff": no typesetter breaks a word after a
     number's name or a figure, so the hyphen there is the author's, though the document says "one-year" once."""
