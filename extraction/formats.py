@@ -30,8 +30,8 @@ READER_VERSIONS = {
     # stop 60); docx.2: a tracked change's insertions are text (binary_readers._paragraph_text)
     "markdown": "markdown.3",  # a note's YAML front matter is one record (text_readers._front_matter), its
     # values without YAML's quotes and brackets; a fenced code block has no headings; a notebook (stop 56)
-    "html": "html.5",  # a table's rows, blocks of their own, stay in their span up to its most (extraction.spans,
-    # stop 68); html.4: a <p> or <div> all in bold that reads as a heading is one (html_reader, stop 60); html.3:
+    "html": "html.5",  # a table is one block, a row a line, as a DOCX's (html_reader, stop 68); html.4: a <p>
+    # or <div> all in bold that reads as a heading is one (html_reader, stop 60); html.3:
     # a <br> is a line of its block, a <dt> heads its <dd>'s; html.2: a page's <main> alone
     "image": "image.2",  # a scan's sentence cut into two OCR blocks is one paragraph again (stop 58)
     "csv": "csv.2",  # a span's rows are its own: rows up to a span's size, each span's locator naming them (stop 67)

@@ -55,6 +55,10 @@ class _HTMLText:
         self.headings: list[tuple[int, str]] = []
         self.tagged = 1  # the level of the last heading in an <h1>–<h6>
         self.block_tag = ""  # the block element the buffer's text stands in
+        # The buffer holds a table's rows, a line each: a table is one block, as a DOCX's is, so that a span never
+        # opens in the middle of it with rows whose header ("Estate | Block | … | Lift maintenance") names their
+        # cells in the span before.
+        self.table_rows = False
         self.bold_depth = 0
         self.plain_chars = 0  # the buffer's characters outside <b> and <strong>
         self.title: list[str] = []
@@ -83,9 +87,12 @@ class _HTMLText:
             self.flush()
         elif tag == "dd" and self.buffer:
             self.buffer.append(LINE_BREAK)
+        elif tag == "tr" and self.table_rows:  # a row after another: a line of the table's block
+            self.buffer.append(LINE_BREAK)
         elif tag in self.BLOCK:
             self.flush()
             self.block_tag = tag
+            self.table_rows = tag == "tr"
         elif tag in ("td", "th"):
             self.buffer.append(" | ")
         elif tag == "br":  # a line of its block: an address's, a poem's
@@ -111,6 +118,8 @@ class _HTMLText:
             self.heading_level = None
         elif tag in self.BOLD:
             self.bold_depth = max(0, self.bold_depth - 1)
+        elif tag == "tr" and self.table_rows:
+            pass  # the table's next row, or its end, goes on or closes the block
         elif tag in self.BLOCK:
             self.flush()
 
@@ -124,8 +133,8 @@ class _HTMLText:
 
     def _take(self) -> str:
         text = re.sub(r"\s+", " ", "".join(self.buffer)).strip(" |")
-        self.buffer, self.plain_chars = [], 0
-        lines = (line.strip() for line in text.split(LINE_BREAK))
+        self.buffer, self.plain_chars, self.table_rows = [], 0, False
+        lines = (line.strip(" |") for line in text.split(LINE_BREAK))
         return "\n".join(line for line in lines if line).strip()
 
     def flush(self) -> None:

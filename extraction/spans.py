@@ -2,14 +2,11 @@
 
 from dataclasses import dataclass
 
-from llm_platform.prose import is_table_row
-
 from .blocks import Block
 from .decoding import normalise_text
 from .limits import _Budget
 
-# spans.v2: a table's rows stay in their span up to SPAN_MAX_CHARS (stop 68)
-CHUNKING_VERSION = "spans.v2"
+CHUNKING_VERSION = "spans.v1"
 
 SPAN_TARGET_CHARS = 1000
 SPAN_MAX_CHARS = 2000
@@ -61,16 +58,11 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
     """Join blocks into one text (a blank line between blocks) and group them into spans.
 
     A span starts at a heading or page, when the locator changes, or when it would
-    grow past the size target; it never splits a block except an oversized one. A
-    table's row that follows another (a web page's rows are blocks of their own) grows
-    its span up to SPAN_MAX_CHARS: a span opened in the middle of a table holds rows
-    without the header that names their cells ("Tannery Court | Block C (flats) | 120 |
-    £4.60 …" says no cell is the lift's charge).
+    grow past the size target; it never splits a block except an oversized one.
     """
     parts: list[str] = []
     ranges: list[list] = []  # [start, end, locator, read_by, confidence] per span
     length = 0
-    in_table = False  # the last piece ended with a table's row
     for index, block in enumerate(blocks):
         if index % 256 == 0:
             budget.check_time()
@@ -85,14 +77,12 @@ def _assemble(blocks: list[Block], budget: _Budget) -> tuple[str, list[Span]]:
             parts.append(("\n\n" if parts else "") + piece)
             length = start + len(piece)
             open_span = ranges[-1] if ranges else None
-            size = SPAN_MAX_CHARS if in_table and is_table_row(piece.partition("\n")[0]) else SPAN_TARGET_CHARS
-            in_table = is_table_row(piece.rpartition("\n")[2])
             if (
                 open_span is None
                 or block.new_section
                 or block.locator != open_span[2]
                 or block.read_by != open_span[3]
-                or length - open_span[0] > size
+                or length - open_span[0] > SPAN_TARGET_CHARS
             ):
                 ranges.append([start, length, block.locator, block.read_by, block.confidence])
             else:

@@ -1,12 +1,11 @@
 """A table inside a document's text, its rows said as records.
 
-The extractor writes a DOCX's or a web page's table a row a line, its cells joined by " | " (a web
-page's rows a paragraph each), and keeps a Markdown table as written ("| a | b |" under a "|---|"
-line). A row alone ("Write the design | Sam Okafor | 20 November 2026") is no statement: it names
-neither what its cells are nor whose they are. Under its header it is said the way a CSV's spans
-say a row ("Action: Write the design; Owner: Sam Okafor; Due: 20 November 2026",
-llm_platform.prose.csv_row_fields), so digests, research findings and grounding read both kinds of
-table alike.
+The extractor writes a DOCX's, a web page's or a PDF's ruled table a row a line, its cells joined by
+" | ", and keeps a Markdown table as written ("| a | b |" under a "|---|" line). A row alone ("Write the
+design | Sam Okafor | 20 November 2026") is no statement: it names neither what its cells are nor whose
+they are. Under its header it is said the way a CSV's spans say a row ("Action: Write the design; Owner:
+Sam Okafor; Due: 20 November 2026", llm_platform.prose.csv_row_fields), so digests, research findings and
+grounding read both kinds of table alike.
 
 A table is taken as one only when its first row reads as a header (two to twelve short names, none
 starting with a figure: a first row of figures is data, and a table without a header is left as it is; a Markdown
