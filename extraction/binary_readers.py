@@ -191,7 +191,8 @@ def _page_text(document, index: int, tables: list["_Table"] = ()) -> tuple[str, 
                         first = start + len(line) - len(written)  # its first character that is not a space
                         lines.append(_Line(line, pdfium_c.FPDFText_GetFontSize(text_page.raw, first)))
                         table = _table_at(tables, text_page.get_charbox(first), page.get_height())
-                        if table is not None:
+                        # … and its text is the table's: a box PDFium and pdfminer place apart loses no line.
+                        if table is not None and _letters(line) in tables[table].letters:
                             if table not in placed:
                                 kept.extend(["", *tables[table].rows, ""])
                                 placed.add(table)
@@ -216,6 +217,13 @@ def _page_text(document, index: int, tables: list["_Table"] = ()) -> tuple[str, 
 class _Table(NamedTuple):
     box: tuple[float, float, float, float]  # left, top, right, bottom, from the page's top left (pdfplumber's)
     rows: list[str]  # each its cells joined by " | ", as a DOCX's are (llm_platform.tables says them as records)
+    letters: str  # its letters and digits in order, lower-cased (`_letters`)
+
+
+def _letters(text: str) -> str:
+    """`text`'s letters and digits, lower-cased: a line as PDFium reads it and a cell as pdfminer does compare
+    whatever spaces, hyphens and dashes each puts at a wrap."""
+    return "".join(character for character in text.lower() if character.isalnum())
 
 
 # A page with fewer paths drawn than this has no ruled table; one with more is a drawing (a map, a chart) whose
@@ -230,15 +238,7 @@ def _ruled_tables(data: bytes, document, pages: int, budget: _Budget) -> dict[in
     panel," over "broken gate", then "Routine 30 working days Grounds team") is read as lines no sentence or
     record can hold. A table of one row or one column is a box around text, which is read as it was; so are the
     tables of a PDF pdfminer cannot read."""
-    import pypdfium2.raw as pdfium_c
-
-    drawn = [
-        number
-        for number in range(pages)
-        if MIN_TABLE_PATHS
-        <= len(list(itertools.islice(document[number].get_objects((pdfium_c.FPDF_PAGEOBJ_PATH,)), MAX_TABLE_PATHS + 1)))
-        <= MAX_TABLE_PATHS
-    ]
+    drawn = [number for number in range(pages) if MIN_TABLE_PATHS <= _paths_drawn(document, number) <= MAX_TABLE_PATHS]
     if not drawn:
         return {}
     import pdfplumber  # lazy, as pdfium: only for a PDF with rules drawn
@@ -255,7 +255,7 @@ def _ruled_tables(data: bytes, document, pages: int, budget: _Budget) -> dict[in
                 for table in page.find_tables():
                     rows = [row for row in map(_row_text, table.extract()) if row]
                     if len(rows) >= 2 and any(" | " in row for row in rows):
-                        tables.append(_Table(table.bbox, rows))
+                        tables.append(_Table(table.bbox, rows, _letters("".join(rows))))
                 if tables:
                     found[number] = tables
     except (ExtractionError, MemoryError):
@@ -263,6 +263,17 @@ def _ruled_tables(data: bytes, document, pages: int, budget: _Budget) -> dict[in
     except Exception:  # noqa: BLE001 - pdfminer refused what PDFium read: its lines as they are
         return found
     return found
+
+
+def _paths_drawn(document, index: int) -> int:
+    """How many paths a page draws, counted up to one past MAX_TABLE_PATHS."""
+    import pypdfium2.raw as pdfium_c
+
+    page = document[index]
+    try:
+        return sum(1 for _ in itertools.islice(page.get_objects((pdfium_c.FPDF_PAGEOBJ_PATH,)), MAX_TABLE_PATHS + 1))
+    finally:
+        page.close()
 
 
 def _row_text(cells: list[str | None]) -> str:

@@ -635,6 +635,7 @@ def test_a_pdfs_ruled_table_is_read_a_row_a_line_and_a_box_around_text_as_its_li
     assert text.index("The table below") < text.index("Category | Default") < text.index("If you smell gas"), text
     assert "ring the National Gas Emergency Service on 0800 111 999" in " ".join(text.split()), text
     assert "|" not in text[text.index("If you smell gas") :], text
+    assert text.count("Damaged fence panel") == 1, text  # its lines gave way to its row
 
 
 def test_a_web_pages_table_stays_in_the_span_of_its_header():
