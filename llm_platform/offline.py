@@ -77,7 +77,7 @@ def estimate_tokens(text: str) -> int:
 class OfflineProvider:
     name = "offline"
     # Part of every digest cache key: bump it whenever the output changes, so old digests are not reused.
-    model = "extractive-v37"
+    model = "extractive-v36"
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         task = task_name(request.prompt)

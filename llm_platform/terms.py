@@ -412,18 +412,10 @@ _WRAPPED_LINE_CHARS = 40
 _WIDE_LINE_CHARS = 60
 
 
-def _labels(line: str, after: str, widest: int) -> bool:
-    """Whether a line that ends in a word no sentence ends in ("Brookvale Homes is responsible for") introduces the
-    paragraph after it rather than wraps into it: it is under half as wide as the text's widest line, which a
-    wrapped line never is, and the next line opens with a capital ("The structure and outside of the home, …")."""
-    return len(line.strip()) < widest / 2 and after.strip()[:1].isupper()
-
-
 def _unwrap(text: str) -> str:
     """Join hard-wrapped lines back into their paragraph's lines; lists, headings and tables keep theirs."""
     lines: list[str] = []
     last = ""  # the previous line as written, before any join
-    widest = max(map(len, text.split("\n")), default=0)
     for line in text.split("\n"):
         previous = lines[-1].rstrip() if lines else ""
         # A quoted e-mail's lines ("> …") wrap as any prose does, each under its own mark.
@@ -433,7 +425,7 @@ def _unwrap(text: str) -> str:
         words = last.split()
         continues = (
             (
-                (words and words[-1].lower() in STOP_WORDS and not _labels(last, line, widest))
+                (words and words[-1].lower() in STOP_WORDS)
                 or (_goes_on(line) and (len(previous) >= _WRAPPED_LINE_CHARS or len(previous.split()) >= 4))
                 or len(last.strip()) >= _WIDE_LINE_CHARS
             )

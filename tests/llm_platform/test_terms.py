@@ -87,23 +87,6 @@ def test_a_sentence_is_its_words_without_markdowns_markup():
     ]
 
 
-def test_a_short_line_that_ends_in_a_preposition_before_a_capital_introduces_the_paragraph_after_it():
-    """A repairs policy's "Brookvale Homes is responsible for" over "The structure and outside of the home, …" was
-    read as one sentence, "… is responsible for The structure …", the report's first line. A line under half as
-    wide as the text's widest that ends in a stop word labels what follows; a wrapped line runs nearly full width."""
-    policy = (
-        "Brookvale Homes is responsible for\n"
-        "The structure and outside of the home, including roofs, walls, foundations, chimneys, gutters and\n"
-        "drainpipes, and the boundary walls and fences that we installed."
-    )
-    assert split_sentences(policy)[0] == "Brookvale Homes is responsible for"
-    wrapped = (
-        "The melting temperature of the KX-7 variant was measured at the start of\n"
-        "March in the lab, and it was 68.4 degrees in the buffer used by the group."
-    )
-    assert len(split_sentences(wrapped)) == 1
-
-
 def test_the_rows_of_a_table_stay_rows():
     """A CSV's rows as extracted ("name: value; …", one a line) were taken for a paragraph wrapped by its
     author and read as one sentence of every row."""
