@@ -131,7 +131,8 @@ def node_findings(prompt: str) -> dict:
         # one: "programme_officer: Leah Morgan" for "… need to know about payments?" beside "… about expenses?".
         # Where the part names the kind of answer the question asks for ("…: cost"), a statement that holds it
         # bears on the part whatever its words ("the lowest compliant tender was from Kellaway Lifts at £186,000").
-        kind = set(question_terms(part)) <= answer_type_terms(question)
+        own_terms = set(question_terms(part))
+        kind = bool(own_terms) and own_terms <= answer_type_terms(question)
         focused = [
             score if near > 0 or (kind and score > ANSWERS) else 0.0
             for score, near in zip(scores, relevance(part, texts, headings), strict=True)
